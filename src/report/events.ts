@@ -1,0 +1,138 @@
+/**
+ * The one event vocabulary of a run. The executor emits these; every reporter (listr2, plain, JSON) and the
+ * release recorder consume them. `--reporter json` prints them as NDJSON, so they are a public interface:
+ * add fields, never rename or remove them.
+ */
+
+/** The six phases of a kapp's run units. */
+export type Phase = 'plan_install' | 'apply_install' | 'plan_delete' | 'apply_delete' | 'output' | 'clean';
+
+export const PHASES: readonly Phase[] = [
+  'plan_install',
+  'apply_install',
+  'plan_delete',
+  'apply_delete',
+  'output',
+  'clean',
+];
+
+export type StepStatus =
+  /** Exit code as expected. */
+  | 'succeeded'
+  /** Wrong exit code, spawn error or timeout, and the failure stops the kapp. */
+  | 'failed'
+  /** Failed, but `ignore_errors` (or `--ignore-errors`) let the kapp go on. */
+  | 'ignored'
+  /** Its conditions were false. */
+  | 'skipped'
+  /** Stopped by SIGINT/SIGTERM. */
+  | 'cancelled';
+
+export type KappStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
+
+interface Base {
+  /** ISO timestamp. */
+  readonly time: string;
+}
+
+export interface RunStartedEvent extends Base {
+  readonly type: 'run-started';
+  /** `install`, `delete`, `output`, `clean`, `template`. */
+  readonly command: string;
+  readonly stack: string;
+  /** Phases run for each processed kapp, in order (e.g. `['plan_install', 'apply_install']` for `--one-shot`). */
+  readonly phases: readonly Phase[];
+  /** Ids (`manifest:kapp`) of the kapps this run will process, in manifest order. */
+  readonly kapps: readonly string[];
+  readonly workers: number;
+  readonly dryRun: boolean;
+}
+
+export interface KappStartedEvent extends Base {
+  readonly type: 'kapp-started';
+  readonly kapp: string;
+  /** Why it runs: `selected`, or `outputs` for an unselected ancestor that only provides its outputs. */
+  readonly role: 'selected' | 'outputs';
+}
+
+export interface StepStartedEvent extends Base {
+  readonly type: 'step-started';
+  readonly kapp: string;
+  readonly phase: Phase;
+  readonly step: string;
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly workingDir: string;
+}
+
+export interface StepOutputEvent extends Base {
+  readonly type: 'step-output';
+  readonly kapp: string;
+  readonly phase: Phase;
+  readonly step: string;
+  readonly stream: 'stdout' | 'stderr';
+  /** A chunk of output, already decided to be shown (see the step's `print`). */
+  readonly text: string;
+}
+
+export interface StepFinishedEvent extends Base {
+  readonly type: 'step-finished';
+  readonly kapp: string;
+  readonly phase: Phase;
+  readonly step: string;
+  readonly status: StepStatus;
+  /** Exit code, or null when the process did not exit normally (signal, spawn error, skipped). */
+  readonly exitCode: number | null;
+  readonly signal?: string;
+  readonly durationMs: number;
+  readonly timedOut?: boolean;
+  /** For failed/ignored/skipped steps: why, in one line. */
+  readonly reason?: string;
+  /** Last lines of the step's combined output (failed steps only). */
+  readonly outputTail?: readonly string[];
+}
+
+export interface KappFinishedEvent extends Base {
+  readonly type: 'kapp-finished';
+  readonly kapp: string;
+  readonly status: KappStatus;
+  /** For failed/skipped/cancelled: why (e.g. `dependency bootstrap:db failed`, `conditions failed`). */
+  readonly reason?: string;
+  readonly durationMs: number;
+}
+
+export interface LogEvent extends Base {
+  readonly type: 'log';
+  readonly level: 'info' | 'warn' | 'error';
+  readonly message: string;
+  readonly kapp?: string;
+}
+
+export interface RunFinishedEvent extends Base {
+  readonly type: 'run-finished';
+  readonly status: 'succeeded' | 'failed' | 'cancelled';
+  readonly counts: {
+    readonly succeeded: number;
+    readonly failed: number;
+    readonly skipped: number;
+    readonly cancelled: number;
+  };
+  readonly durationMs: number;
+}
+
+export type RunEvent =
+  | RunStartedEvent
+  | KappStartedEvent
+  | StepStartedEvent
+  | StepOutputEvent
+  | StepFinishedEvent
+  | KappFinishedEvent
+  | LogEvent
+  | RunFinishedEvent;
+
+/** Something that consumes the event stream. */
+export interface Reporter {
+  onEvent(event: RunEvent): void;
+  /** Flush and release the terminal; called once after `run-finished` (or on abort). */
+  close(): Promise<void>;
+}

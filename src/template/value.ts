@@ -1,0 +1,149 @@
+/**
+ * Go's value model, as text/template sees data decoded from YAML or JSON.
+ *
+ * | Go                              | TypeScript                                   |
+ * |---------------------------------|----------------------------------------------|
+ * | nil                             | `null`                                       |
+ * | bool                            | `boolean`                                    |
+ * | int (int64)                     | `bigint` (always; exact beyond 2^53)         |
+ * | float64                         | `number` (always, even when integral: 1.0)   |
+ * | string                          | `string` (Go strings are bytes: len, index and slicing are UTF-8 byte based) |
+ * | []interface{}                   | `GoValue[]`                                  |
+ * | map[string]interface{}          | a plain object (`GoMap`)                     |
+ * | map[interface{}]interface{}     | `GoIfaceMap` (a `Map`, keys may be bigint, bool, ...) — only YAML data decoded the way yaml.v2 does |
+ *
+ * Other Go types that functions produce (e.g. `[]string` from `listString`, `map[string]string` from `split`,
+ * `int64` from `int64`) keep the representation above and carry a type tag (see `tagType`), which only `%T`,
+ * type checks of function arguments and a few functions consult.
+ */
+
+export type GoValue = null | boolean | bigint | number | string | GoValue[] | GoMap | GoIfaceMap;
+
+/** map[string]interface{}: a plain object. Create with `newGoMap()` (null prototype, so any key is safe). */
+export interface GoMap {
+  [key: string]: GoValue;
+}
+
+/** A key of a map[interface{}]interface{}. */
+export type GoKey = string | bigint | number | boolean | null;
+
+/** map[interface{}]interface{}, as yaml.v2 decodes nested maps. */
+export class GoIfaceMap extends Map<GoKey, GoValue> {}
+
+/** A new empty map[string]interface{} with a null prototype. */
+export function newGoMap(entries?: Iterable<readonly [string, GoValue]>): GoMap {
+  const m = Object.create(null) as GoMap;
+  if (entries) for (const [k, v] of entries) m[k] = v;
+  return m;
+}
+
+export function isGoMap(v: unknown): v is GoMap {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map);
+}
+
+export function isGoList(v: unknown): v is GoValue[] {
+  return Array.isArray(v);
+}
+
+export function isGoIfaceMap(v: unknown): v is GoIfaceMap {
+  return v instanceof GoIfaceMap;
+}
+
+/** Go type names of values that are not the default for their representation (e.g. `[]string`, `int64`). */
+const typeTags = new WeakMap<object, string>();
+
+/**
+ * Tag a list or map with a Go type name other than its default (`[]interface {}` / `map[string]interface {}`),
+ * e.g. `tagType(list, '[]string')`. Returns the value for chaining.
+ */
+export function tagType<T extends object>(value: T, goType: string): T {
+  typeTags.set(value, goType);
+  return value;
+}
+
+/** The Go type name of a value, as `%T` prints it (`int`, `float64`, `[]interface {}`, `map[string]interface {}`, ...). */
+export function goTypeName(v: GoValue): string {
+  if (v === null) return '<nil>';
+  switch (typeof v) {
+    case 'boolean':
+      return 'bool';
+    case 'bigint':
+      return 'int';
+    case 'number':
+      return 'float64';
+    case 'string':
+      return 'string';
+    default: {
+      const tag = typeTags.get(v);
+      if (tag) return tag;
+      if (Array.isArray(v)) return '[]interface {}';
+      if (v instanceof GoIfaceMap) return 'map[interface {}]interface {}';
+      return 'map[string]interface {}';
+    }
+  }
+}
+
+/** Go template truthiness: false, 0, 0.0, "", nil, empty list/map are false; everything else is true. */
+export function isTrue(v: GoValue): boolean {
+  if (v === null) return false;
+  switch (typeof v) {
+    case 'boolean':
+      return v;
+    case 'bigint':
+      return v !== 0n;
+    case 'number':
+      return v !== 0;
+    case 'string':
+      return v.length > 0;
+    default:
+      if (Array.isArray(v)) return v.length > 0;
+      if (v instanceof Map) return v.size > 0;
+      for (const _ in v) return true;
+      return false;
+  }
+}
+
+/** Convert plain JS data (numbers: integral → int, else float; objects → maps) into Go values. Strings, bools, null pass through. */
+export function fromJS(v: unknown): GoValue {
+  if (v === null || v === undefined) return null;
+  switch (typeof v) {
+    case 'boolean':
+    case 'string':
+    case 'bigint':
+      return v;
+    case 'number':
+      return Number.isInteger(v) ? BigInt(v) : v;
+    case 'object': {
+      if (Array.isArray(v)) return v.map(fromJS);
+      if (v instanceof Map) {
+        const m = new GoIfaceMap();
+        for (const [k, val] of v as Map<unknown, unknown>) m.set(k as GoKey, fromJS(val));
+        return m;
+      }
+      const m = newGoMap();
+      for (const [k, val] of Object.entries(v as Record<string, unknown>)) m[k] = fromJS(val);
+      return m;
+    }
+    default:
+      return String(v);
+  }
+}
+
+/**
+ * Convert Go values to plain JSON-safe JS data: ints become numbers when they fit in a double exactly, otherwise
+ * decimal strings; iface maps become objects with `%v`-printed keys.
+ */
+export function toJS(v: GoValue): unknown {
+  if (v === null || typeof v !== 'object') {
+    if (typeof v === 'bigint') return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
+    return v;
+  }
+  if (Array.isArray(v)) return v.map(toJS);
+  const out: Record<string, unknown> = {};
+  if (v instanceof Map) {
+    for (const [k, val] of v) out[String(k)] = toJS(val);
+    return out;
+  }
+  for (const [k, val] of Object.entries(v)) out[k] = toJS(val);
+  return out;
+}
