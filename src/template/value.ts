@@ -125,7 +125,7 @@ export function fromJS(v: unknown): GoValue {
       return m;
     }
     default:
-      return String(v);
+      return null;
   }
 }
 

@@ -4,5 +4,5 @@
  */
 import type { CommandModule } from 'yargs';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const commands: CommandModule<any, any>[] = [];
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-explicit-any
+export const commands: CommandModule<{}, any>[] = [];
