@@ -46,6 +46,8 @@ export interface RunStartedEvent extends Base {
   readonly kapps: readonly string[];
   readonly workers: number;
   readonly dryRun: boolean;
+  /** Dependencies of each kapp in `kapps` (ids), for "waiting on" displays. */
+  readonly dependsOn?: Readonly<Record<string, readonly string[]>>;
 }
 
 export interface KappStartedEvent extends Base {
