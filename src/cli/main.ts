@@ -37,6 +37,14 @@ export async function main(argv: string[]): Promise<void> {
   await parser.parseAsync();
 }
 
+// Output piped into `head` and the like: stop quietly when the reader goes away.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 main(hideBin(process.argv)).catch((error: unknown) => {
   process.exitCode = reportError(error);
 });

@@ -3,6 +3,7 @@
  * A public interface: add optional fields only.
  */
 import type { Phase } from '../report/events.js';
+import type { PlannedStep } from './planned-step.js';
 
 export interface SpecStep {
   name: string;
@@ -22,6 +23,12 @@ export interface SpecStep {
   stderr?: string;
   /** `verbose`, `true`, `false` or other text, as configured. */
   print?: string;
+  /** The run unit that declares the step. */
+  unit?: string;
+  /** Rendered condition texts, evaluated when the step is reached; absent when there are none. */
+  conditions?: string[];
+  /** 0–255 after call overrides (255 when unset); smaller runs earlier. */
+  mergePriority?: number;
 }
 
 export interface SpecKapp {
@@ -38,4 +45,25 @@ export interface SpecKapp {
 export interface StackSpec {
   stack: string;
   kapps: SpecKapp[];
+}
+
+/** The spec form of a planned step: what `kapps generate` prints and a release records. */
+export function toSpecStep(step: PlannedStep): SpecStep {
+  return {
+    name: step.name,
+    unit: step.unit,
+    command: step.command,
+    args: [...step.args],
+    env: { ...step.env },
+    workingDir: step.workingDir,
+    ...(step.timeout !== undefined ? { timeout: step.timeout } : {}),
+    expectedExitCode: step.expectedExitCode,
+    ignoreErrors: step.ignoreErrors,
+    loadOutputs: step.loadOutputs,
+    ...(step.stdout !== undefined ? { stdout: step.stdout } : {}),
+    ...(step.stderr !== undefined ? { stderr: step.stderr } : {}),
+    ...(step.print !== undefined ? { print: step.print } : {}),
+    ...(step.conditions.length > 0 ? { conditions: [...step.conditions] } : {}),
+    mergePriority: step.mergePriority,
+  };
 }

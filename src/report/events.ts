@@ -88,6 +88,8 @@ export interface StepFinishedEvent extends Base {
   readonly signal?: string;
   readonly durationMs: number;
   readonly timedOut?: boolean;
+  /** The step's configured timeout in milliseconds, when it has one (shown as "timed out after N s"). */
+  readonly timeoutMs?: number;
   /** For failed/ignored/skipped steps: why, in one line. */
   readonly reason?: string;
   /** Last lines of the step's combined output (failed steps only). */

@@ -17,7 +17,7 @@
  * type checks of function arguments and a few functions consult.
  */
 
-export type GoValue = null | boolean | bigint | number | string | GoValue[] | GoMap | GoIfaceMap;
+export type GoValue = null | boolean | bigint | number | string | GoValue[] | GoMap | GoIfaceMap | GoOpaque;
 
 /** map[string]interface{}: a plain object. Create with `newGoMap()` (null prototype, so any key is safe). */
 export interface GoMap {
@@ -30,6 +30,26 @@ export type GoKey = string | bigint | number | boolean | null;
 /** map[interface{}]interface{}, as yaml.v2 decodes nested maps. */
 export class GoIfaceMap extends Map<GoKey, GoValue> {}
 
+/**
+ * A Go value that is not plain data, returned by a function (e.g. sprig's `semver` returns a `*semver.Version`).
+ * `%v` prints `display()`; the engine's field access `.Name` calls `members.Name()` (Go fields and niladic methods).
+ */
+export class GoOpaque {
+  constructor(
+    /** The Go type name as `%T` prints it, e.g. `*semver.Version`. */
+    readonly goType: string,
+    /** Fields and niladic methods reachable with `.Name` in a template. */
+    readonly members: Readonly<Record<string, () => GoValue>>,
+    /** What `%v` (and `{{ x }}`) prints. */
+    readonly display: () => string,
+  ) {}
+}
+
+/** Whether a value is an opaque (non-data) Go value. */
+export function isGoOpaque(v: unknown): v is GoOpaque {
+  return v instanceof GoOpaque;
+}
+
 /** A new empty map[string]interface{} with a null prototype. */
 export function newGoMap(entries?: Iterable<readonly [string, GoValue]>): GoMap {
   const m = Object.create(null) as GoMap;
@@ -37,14 +57,17 @@ export function newGoMap(entries?: Iterable<readonly [string, GoValue]>): GoMap 
   return m;
 }
 
+/** Whether a value is a map[string]interface{} (a plain object, not a list, iface map or opaque value). */
 export function isGoMap(v: unknown): v is GoMap {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map);
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map) && !(v instanceof GoOpaque);
 }
 
+/** Whether a value is a Go slice ([]interface{} or a tagged []T). */
 export function isGoList(v: unknown): v is GoValue[] {
   return Array.isArray(v);
 }
 
+/** Whether a value is a map[interface{}]interface{}. */
 export function isGoIfaceMap(v: unknown): v is GoIfaceMap {
   return v instanceof GoIfaceMap;
 }
@@ -74,6 +97,7 @@ export function goTypeName(v: GoValue): string {
     case 'string':
       return 'string';
     default: {
+      if (v instanceof GoOpaque) return v.goType;
       const tag = typeTags.get(v);
       if (tag) return tag;
       if (Array.isArray(v)) return '[]interface {}';
@@ -98,6 +122,7 @@ export function isTrue(v: GoValue): boolean {
     default:
       if (Array.isArray(v)) return v.length > 0;
       if (v instanceof Map) return v.size > 0;
+      if (v instanceof GoOpaque) return true;
       for (const _ in v) return true;
       return false;
   }
@@ -139,6 +164,7 @@ export function toJS(v: GoValue): unknown {
     return v;
   }
   if (Array.isArray(v)) return v.map(toJS);
+  if (v instanceof GoOpaque) return v.display();
   const out: Record<string, unknown> = {};
   if (v instanceof Map) {
     for (const [k, val] of v) out[String(k)] = toJS(val);

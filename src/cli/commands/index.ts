@@ -3,6 +3,12 @@
  * so `kapps --help` stays fast. Keep one line per command, in the order of `kapps --help`.
  */
 import type { CommandModule } from 'yargs';
+import { generateCommand } from './generate.js';
+import { graphCommand } from './graph.js';
+import { releaseCommand } from './release.js';
+import { renderCommand } from './render.js';
+import { validateCommand } from './validate.js';
+import { varsCommand } from './vars.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-explicit-any
-export const commands: CommandModule<{}, any>[] = [];
+export const commands: CommandModule<{}, any>[] = [generateCommand, graphCommand, varsCommand, validateCommand, releaseCommand, renderCommand];

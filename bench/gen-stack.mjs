@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// Turn a DAG workload (dag.json from the shared gen-dag.mjs) into a kapps project: one kapp per node, spread over
+// M manifests in node order, `depends_on` from the node's deps (fully qualified), one apply_install step running
+// the node's command (and the same step in plan_install, so planning has something to render).
+//
+//   node bench/gen-stack.mjs --dag DIR/dag.json --out DIR/kapps --manifests 100 [--workers 8]
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+function parseArgs(argv) {
+  const o = { dag: null, out: null, manifests: 100, workers: 8 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = () => argv[++i];
+    if (a === '--dag') o.dag = v();
+    else if (a === '--out') o.out = v();
+    else if (a === '--manifests') o.manifests = Number(v());
+    else if (a === '--workers') o.workers = Number(v());
+    else throw new Error(`unknown argument ${a}`);
+  }
+  if (!o.dag || !o.out) throw new Error('usage: gen-stack.mjs --dag dag.json --out DIR [--manifests M] [--workers N]');
+  return o;
+}
+
+export function writeStack({ dag, out, manifests, workers }) {
+  const g = JSON.parse(readFileSync(dag, 'utf8'));
+  const nodes = g.nodes;
+  const per = Math.ceil(nodes.length / manifests);
+  const width = String(manifests - 1).length;
+  const manifestOf = new Map();
+  nodes.forEach((n, i) => manifestOf.set(n.id, 'm' + String(Math.floor(i / per)).padStart(width, '0')));
+  mkdirSync(path.join(out, 'manifests'), { recursive: true });
+  const groups = new Map();
+  for (const n of nodes) {
+    const m = manifestOf.get(n.id);
+    if (!groups.has(m)) groups.set(m, []);
+    groups.get(m).push(n);
+  }
+  for (const [m, list] of groups) {
+    const lines = ['kapps:'];
+    for (const n of list) {
+      const [command, ...rest] = n.cmd.split(' ');
+      lines.push(`  - id: ${n.id}`);
+      if (n.deps.length) {
+        lines.push('    depends_on:');
+        for (const d of n.deps) lines.push(`      - id: ${manifestOf.get(d)}:${d}`);
+      }
+      lines.push('    run_units:');
+      lines.push('      step:');
+      for (const phase of ['plan_install', 'apply_install']) {
+        lines.push(`        ${phase}:`);
+        lines.push(`          - name: run`);
+        lines.push(`            command: ${command}`);
+        if (rest.length) lines.push(`            args: "${rest.join(' ')}"`);
+      }
+    }
+    writeFileSync(path.join(out, 'manifests', `${m}.yaml`), lines.join('\n') + '\n');
+  }
+  const stack = ['bench:', '  provider: local', '  provisioner: none', '  cluster: bench', '  manifests:'];
+  for (const m of groups.keys()) stack.push(`    - uri: manifests/${m}.yaml`);
+  writeFileSync(path.join(out, 'stacks.yaml'), stack.join('\n') + '\n');
+  writeFileSync(path.join(out, 'sugarkube-conf.yaml'), `num_workers: ${workers}\n`);
+  return { kapps: nodes.length, manifests: groups.size };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const r = writeStack(parseArgs(process.argv.slice(2)));
+  process.stdout.write(`${r.kapps} kapps in ${r.manifests} manifests\n`);
+}

@@ -1,0 +1,41 @@
+/** `kapps generate`: the resolved spec of a stack, without running anything. */
+import type { CommandModule } from 'yargs';
+import { PHASES, type Phase } from '../../report/events.js';
+import { flushWarnings, openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
+
+interface GenerateArgs extends StackArgs {
+  output: 'yaml' | 'json';
+  phase: Phase[];
+}
+
+export const generateCommand: CommandModule<object, GenerateArgs> = {
+  command: 'generate <stack-file> <stack-name> [workspace-dir]',
+  describe: 'Print the resolved spec of a stack: each kapp with its dependencies and the run steps of every phase',
+  builder: (y) =>
+    stackOptions(y)
+      .option('output', { alias: 'o', choices: ['yaml', 'json'] as const, default: 'yaml' as const, describe: 'Output format' })
+      .option('phase', {
+        type: 'string',
+        array: true,
+        choices: PHASES,
+        default: [] as Phase[],
+        describe: 'Only plan these phases (repeatable; default: all six)',
+      })
+      .example('$0 generate stacks.yaml dev -o json', 'The whole plan as one JSON document')
+      .example('$0 generate stacks.yaml dev -i web:* --phase apply_install', 'What install -y would run for manifest web')
+      .epilogue(
+        'Outputs that only a run can produce render as in plan mode (an empty map). The JSON document is a stable ' +
+          'interface: {"stack", "kapps": [{"id", "dependsOn", "selected", "conditionsOk", "phases": {PHASE: [STEP...]}}]}.',
+      ) as never,
+  handler: async (args) => {
+    const stack = await openStackFromArgs(args, 'read-only');
+    const spec = stack.spec(args.phase.length ? { phases: args.phase } : {});
+    await flushWarnings(stack);
+    if (args.output === 'json') {
+      process.stdout.write(`${JSON.stringify(spec, null, 2)}\n`);
+    } else {
+      const { stringify } = await import('yaml');
+      process.stdout.write(stringify(spec, { lineWidth: 0 }));
+    }
+  },
+};

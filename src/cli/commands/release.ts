@@ -1,0 +1,269 @@
+/**
+ * `kapps release list|show|diff|unlock <stack-file> <stack-name>`: the history of a stack's releases, and the way
+ * out of a lock left by a run that died. The stack name is only the release key here: manifests are not loaded.
+ */
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import type { Argv, CommandModule } from 'yargs';
+import { UsageError } from '../../diagnostics/errors.js';
+import type { ReleaseStore } from '../../release/store.js';
+
+interface SharedArgs {
+  stackFile: string;
+  stackName: string;
+  project?: string;
+  backend?: string;
+  config?: string;
+}
+
+interface ListArgs extends SharedArgs {
+  output: 'table' | 'json';
+}
+
+interface ShowArgs extends SharedArgs {
+  revision?: number;
+  output: 'yaml' | 'json';
+}
+
+interface DiffArgs extends SharedArgs {
+  from: number;
+  to: number;
+  output: 'text' | 'json';
+}
+
+interface UnlockArgs extends SharedArgs {
+  yes: boolean;
+}
+
+function shared<T>(y: Argv<T>): Argv<T & SharedArgs> {
+  return y
+    .positional('stack-file', { type: 'string', describe: 'The stack file', demandOption: true })
+    .positional('stack-name', { type: 'string', describe: 'The stack (the release key)', demandOption: true })
+    .option('project', {
+      type: 'string',
+      describe: 'Project of the releases (default: `project:` in sugarkube-conf.yaml, else the stack file’s folder)',
+    })
+    .option('backend', {
+      type: 'string',
+      describe: 'Release store: a directory or a postgres:// URL (env KAPPS_BACKEND; default $KAPPS_HOME)',
+    })
+    .option('config', { type: 'string', describe: 'The sugarkube-conf.yaml to use' }) as unknown as Argv<
+    T & SharedArgs
+  >;
+}
+
+const listCommand: CommandModule<object, ListArgs> = {
+  command: 'list <stack-file> <stack-name>',
+  describe: 'List the releases of a stack, newest first',
+  builder: (y) =>
+    shared(y).option('output', {
+      alias: 'o',
+      choices: ['table', 'json'] as const,
+      default: 'table' as const,
+      describe: 'Output format',
+    }),
+  handler: (argv) =>
+    withStore(argv, async (store, project) => {
+      const { formatReleaseTable, releaseListEntries } = await import('../../release/history.js');
+      const summaries = await store.list(project, argv.stackName);
+      if (argv.output === 'json') {
+        process.stdout.write(`${JSON.stringify(releaseListEntries(summaries), null, 2)}\n`);
+      } else if (summaries.length === 0) {
+        process.stdout.write(`No releases of ${project}/${argv.stackName} in ${store.description}.\n`);
+      } else {
+        process.stdout.write(formatReleaseTable(summaries));
+      }
+    }),
+};
+
+const showCommand: CommandModule<object, ShowArgs> = {
+  command: 'show <stack-file> <stack-name>',
+  describe: 'Print one release (default: the latest)',
+  builder: (y) =>
+    shared(y)
+      .option('revision', { type: 'number', describe: 'The revision to show' })
+      .option('output', {
+        alias: 'o',
+        choices: ['yaml', 'json'] as const,
+        default: 'yaml' as const,
+        describe: 'Output format',
+      }),
+  handler: (argv) =>
+    withStore(argv, async (store, project) => {
+      const { stringify } = await import('yaml');
+      const { orderRelease } = await import('../../release/record-order.js');
+      const revision = argv.revision === undefined ? undefined : revisionArg(argv.revision, '--revision');
+      const release = await findRelease(store, project, argv.stackName, revision);
+      const ordered = orderRelease(release);
+      process.stdout.write(
+        argv.output === 'json' ? `${JSON.stringify(ordered, null, 2)}\n` : stringify(ordered, { lineWidth: 0 }),
+      );
+    }),
+};
+
+const diffCommand: CommandModule<object, DiffArgs> = {
+  command: 'diff <stack-file> <stack-name> <from> <to>',
+  describe: 'Show the kapps added, removed and changed (spec, outputs, status) between two releases',
+  builder: (y) =>
+    shared(y)
+      .positional('from', { type: 'number', describe: 'The older revision', demandOption: true })
+      .positional('to', { type: 'number', describe: 'The newer revision', demandOption: true })
+      .option('output', {
+        alias: 'o',
+        choices: ['text', 'json'] as const,
+        default: 'text' as const,
+        describe: 'Output format',
+      }),
+  handler: (argv) =>
+    withStore(argv, async (store, project) => {
+      const { diffReleases, formatReleaseDiff } = await import('../../release/history.js');
+      const from = await findRelease(store, project, argv.stackName, revisionArg(argv.from, '<from>'));
+      const to = await findRelease(store, project, argv.stackName, revisionArg(argv.to, '<to>'));
+      const diff = diffReleases(from, to);
+      process.stdout.write(argv.output === 'json' ? `${JSON.stringify(diff, null, 2)}\n` : formatReleaseDiff(diff));
+    }),
+};
+
+const unlockCommandModule: CommandModule<object, UnlockArgs> = {
+  command: 'unlock <stack-file> <stack-name>',
+  describe: 'Mark a release left running by a dead run as failed, so the next run can begin',
+  builder: (y) =>
+    shared(y).option('yes', {
+      alias: 'y',
+      type: 'boolean',
+      default: false,
+      describe: 'Do not ask for confirmation (required when stdin is not a terminal)',
+    }),
+  handler: (argv) =>
+    withStore(argv, async (store, project) => {
+      const { currentOwner, describeHolder, isRunningPhase, unlockRelease } = await import('../../release/index.js');
+      const latest = await store.latest(project, argv.stackName);
+      if (!latest || !isRunningPhase(latest.phase)) {
+        const what = latest
+          ? `the latest release of ${project}/${argv.stackName}, revision ${latest.revision}, is ${latest.phase}`
+          : `${project}/${argv.stackName} has no releases`;
+        process.stdout.write(`Nothing to unlock: ${what}.\n`);
+        return;
+      }
+      const holder = describeHolder(latest, new Date());
+      if (!argv.yes) {
+        if (!process.stdin.isTTY) {
+          throw new UsageError(
+            `refusing to unlock ${project}/${argv.stackName} without confirmation: stdin is not a terminal. ` +
+              `It is locked by ${holder.text}. Pass -y to unlock it.`,
+          );
+        }
+        const question =
+          `${project}/${argv.stackName} is locked by ${holder.text}.\n` +
+          (holder.looksDead ? '' : 'Unlocking while its run still works may corrupt the record of that run.\n') +
+          `Mark release ${latest.revision} as failed? [y/N] `;
+        if (!(await confirm(question))) {
+          process.stdout.write('Not unlocked.\n');
+          return;
+        }
+      }
+      const owner = currentOwner();
+      const result = await unlockRelease({ store, project, stack: argv.stackName, by: `${owner.user}@${owner.host}` });
+      if (!result.unlocked) {
+        process.stdout.write(`${capitalise(result.message)}.\n`);
+        return;
+      }
+      if (!result.holder.looksDead) {
+        process.stderr.write(`kapps: warning: the owner of release ${result.release.revision} looked alive.\n`);
+      }
+      process.stdout.write(
+        `Unlocked ${project}/${argv.stackName}: release ${result.release.revision} (was ${result.previousPhase}) ` +
+          `is now failed; the next run can begin.\n`,
+      );
+    }),
+};
+
+/** The `release` command group. */
+export const releaseCommand: CommandModule<object, object> = {
+  command: 'release',
+  describe: 'List, show, diff and unlock the releases of a stack',
+  builder: (y) =>
+    y
+      .command(listCommand)
+      .command(showCommand)
+      .command(diffCommand)
+      .command(unlockCommandModule)
+      .demandCommand(1, 'Name a release command: list, show, diff or unlock.'),
+  handler: () => undefined,
+};
+
+/** Resolve project and backend, open the store, run `action`, close the store. */
+async function withStore(
+  argv: SharedArgs,
+  action: (store: ReleaseStore, project: string) => Promise<void>,
+): Promise<void> {
+  if (!existsSync(argv.stackFile)) throw new UsageError(`stack file ${argv.stackFile} not found`);
+  const [{ loadProjectConfig }, { formatDiagnostics }, release] = await Promise.all([
+    import('../../config/index.js'),
+    import('../../report/diagnostic-printer.js'),
+    import('../../release/index.js'),
+  ]);
+  const cwd = process.cwd();
+  const { config, warnings } = loadProjectConfig({
+    cwd,
+    stackFile: argv.stackFile,
+    ...(argv.config !== undefined ? { configFile: argv.config } : {}),
+  });
+  if (warnings.length > 0) process.stderr.write(`${formatDiagnostics(warnings)}\n`);
+  const { project } = release.resolveProject({
+    flag: argv.project,
+    config: config.project,
+    stackFile: argv.stackFile,
+    cwd,
+  });
+  const { spec } = release.resolveBackend({
+    flag: argv.backend,
+    env: process.env.KAPPS_BACKEND,
+    config: config.backend,
+    configDir: config.file !== undefined ? dirname(config.file) : undefined,
+    cwd,
+    kappsHome: release.kappsHome(process.env.KAPPS_HOME),
+  });
+  const store = await release.openReleaseStore(spec);
+  try {
+    await action(store, project);
+  } finally {
+    await store.close();
+  }
+}
+
+async function findRelease(store: ReleaseStore, project: string, stack: string, revision: number | undefined) {
+  const { ReleaseNotFoundError } = await import('../../release/errors.js');
+  const latest = await store.latest(project, stack);
+  if (!latest) throw new ReleaseNotFoundError(`${project}/${stack} has no releases in ${store.description}`);
+  if (revision === undefined || revision === latest.revision) return latest;
+  const release = await store.get(project, stack, revision);
+  if (!release) {
+    throw new ReleaseNotFoundError(
+      `release ${revision} of ${project}/${stack} not found (revisions are 1 to ${latest.revision})`,
+    );
+  }
+  return release;
+}
+
+function revisionArg(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new UsageError(`${name} must be a revision number (1, 2, …), got ${String(value)}`);
+  }
+  return value;
+}
+
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(question);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

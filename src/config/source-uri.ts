@@ -1,0 +1,87 @@
+/**
+ * Source URIs of kapps (`sources[].uri`), with Sugarkube's rules: a URI containing `.git` is a git source written
+ * `<repository>//<path inside it>#<ref>`, a `file://` URI is a local path, anything else is an error.
+ *
+ * Not done here: choosing the ref (`options.branch` beats `#ref`) and checking that a git source is complete
+ * enough to fetch; those happen when a workspace is created.
+ */
+
+/** A parsed source URI. */
+export type ParsedSourceUri =
+  | {
+      readonly kind: 'git';
+      /** Repository URL, e.g. `git@github.com:sugarkube/kapps.git`. */
+      readonly repo: string;
+      /** Path inside the repository (trimmed; may keep a leading or trailing `/`). */
+      readonly path: string;
+      /** The `#ref` part, trimmed; empty when absent. */
+      readonly ref: string;
+    }
+  | {
+      readonly kind: 'file';
+      /** The local path after `file://`. */
+      readonly path: string;
+    };
+
+/** A URI that names no usable source; the message is written for the user. */
+export class SourceUriError extends Error {}
+
+/**
+ * Parse a source URI. Git: split at the **last** `//`; a `/` ending the repository part moves to the front of the
+ * path; the rest splits at the first `#` into path and ref, both trimmed.
+ * @throws SourceUriError for an empty URI, a URI that is neither git nor `file://`, or a git URI without `//`.
+ */
+export function parseSourceUri(uri: string): ParsedSourceUri {
+  if (uri.trim() === '') throw new SourceUriError('a source needs a `uri`');
+  if (uri.includes('.git')) {
+    const at = uri.lastIndexOf('//');
+    let repo = at < 0 ? '' : uri.slice(0, at);
+    let rest = at < 0 ? '' : uri.slice(at + 2);
+    // `https://host/repo.git` alone: the only `//` is the scheme's.
+    if (at < 0 || repo === '' || /^[A-Za-z][A-Za-z0-9+.-]*:$/.test(repo)) {
+      throw new SourceUriError(
+        `git source URI \`${uri}\` has no \`//\` between the repository and the path inside it (write \`<repository>//<path>#<ref>\`)`,
+      );
+    }
+    if (repo.endsWith('/')) {
+      repo = repo.slice(0, -1);
+      rest = `/${rest}`;
+    }
+    const hash = rest.indexOf('#');
+    const path = (hash < 0 ? rest : rest.slice(0, hash)).trim();
+    const ref = hash < 0 ? '' : rest.slice(hash + 1).trim();
+    return { kind: 'git', repo, path, ref };
+  }
+  if (uri.startsWith('file://')) return { kind: 'file', path: uri.slice('file://'.length) };
+  throw new SourceUriError(
+    `can't tell how to fetch source URI \`${uri}\`: use a git URI (containing \`.git\`) or a \`file://\` path`,
+  );
+}
+
+/** The last component of a path, ignoring trailing slashes; empty for `/` or an empty path. */
+function baseName(path: string): string {
+  const trimmed = path.replace(/\/+$/, '');
+  return trimmed.slice(trimmed.lastIndexOf('/') + 1);
+}
+
+/** A source's default id: the basename of its path (`incubator/tiller/` → `tiller`; `/` → empty). */
+export function defaultSourceId(parsed: ParsedSourceUri): string {
+  return baseName(parsed.path);
+}
+
+/**
+ * The fully-qualified id of a source, naming its checkout in a workspace (`.sugarkube/<fqId>/`). Git: the repository
+ * URL after its first `:`, without leading slashes, `/` → `-`, without a `.git` suffix, then `-<id>` (with `/` → `-`)
+ * when the id is non-empty: `git@github.com:helm/charts.git//stable/wordpress` → `helm-charts-wordpress`.
+ * File: the basename of the path.
+ */
+export function sourceFqId(parsed: ParsedSourceUri, id: string): string {
+  if (parsed.kind === 'file') return baseName(parsed.path);
+  const colon = parsed.repo.indexOf(':');
+  let fq = parsed.repo
+    .slice(colon + 1)
+    .replace(/^\/+/, '')
+    .replaceAll('/', '-');
+  if (fq.endsWith('.git')) fq = fq.slice(0, -'.git'.length);
+  return id === '' ? fq : `${fq}-${id.replaceAll('/', '-')}`;
+}

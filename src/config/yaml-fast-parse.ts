@@ -1,0 +1,581 @@
+/**
+ * A fast YAML front-end for the common shape of configuration files: block maps and lists, single-line plain and
+ * quoted scalars, literal and folded block scalars, single-line flow collections, anchors and aliases, comments.
+ * It gives up (returns undefined) on anything else — tags, multi-line plain or quoted scalars, explicit keys, tabs,
+ * CR line ends, directives, and every syntax error — and the caller then parses with the `yaml` package, which
+ * produces the same tree or the error. The `yaml` package parses about 2 MB/s; configuration trees of thousands of
+ * kapps need far more.
+ *
+ * Positions follow the `yaml` package's conventions exactly: a scalar spans its text (quotes included), an empty
+ * value sits after its indicator and the spaces following it, collections and block scalars start where they begin.
+ */
+import type { SourceLocation } from '../diagnostics/diagnostic.js';
+import { TreeAssembler, type RawPair, type YamlNode, type YamlScalarNode } from './yaml-tree.js';
+
+/** Thrown inside the parser to give up; never escapes `parseFast`. */
+const GIVE_UP = Symbol('give up');
+
+const SPACE = 0x20;
+const NL = 0x0a;
+const HASH = 0x23;
+const COLON = 0x3a;
+const DASH = 0x2d;
+
+/** Characters that may not start a plain scalar (`-`, `?`, `:` only when followed by a space). */
+const RESERVED_START = new Set([...',[]{}#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
+/** Characters that end a plain scalar in flow context. */
+const FLOW_END = new Set([...',[]{}'].map((c) => c.charCodeAt(0)));
+
+const SIMPLE_ESCAPES: Record<string, string> = {
+  '0': '\0',
+  a: '\x07',
+  b: '\b',
+  t: '\t',
+  n: '\n',
+  v: '\v',
+  f: '\f',
+  r: '\r',
+  e: '\x1b',
+  ' ': ' ',
+  '"': '"',
+  '/': '/',
+  '\\': '\\',
+  N: '\u0085',
+  _: '\u00a0',
+  L: '\u2028',
+  P: '\u2029',
+};
+
+class FastParser {
+  pos = 0;
+  line = 1;
+  lineStart = 0;
+  /** Set when a document marker (`---`, `...`) ends the first document. */
+  docEnd = false;
+  readonly asm: TreeAssembler;
+
+  constructor(
+    readonly src: string,
+    readonly file: string,
+  ) {
+    this.asm = new TreeAssembler(file);
+  }
+
+  giveUp(): never {
+    throw GIVE_UP;
+  }
+
+  code(i: number): number {
+    return i < this.src.length ? this.src.charCodeAt(i) : NL;
+  }
+
+  /** Whether position i ends the line (newline or end of text). */
+  isEol(i: number): boolean {
+    return i >= this.src.length || this.src.charCodeAt(i) === NL;
+  }
+
+  /** Whether position i is blank (space or end of line). */
+  isBlank(i: number): boolean {
+    const c = this.code(i);
+    return c === SPACE || c === NL;
+  }
+
+  point(offset: number): SourceLocation {
+    return { file: this.file, line: this.line, column: offset - this.lineStart + 1 };
+  }
+
+  span(start: number, end: number): SourceLocation {
+    const column = start - this.lineStart + 1;
+    return { file: this.file, line: this.line, column, endLine: this.line, endColumn: end - this.lineStart + 1 };
+  }
+
+  skipSpaces(): void {
+    while (this.pos < this.src.length && this.src.charCodeAt(this.pos) === SPACE) this.pos++;
+  }
+
+  /** Move to the start of the next line. */
+  newLine(): void {
+    const nl = this.src.indexOf('\n', this.pos);
+    this.pos = nl < 0 ? this.src.length : nl + 1;
+    if (nl >= 0) {
+      this.line++;
+      this.lineStart = this.pos;
+    }
+  }
+
+  /** After a value: only spaces and a comment may follow on the line; moves to the next line. */
+  endLine(): void {
+    const before = this.pos;
+    this.skipSpaces();
+    if (!this.isEol(this.pos)) {
+      if (this.code(this.pos) !== HASH || this.pos === before) this.giveUp();
+    }
+    this.newLine();
+  }
+
+  /**
+   * From a line start, skip blank and comment lines; returns the indent of the next content line (the position
+   * is left at its start), or -1 at the end of the text or of the document.
+   */
+  nextContentLine(): number {
+    const src = this.src;
+    for (;;) {
+      if (this.pos >= src.length) return -1;
+      let i = this.pos;
+      while (i < src.length && src.charCodeAt(i) === SPACE) i++;
+      if (i >= src.length) {
+        this.pos = i;
+        return -1;
+      }
+      const c = src.charCodeAt(i);
+      if (c === NL || c === HASH) {
+        this.newLine();
+        continue;
+      }
+      const indent = i - this.pos;
+      if (indent === 0 && (src.startsWith('---', i) || src.startsWith('...', i)) && this.isBlank(i + 3)) {
+        this.docEnd = true;
+        return -1;
+      }
+      return indent;
+    }
+  }
+
+  /** Whether a block sequence entry (`-` followed by a space or line end) is at position i. */
+  isSeqEntry(i: number): boolean {
+    return this.code(i) === DASH && this.isBlank(i + 1);
+  }
+
+  /** The end (exclusive) of a single-line quoted scalar starting at i, or give up. */
+  quotedEnd(i: number): number {
+    const src = this.src;
+    const q = src.charCodeAt(i);
+    let j = i + 1;
+    for (;;) {
+      if (this.isEol(j)) this.giveUp();
+      const c = src.charCodeAt(j);
+      if (q === 0x22 && c === 0x5c) j += 2;
+      else if (c === q) {
+        if (q === 0x27 && src.charCodeAt(j + 1) === 0x27) j += 2;
+        else return j + 1;
+      } else j++;
+    }
+  }
+
+  /** The value of the quoted scalar src[i..end). */
+  unquote(i: number, end: number): string {
+    const body = this.src.slice(i + 1, end - 1);
+    if (this.src.charCodeAt(i) === 0x27) return body.replaceAll("''", "'");
+    if (!body.includes('\\')) return body;
+    let out = '';
+    for (let k = 0; k < body.length; k++) {
+      const c = body[k] ?? '';
+      if (c !== '\\') {
+        out += c;
+        continue;
+      }
+      const e = body[++k] ?? '';
+      const simple = SIMPLE_ESCAPES[e];
+      if (simple !== undefined) {
+        out += simple;
+        continue;
+      }
+      const len = e === 'x' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
+      const hex = body.slice(k + 1, k + 1 + len);
+      if (len === 0 || !/^[0-9a-fA-F]+$/.test(hex) || hex.length !== len) this.giveUp();
+      const cp = parseInt(hex, 16);
+      if (cp > 0x10ffff) this.giveUp();
+      out += String.fromCodePoint(cp);
+      k += len;
+    }
+    return out;
+  }
+
+  /**
+   * If an implicit key (`key: ...`) starts at i on this line, the end of the key text and the position after its
+   * `:`; otherwise undefined.
+   */
+  implicitKeyAt(i: number): { keyEnd: number; after: number } | undefined {
+    const src = this.src;
+    const c = this.code(i);
+    if (c === 0x22 || c === 0x27) {
+      const end = this.quotedEnd(i);
+      let j = end;
+      while (this.code(j) === SPACE) j++;
+      if (this.code(j) === COLON && this.isBlank(j + 1)) return { keyEnd: end, after: j + 1 };
+      return undefined;
+    }
+    if (RESERVED_START.has(c) || c === NL) return undefined;
+    if ((c === DASH || c === 0x3f || c === COLON) && this.isBlank(i + 1)) return undefined;
+    for (let j = i; ; j++) {
+      if (this.isEol(j)) return undefined;
+      const d = src.charCodeAt(j);
+      if (d === COLON && this.isBlank(j + 1)) {
+        let end = j;
+        while (src.charCodeAt(end - 1) === SPACE) end--;
+        if (end - i > 1024) this.giveUp();
+        return { keyEnd: end, after: j + 1 };
+      }
+      if (d === HASH && src.charCodeAt(j - 1) === SPACE) return undefined;
+    }
+  }
+
+  /** A key at pos (known to be an implicit key); leaves pos after the `:`. */
+  key(found: { keyEnd: number; after: number }): YamlScalarNode {
+    const start = this.pos;
+    const c = this.code(start);
+    const quoted = c === 0x22 || c === 0x27;
+    const text = quoted ? this.unquote(start, found.keyEnd) : this.src.slice(start, found.keyEnd);
+    const node = this.asm.scalar(text, !quoted, undefined, this.span(start, found.keyEnd));
+    this.pos = found.after;
+    return node;
+  }
+
+  /** A block mapping whose first key is at pos, at column `indent`. */
+  blockMap(indent: number, top: boolean): YamlNode {
+    const loc = this.point(this.pos);
+    const pairs: RawPair[] = [];
+    for (;;) {
+      const found = this.implicitKeyAt(this.pos);
+      if (!found) this.giveUp();
+      const key = this.key(found);
+      const value = this.valueAfterIndicator(indent, true);
+      pairs.push({ key, value });
+      const next = this.nextContentLine();
+      if (next < indent) break;
+      if (next > indent) this.giveUp();
+      this.pos += indent;
+      if (this.isSeqEntry(this.pos)) this.giveUp();
+    }
+    return this.asm.map(pairs, loc, top);
+  }
+
+  /** A block sequence whose first `-` is at pos, at column `indent`. */
+  blockSeq(indent: number): YamlNode {
+    const loc = this.point(this.pos);
+    const items: YamlNode[] = [];
+    for (;;) {
+      if (!this.isSeqEntry(this.pos)) this.giveUp();
+      this.pos++;
+      items.push(this.seqItem(indent));
+      const next = this.nextContentLine();
+      if (next < indent) break;
+      if (next > indent) this.giveUp();
+      this.pos += indent;
+    }
+    return this.asm.seq(items, loc);
+  }
+
+  /** The content of a sequence item; pos is after its `-`. */
+  seqItem(indent: number): YamlNode {
+    this.skipSpaces();
+    const i = this.pos;
+    if (!this.isEol(i) && this.code(i) !== HASH) {
+      const column = i - this.lineStart;
+      if (this.isSeqEntry(i)) return this.blockSeq(column);
+      if (this.implicitKeyAt(i)) return this.blockMap(column, false);
+    }
+    return this.valueAfterIndicator(indent, false);
+  }
+
+  /**
+   * The value after `key:` or `- ` (pos is after the indicator), whose parent collection is at column `indent`.
+   * `inMap` allows a sequence at the same indentation as the key (`key:\n- item`).
+   */
+  valueAfterIndicator(indent: number, inMap: boolean): YamlNode {
+    this.skipSpaces();
+    const i = this.pos;
+    if (this.isEol(i) || this.code(i) === HASH) {
+      const empty = this.asm.nullScalar(this.span(i, i));
+      this.newLine();
+      const next = this.nextContentLine();
+      if (next > indent) {
+        this.pos += next;
+        return this.blockNode(indent);
+      }
+      if (inMap && next === indent && this.isSeqEntry(this.pos + next)) {
+        this.pos += next;
+        return this.blockSeq(next);
+      }
+      return empty;
+    }
+    if (this.code(i) === 0x26) return this.anchored(indent, inMap);
+    return this.inlineLine(indent);
+  }
+
+  /** An inline node and the end of its line (a block scalar consumes its own lines). */
+  inlineLine(parentIndent: number): YamlNode {
+    const c = this.code(this.pos);
+    if (c === 0x7c || c === 0x3e) return this.blockScalar(parentIndent);
+    const node = this.inlineNode();
+    this.endLine();
+    return node;
+  }
+
+  /** `&anchor` followed by a value on the same line or on the next lines. */
+  anchored(indent: number, inMap: boolean): YamlNode {
+    const start = this.pos + 1;
+    let j = start;
+    while (!this.isBlank(j) && !FLOW_END.has(this.code(j))) j++;
+    if (j === start || !this.isBlank(j)) this.giveUp();
+    const name = this.src.slice(start, j);
+    this.asm.beginAnchor(name);
+    this.pos = j;
+    this.skipSpaces();
+    let node: YamlNode;
+    if (this.isEol(this.pos) || this.code(this.pos) === HASH) {
+      this.newLine();
+      const next = this.nextContentLine();
+      if (next > indent) {
+        this.pos += next;
+        node = this.blockNode(indent);
+      } else if (inMap && next === indent && this.isSeqEntry(this.pos + next)) {
+        this.pos += next;
+        node = this.blockSeq(next);
+      } else this.giveUp();
+    } else {
+      const c = this.code(this.pos);
+      if (c === 0x26 || c === 0x2a || this.implicitKeyAt(this.pos)) this.giveUp();
+      node = this.inlineLine(indent);
+    }
+    this.asm.endAnchor(name, node);
+    return node;
+  }
+
+  /** A node starting on the current line at pos, below a collection at column `parentIndent`. */
+  blockNode(parentIndent: number): YamlNode {
+    const column = this.pos - this.lineStart;
+    if (this.isSeqEntry(this.pos)) return this.blockSeq(column);
+    if (this.implicitKeyAt(this.pos)) return this.blockMap(column, false);
+    if (this.code(this.pos) === 0x26) this.giveUp();
+    return this.inlineLine(parentIndent);
+  }
+
+  /** A single-line value at pos: alias, flow collection, quoted or plain scalar. */
+  inlineNode(): YamlNode {
+    const i = this.pos;
+    const c = this.code(i);
+    if (c === 0x2a) return this.alias(false);
+    if (c === 0x5b || c === 0x7b) return this.flowNode();
+    if (c === 0x22 || c === 0x27) return this.quoted();
+    return this.plain(false);
+  }
+
+  /** A single-line quoted scalar at pos. */
+  quoted(): YamlNode {
+    const i = this.pos;
+    const end = this.quotedEnd(i);
+    const text = this.unquote(i, end);
+    this.pos = end;
+    return this.asm.scalar(text, false, undefined, this.span(i, end));
+  }
+
+  alias(flow: boolean): YamlNode {
+    const start = this.pos + 1;
+    let j = start;
+    while (!this.isBlank(j) && !FLOW_END.has(this.code(j))) j++;
+    if (j === start || (!flow && !this.isBlank(j))) this.giveUp();
+    this.pos = j;
+    return this.asm.alias(this.src.slice(start, j), this.span(start - 1, j));
+  }
+
+  /** A single-line plain scalar at pos. */
+  plain(flow: boolean): YamlNode {
+    const src = this.src;
+    const start = this.pos;
+    const c = this.code(start);
+    if (RESERVED_START.has(c)) this.giveUp();
+    if ((c === DASH || c === 0x3f || c === COLON) && this.isBlank(start + 1)) this.giveUp();
+    let j = start;
+    for (;;) {
+      if (this.isEol(j)) break;
+      const d = src.charCodeAt(j);
+      if (d === HASH && src.charCodeAt(j - 1) === SPACE) break;
+      if (d === COLON && (this.isBlank(j + 1) || (flow && FLOW_END.has(this.code(j + 1))))) {
+        if (flow) break;
+        this.giveUp();
+      }
+      if (flow && FLOW_END.has(d)) break;
+      j++;
+    }
+    let end = j;
+    while (end > start && src.charCodeAt(end - 1) === SPACE) end--;
+    if (end === start) this.giveUp();
+    this.pos = end;
+    return this.asm.scalar(src.slice(start, end), true, undefined, this.span(start, end));
+  }
+
+  /** A flow node inside `[...]` / `{...}` on the current line. */
+  flowNode(): YamlNode {
+    const i = this.pos;
+    const c = this.code(i);
+    if (c === 0x5b) return this.flowSeq();
+    if (c === 0x7b) return this.flowMap();
+    if (c === 0x2a) return this.alias(true);
+    if (c === 0x22 || c === 0x27) return this.quoted();
+    return this.plain(true);
+  }
+
+  flowSpaces(): void {
+    this.skipSpaces();
+    if (this.isEol(this.pos) || this.code(this.pos) === HASH) this.giveUp();
+  }
+
+  flowSeq(): YamlNode {
+    const loc = this.point(this.pos);
+    this.pos++;
+    const items: YamlNode[] = [];
+    this.flowSpaces();
+    if (this.code(this.pos) === 0x5d) {
+      this.pos++;
+      return this.asm.seq(items, loc);
+    }
+    for (;;) {
+      items.push(this.flowNode());
+      this.flowSpaces();
+      const c = this.code(this.pos);
+      this.pos++;
+      if (c === 0x5d) return this.asm.seq(items, loc);
+      if (c !== 0x2c) this.giveUp();
+      this.flowSpaces();
+      if (this.code(this.pos) === 0x5d) this.giveUp();
+    }
+  }
+
+  flowMap(): YamlNode {
+    const loc = this.point(this.pos);
+    this.pos++;
+    const pairs: RawPair[] = [];
+    this.flowSpaces();
+    if (this.code(this.pos) === 0x7d) {
+      this.pos++;
+      return this.asm.map(pairs, loc, false);
+    }
+    for (;;) {
+      const key = this.flowNode();
+      if (key.kind !== 'scalar') this.giveUp();
+      this.skipSpaces();
+      if (this.code(this.pos) !== COLON || this.code(this.pos + 1) !== SPACE) this.giveUp();
+      this.pos++;
+      this.flowSpaces();
+      const vc = this.code(this.pos);
+      if (vc === 0x2c || vc === 0x7d) this.giveUp();
+      pairs.push({ key, value: this.flowNode() });
+      this.flowSpaces();
+      const c = this.code(this.pos);
+      this.pos++;
+      if (c === 0x7d) return this.asm.map(pairs, loc, false);
+      if (c !== 0x2c) this.giveUp();
+      this.flowSpaces();
+      if (this.code(this.pos) === 0x7d) this.giveUp();
+    }
+  }
+
+  /** A literal (`|`) or folded (`>`) block scalar; consumes its lines. */
+  blockScalar(parentIndent: number): YamlNode {
+    const src = this.src;
+    if (parentIndent < 0) this.giveUp();
+    const loc = this.point(this.pos);
+    const folded = this.code(this.pos) === 0x3e;
+    let j = this.pos + 1;
+    const strip = this.code(j) === DASH;
+    if (strip) j++;
+    if (!this.isBlank(j)) this.giveUp();
+    this.pos = j;
+    this.endLine();
+    const lines: string[] = [];
+    let maxLeading = 0;
+    let contentIndent = -1;
+    while (this.pos < src.length) {
+      let k = this.pos;
+      while (k < src.length && src.charCodeAt(k) === SPACE) k++;
+      const spaces = k - this.pos;
+      if (this.isEol(k)) {
+        if (contentIndent < 0) maxLeading = Math.max(maxLeading, spaces);
+        else if (spaces > contentIndent) this.giveUp();
+        lines.push('');
+        if (k >= src.length) {
+          this.pos = k;
+          break;
+        }
+        this.pos = k;
+        this.newLine();
+        continue;
+      }
+      if (contentIndent < 0) {
+        if (spaces <= parentIndent) break;
+        if (maxLeading > spaces) this.giveUp();
+        contentIndent = spaces;
+      }
+      if (spaces < contentIndent) break;
+      if (folded && spaces > contentIndent) this.giveUp();
+      const nl = src.indexOf('\n', k);
+      // A last line without a line break is chomped differently; leave that to the complete parser.
+      if (nl < 0) this.giveUp();
+      lines.push(src.slice(this.pos + contentIndent, nl));
+      this.pos = nl;
+      this.newLine();
+    }
+    while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+    let leading = 0;
+    while (leading < lines.length && lines[leading] === '') leading++;
+    let text = '';
+    if (leading < lines.length) {
+      let body: string;
+      if (folded) {
+        body = lines[leading] ?? '';
+        let empties = 0;
+        for (let k = leading + 1; k < lines.length; k++) {
+          const l = lines[k] ?? '';
+          if (l === '') empties++;
+          else {
+            body += empties === 0 ? ` ${l}` : '\n'.repeat(empties) + l;
+            empties = 0;
+          }
+        }
+      } else body = lines.slice(leading).join('\n');
+      text = '\n'.repeat(leading) + body + (strip ? '' : '\n');
+    }
+    return this.asm.scalar(text, false, undefined, loc);
+  }
+
+  /** Parse the first document. */
+  document(): YamlNode | null {
+    const src = this.src;
+    let indent = this.nextContentLine();
+    if (this.docEnd && src.startsWith('---', this.pos)) {
+      this.docEnd = false;
+      this.pos += 3;
+      this.endLine();
+      indent = this.nextContentLine();
+    }
+    if (indent < 0) return null;
+    if (src.charCodeAt(this.pos + indent) === 0x25) this.giveUp();
+    this.pos += indent;
+    let root: YamlNode;
+    if (this.isSeqEntry(this.pos)) root = this.blockSeq(indent);
+    else if (this.implicitKeyAt(this.pos)) root = this.blockMap(indent, true);
+    else root = this.blockNode(-1);
+    if (this.nextContentLine() >= 0) this.giveUp();
+    return root;
+  }
+}
+
+/**
+ * Parse the first document of `text` if it only uses the constructs this front-end takes; undefined otherwise.
+ * Throws `ConfigError` for semantic problems (duplicate keys, unknown anchors, ...) of a document it parsed.
+ */
+export function parseFast(text: string, file: string): YamlNode | null | undefined {
+  // Tabs, CR line ends, a byte-order mark and control characters are left to the complete parser.
+  // eslint-disable-next-line no-control-regex
+  if (/[\t\r\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(text)) return undefined;
+  const parser = new FastParser(text, file);
+  let root: YamlNode | null;
+  try {
+    root = parser.document();
+  } catch (e) {
+    if (e === GIVE_UP) return undefined;
+    throw e;
+  }
+  return root === null ? null : parser.asm.finish(root);
+}

@@ -1,0 +1,102 @@
+/**
+ * The complete YAML front-end, on the `yaml` package: used for everything the fast front-end does not take (see
+ * `./yaml-fast-parse.ts`), and for syntax errors, whose messages and positions come from the `yaml` package.
+ */
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments } from 'yaml';
+import type { Node as YNode, Pair, Scalar } from 'yaml';
+import { error as errorDiag, type SourceLocation } from '../diagnostics/diagnostic.js';
+import { ConfigError } from '../diagnostics/errors.js';
+import { TreeAssembler, type RawPair, type YamlNode } from './yaml-tree.js';
+
+const PARSE_OPTIONS = {
+  schema: 'failsafe',
+  merge: false,
+  uniqueKeys: false,
+  version: '1.1',
+  prettyErrors: false,
+  strict: false,
+} as const;
+
+class LibTreeBuilder {
+  readonly asm: TreeAssembler;
+
+  constructor(
+    readonly file: string,
+    private readonly lines: LineCounter,
+  ) {
+    this.asm = new TreeAssembler(file);
+  }
+
+  point(offset: number): SourceLocation {
+    const p = this.lines.linePos(offset);
+    return { file: this.file, line: p.line, column: p.col };
+  }
+
+  span(start: number, end: number): SourceLocation {
+    const s = this.lines.linePos(start);
+    const e = this.lines.linePos(end);
+    return { file: this.file, line: s.line, column: s.col, endLine: e.line, endColumn: e.col };
+  }
+
+  build(node: YNode | null | undefined, at: SourceLocation, top: boolean): YamlNode {
+    if (node === null || node === undefined) return this.asm.nullScalar(at);
+    const range = node.range ?? [0, 0, 0];
+    if (isAlias(node)) return this.asm.alias(node.source, this.span(range[0], range[1]));
+    const anchor = node.anchor;
+    if (anchor) this.asm.beginAnchor(anchor);
+    let out: YamlNode;
+    if (isScalar(node)) out = this.scalar(node as Scalar, range);
+    else if (isMap(node)) {
+      const loc = this.point(range[0]);
+      const pairs: RawPair[] = [];
+      for (const pair of node.items as Pair<YNode | null, YNode | null>[]) {
+        const key = this.build(pair.key, loc, false);
+        const keyEnd = key.loc.endLine !== undefined ? { ...key.loc, line: key.loc.endLine } : key.loc;
+        const after: SourceLocation = { ...keyEnd, column: key.loc.endColumn ?? key.loc.column };
+        pairs.push({ key, value: this.build(pair.value, after, false) });
+      }
+      out = this.asm.map(pairs, loc, top);
+    } else if (isSeq(node)) {
+      const loc = this.point(range[0]);
+      out = this.asm.seq(
+        (node.items as (YNode | null)[]).map((item) => this.build(item, loc, false)),
+        loc,
+      );
+    } else out = this.asm.nullScalar(at);
+    if (anchor) this.asm.endAnchor(anchor, out);
+    return out;
+  }
+
+  scalar(node: Scalar, range: readonly [number, number, number]): YamlNode {
+    const raw = typeof node.source === 'string' ? node.source : String(node.value ?? '');
+    const block = node.type === 'BLOCK_LITERAL' || node.type === 'BLOCK_FOLDED';
+    const loc = block ? this.point(range[0]) : this.span(range[0], range[1]);
+    return this.asm.scalar(raw, node.type === 'PLAIN', node.tag, loc);
+  }
+}
+
+/**
+ * Parse the first document of `text` with the `yaml` package. Throws `ConfigError` with every syntax error, or
+ * with every semantic problem (unknown anchors, duplicate keys, bad merges, tag mismatches).
+ */
+export function parseWithYamlLib(text: string, file: string): YamlNode | null {
+  const lines = new LineCounter();
+  const docs = parseAllDocuments(text, { ...PARSE_OPTIONS, lineCounter: lines });
+  // yaml.v2 reads only the first document of a stream.
+  const doc = Array.isArray(docs) ? docs[0] : undefined;
+  if (!doc) return null;
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      doc.errors.map((e) => {
+        const s = lines.linePos(e.pos[0]);
+        const en = lines.linePos(e.pos[1]);
+        const loc: SourceLocation = { file, line: s.line, column: s.col, endLine: en.line, endColumn: en.col };
+        return errorDiag(`invalid YAML: ${e.message}`, loc);
+      }),
+    );
+  }
+  if (doc.contents === null) return null;
+  const builder = new LibTreeBuilder(file, lines);
+  const root = builder.build(doc.contents as YNode, { file, line: 1, column: 1 }, true);
+  return builder.asm.finish(root);
+}

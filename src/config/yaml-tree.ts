@@ -1,0 +1,208 @@
+/**
+ * The located YAML tree and its assembly with yaml.v2's semantics: anchors and aliases, `<<` merge keys applied in
+ * order (a later merge overrides keys written before it; earlier maps of a merge list win), duplicate keys
+ * rejected, and the alias-expansion guard. Both YAML front-ends (the fast one and the `yaml` package) feed this.
+ */
+import { error as errorDiag, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
+import { ConfigError } from '../diagnostics/errors.js';
+import type { GoValue } from '../template/value.js';
+import { ScalarTagError, resolveScalar } from './yaml-scalar.js';
+
+/** A scalar: its resolved yaml.v2 value and the text a string field receives (`yes` stays `"yes"`). */
+export interface YamlScalarNode {
+  readonly kind: 'scalar';
+  readonly value: GoValue;
+  readonly text: string;
+  readonly loc: SourceLocation;
+  /** Set on the plain `<<` key (yaml.v2's merge key). */
+  readonly merge?: boolean;
+}
+
+/** One key/value pair of a mapping, after merge keys have been applied. */
+export interface YamlMapEntry {
+  /** The key node (always a scalar; other keys are rejected). */
+  readonly key: YamlScalarNode;
+  readonly value: YamlNode;
+  /** Whether the entry came from a `<<` merge rather than being written in this mapping. */
+  readonly merged: boolean;
+}
+
+/** A mapping; entries in first-appearance order, each key once (the last assignment wins, as in yaml.v2). */
+export interface YamlMapNode {
+  readonly kind: 'map';
+  readonly entries: readonly YamlMapEntry[];
+  /** Where the mapping starts (its first key). */
+  readonly loc: SourceLocation;
+}
+
+/** A sequence. */
+export interface YamlSeqNode {
+  readonly kind: 'seq';
+  readonly items: readonly YamlNode[];
+  /** Where the sequence starts (its first `-` or its `[`). */
+  readonly loc: SourceLocation;
+}
+
+/** Any node of the located tree. Nodes reached through aliases are shared, so the tree must not be mutated. */
+export type YamlNode = YamlScalarNode | YamlMapNode | YamlSeqNode;
+
+/** A key/value pair as a front-end read it, before merges and duplicate checks. */
+export interface RawPair {
+  readonly key: YamlNode;
+  readonly value: YamlNode;
+}
+
+/** yaml.v2's guard against alias expansion bombs: the share of aliased content allowed for a document size. */
+function allowedAliasRatio(decodeCount: number): number {
+  if (decodeCount <= 400_000) return 0.99;
+  if (decodeCount >= 4_000_000) return 0.1;
+  return 0.99 - (0.89 * (decodeCount - 400_000)) / 3_600_000;
+}
+
+const IN_PROGRESS = Symbol('in progress');
+
+/**
+ * The identity of a key within its mapping: yaml.v2 decodes a top-level mapping into map[string]interface{}, whose
+ * keys are the key text (`y` stays `"y"`), and nested mappings into map[interface{}]interface{}, whose keys are the
+ * resolved values (`y` and `yes` are both `true`).
+ */
+function keyIdentity(key: YamlScalarNode, top: boolean): string {
+  if (top) return `s:${key.text}`;
+  const v = key.value;
+  if (typeof v === 'string') return `s:${v}`;
+  if (v === null) return 'n:';
+  if (typeof v === 'bigint') return `i:${v}`;
+  if (typeof v === 'number') return `f:${v}`;
+  return `b:${String(v)}`;
+}
+
+/** Assembles the tree of one document, collecting every problem instead of stopping at the first. */
+export class TreeAssembler {
+  readonly diagnostics: Diagnostic[] = [];
+  readonly #anchors = new Map<string, YamlNode | typeof IN_PROGRESS>();
+  /** Size of each collection's expanded subtree (aliases counted in full). */
+  readonly #weights = new Map<YamlNode, number>();
+  #aliasWeight = 0;
+
+  constructor(readonly file: string) {}
+
+  fail(message: string, loc: SourceLocation, extra: Partial<Diagnostic> = {}): void {
+    this.diagnostics.push(errorDiag(message, loc, extra));
+  }
+
+  #weight(node: YamlNode): number {
+    return this.#weights.get(node) ?? 1;
+  }
+
+  /** Mark an anchor as being defined (an alias to it inside its own value is an error). */
+  beginAnchor(name: string): void {
+    this.#anchors.set(name, IN_PROGRESS);
+  }
+
+  /** Complete an anchor's definition. */
+  endAnchor(name: string, node: YamlNode): void {
+    this.#anchors.set(name, node);
+  }
+
+  /** The node an alias refers to (a null scalar after reporting an unknown or self-containing anchor). */
+  alias(name: string, loc: SourceLocation): YamlNode {
+    const target = this.#anchors.get(name);
+    if (target === undefined) {
+      this.fail(`unknown anchor \`${name}\` referenced`, loc);
+      return this.nullScalar(loc);
+    }
+    if (target === IN_PROGRESS) {
+      this.fail(`anchor \`${name}\` value contains itself`, loc);
+      return this.nullScalar(loc);
+    }
+    this.#aliasWeight += this.#weight(target);
+    return target;
+  }
+
+  /** An empty value (`key:` with nothing after it). */
+  nullScalar(loc: SourceLocation): YamlScalarNode {
+    return { kind: 'scalar', value: null, text: '', loc };
+  }
+
+  /** A scalar with yaml.v2's resolution of its text (see `resolveScalar`). */
+  scalar(raw: string, plain: boolean, tag: string | undefined, loc: SourceLocation): YamlScalarNode {
+    try {
+      const r = resolveScalar(raw, plain, tag);
+      return r.merge
+        ? { kind: 'scalar', value: r.value, text: r.text, loc, merge: true }
+        : { kind: 'scalar', value: r.value, text: r.text, loc };
+    } catch (e) {
+      if (!(e instanceof ScalarTagError)) throw e;
+      this.fail(e.message, loc);
+      return { kind: 'scalar', value: raw, text: raw, loc };
+    }
+  }
+
+  seq(items: YamlNode[], loc: SourceLocation): YamlSeqNode {
+    let weight = 1;
+    for (const n of items) weight += this.#weight(n);
+    const node: YamlSeqNode = { kind: 'seq', items, loc };
+    this.#weights.set(node, weight);
+    return node;
+  }
+
+  /** A mapping from its written pairs: applies `<<` merges and reports duplicate keys and non-scalar keys. */
+  map(pairs: readonly RawPair[], loc: SourceLocation, top: boolean): YamlMapNode {
+    const entries: YamlMapEntry[] = [];
+    const index = new Map<string, number>();
+    const written = new Map<string, YamlScalarNode>();
+    let weight = 1;
+    const put = (entry: YamlMapEntry): void => {
+      const id = keyIdentity(entry.key, top);
+      const at = index.get(id);
+      if (at === undefined) {
+        index.set(id, entries.length);
+        entries.push(entry);
+      } else entries[at] = entry;
+    };
+    for (const { key, value } of pairs) {
+      weight += this.#weight(key) + this.#weight(value);
+      if (key.kind !== 'scalar') {
+        this.fail('a map key must be a scalar', key.loc, {
+          hint: 'a value starting with `{` or `[` is a map or list; quote it, e.g. "{{ .kapp.id }}"',
+        });
+        continue;
+      }
+      if (key.merge) {
+        // A list merges its maps last to first, so that earlier maps win.
+        const sources = value.kind === 'seq' ? [...value.items].reverse() : [value];
+        for (const src of sources) {
+          if (src.kind !== 'map') {
+            this.fail('a `<<` merge key needs a map or a list of maps as its value', value.loc);
+            break;
+          }
+          for (const e of src.entries) put({ key: e.key, value: e.value, merged: true });
+        }
+        continue;
+      }
+      const id = keyIdentity(key, top);
+      const first = written.get(id);
+      if (first) {
+        this.fail(`duplicate key \`${key.text}\``, key.loc, {
+          related: [{ message: 'first defined here', location: first.loc }],
+        });
+        continue;
+      }
+      written.set(id, key);
+      put({ key, value, merged: false });
+    }
+    const node: YamlMapNode = { kind: 'map', entries, loc };
+    this.#weights.set(node, weight);
+    return node;
+  }
+
+  /** Check the whole document and throw `ConfigError` with every problem found. */
+  finish(root: YamlNode): YamlNode {
+    const total = this.#weight(root);
+    if (this.#aliasWeight > 100 && total > 1000 && this.#aliasWeight / total > allowedAliasRatio(total)) {
+      this.fail('the document contains excessive aliasing', root.loc);
+    }
+    if (this.diagnostics.length > 0) throw new ConfigError(this.diagnostics);
+    return root;
+  }
+}

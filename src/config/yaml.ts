@@ -1,0 +1,135 @@
+/**
+ * YAML as kapps reads it: Go's yaml.v2 (v2.4.0) semantics — YAML 1.1 scalars, anchors, aliases and `<<` merge
+ * keys, duplicate keys rejected — with positions for every node.
+ *
+ * Two products:
+ * - a located tree (`parseYamlTree`): every map, list and scalar with its `SourceLocation`, merges and aliases
+ *   already expanded; the configuration loaders validate and convert it;
+ * - plain Go values (`parseYamlValue`, `yamlToGoValue`) in the value model of `src/template/value.ts`.
+ *
+ * Parsing tries the fast front-end first and falls back to the `yaml` package for anything it does not take.
+ */
+import { error as errorDiag } from '../diagnostics/diagnostic.js';
+import { ConfigError } from '../diagnostics/errors.js';
+import { GoIfaceMap, newGoMap, type GoKey, type GoMap, type GoValue } from '../template/value.js';
+import { setLocation } from './locations.js';
+import { parseFast } from './yaml-fast-parse.js';
+import { parseWithYamlLib } from './yaml-lib-parse.js';
+import { formatGoKey } from './yaml-scalar.js';
+import type { YamlMapEntry, YamlMapNode, YamlNode } from './yaml-tree.js';
+
+export type { YamlMapEntry, YamlMapNode, YamlNode, YamlScalarNode, YamlSeqNode } from './yaml-tree.js';
+
+/** Options of the YAML readers. */
+export interface YamlOptions {
+  /** File name used in locations and diagnostics; default `<input>`. */
+  readonly file?: string;
+  /** Which front-end to use; `auto` (the default) tries the fast one first. For tests. */
+  readonly parser?: 'auto' | 'fast' | 'lib';
+}
+
+/**
+ * Parse YAML text into the located tree (first document only). Returns `null` for an empty document.
+ * Throws `ConfigError` listing every syntax error, or every unknown alias, duplicate key and bad merge.
+ */
+export function parseYamlTree(text: string, options: YamlOptions = {}): YamlNode | null {
+  const file = options.file ?? '<input>';
+  const parser = options.parser ?? 'auto';
+  if (parser !== 'lib') {
+    const fast = parseFast(text, file);
+    if (fast !== undefined || parser === 'fast') return fast ?? null;
+  }
+  return parseWithYamlLib(text, file);
+}
+
+/** Options of `yamlToGoValue`. */
+export interface GoValueOptions {
+  /** yaml.v2's own map types: nested maps become `GoIfaceMap` with typed keys. Default false. */
+  readonly goMaps?: boolean;
+  /** Record each map's and list's location and its fields' locations (`setLocation`). Default false. */
+  readonly locations?: boolean;
+  /** Whether the node is the top of a document (its keys are the key text, as in map[string]interface{}). */
+  readonly top?: boolean;
+}
+
+/**
+ * Convert a located node into Go values. Maps are string-keyed null-prototype objects; keys of nested maps are
+ * the key's value as Go's `%v` prints it (`{1: a}` → `{"1": "a"}`, `{y: 1}` → `{"true": 1}`), keys of a top-level
+ * map keep their text. With `goMaps`, nested maps are `GoIfaceMap`s with typed keys instead. Every call builds
+ * fresh objects, also for aliased content.
+ */
+export function yamlToGoValue(node: YamlNode, options: GoValueOptions = {}): GoValue {
+  return convert(node, options.goMaps ?? false, options.locations ?? false, options.top ?? false);
+}
+
+function convert(node: YamlNode, goMaps: boolean, record: boolean, top: boolean): GoValue {
+  switch (node.kind) {
+    case 'scalar':
+      return node.value;
+    case 'seq': {
+      const out: GoValue[] = new Array<GoValue>(node.items.length);
+      node.items.forEach((item, i) => {
+        out[i] = convert(item, goMaps, record, false);
+        if (record) setLocation(out, item.loc, i);
+      });
+      if (record) setLocation(out, node.loc);
+      return out;
+    }
+    case 'map': {
+      if (goMaps && !top) {
+        const m = new GoIfaceMap();
+        for (const e of node.entries) m.set(e.key.value as GoKey, convert(e.value, goMaps, record, false));
+        if (record) setLocation(m, node.loc);
+        return m;
+      }
+      const m: GoMap = newGoMap();
+      for (const e of node.entries) {
+        const key = top ? e.key.text : formatGoKey(e.key.value as GoKey);
+        m[key] = convert(e.value, goMaps, record, false);
+        if (record) setLocation(m, e.value.loc, key);
+      }
+      if (record) setLocation(m, node.loc);
+      return m;
+    }
+  }
+}
+
+/** Decoding options of `parseYamlValue`. */
+export interface ParseYamlValueOptions extends YamlOptions {
+  /** Decode exactly as yaml.v2 into `map[string]interface{}`: nested maps are `GoIfaceMap`s with typed keys. */
+  readonly goMaps?: boolean;
+}
+
+/**
+ * Decode YAML text as Go's yaml.v2 (v2.4.0) decodes it into `interface{}` (YAML 1.1): see `yamlToGoValue` for the
+ * map shapes. An empty document is an empty map. With `goMaps` the top level must be a map (or empty/null).
+ * Throws `ConfigError` on syntax errors, unknown aliases, duplicate keys and bad merges, with file:line:col.
+ */
+export function parseYamlValue(text: string, options: ParseYamlValueOptions = {}): GoValue {
+  const root = parseYamlTree(text, options);
+  if (root === null) return newGoMap();
+  if (options.goMaps) {
+    if (root.kind === 'scalar' && root.value === null) return newGoMap();
+    if (root.kind !== 'map') {
+      throw new ConfigError([errorDiag(`expected a map at the top of the document, got ${nodeKindName(root)}`, root.loc)]);
+    }
+  }
+  return yamlToGoValue(root, { goMaps: options.goMaps ?? false, top: true });
+}
+
+/** "a list", "a map", or a scalar shown with its text, for messages such as "expected a string, got a list". */
+export function nodeKindName(node: YamlNode): string {
+  if (node.kind === 'seq') return 'a list';
+  if (node.kind === 'map') return 'a map';
+  if (node.value === null) return 'nothing (null)';
+  return `\`${node.text}\``;
+}
+
+/** The entry of `map` whose key text is `key` (the last one if merges repeated it), if any. */
+export function mapEntry(map: YamlMapNode, key: string): YamlMapEntry | undefined {
+  for (let i = map.entries.length - 1; i >= 0; i--) {
+    const e = map.entries[i];
+    if (e?.key.text === key) return e;
+  }
+  return undefined;
+}

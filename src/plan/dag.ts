@@ -1,0 +1,204 @@
+/**
+ * The kapp dependency graph of a stack: one node per kapp of every manifest (`manifest:kapp`), an edge from each
+ * dependency to its dependant. Built from already-evaluated conditions; every problem is collected into one
+ * `ConfigError`. Linear in kapps plus dependencies.
+ */
+import { Graph } from '@dagrejs/graphlib';
+import { error, type Diagnostic, type RelatedInformation, type SourceLocation } from '../diagnostics/diagnostic.js';
+import { ConfigError } from '../diagnostics/errors.js';
+import { findCycles } from './cycles.js';
+import { didYouMean } from './did-you-mean.js';
+import { topologicalOrder } from './topo-order.js';
+
+/** One `depends_on` entry as written, with its rendered conditions already evaluated. */
+export interface DagDependencyInput {
+  /** `kapp` (same manifest as the dependant) or `manifest:kapp`. */
+  readonly id: string;
+  /** False: the entry creates no edge and is not checked for existence. */
+  readonly conditionsOk: boolean;
+  readonly location?: SourceLocation;
+}
+
+/** A kapp of a manifest, with its own conditions already evaluated. */
+export interface DagKappInput {
+  readonly kappId: string;
+  readonly conditionsOk: boolean;
+  readonly dependsOn: readonly DagDependencyInput[];
+  readonly location?: SourceLocation;
+}
+
+/** A manifest of the stack, in stack order. */
+export interface DagManifestInput {
+  readonly id: string;
+  /** Each kapp after the first depends only on the one before it (its own `depends_on` is ignored). */
+  readonly sequential: boolean;
+  readonly kapps: readonly DagKappInput[];
+  readonly location?: SourceLocation;
+}
+
+/** A node of the graph. */
+export interface DagNode {
+  /** `manifest:kapp`. */
+  readonly id: string;
+  readonly manifestId: string;
+  readonly kappId: string;
+  /** The kapp's own conditions all hold; false keeps the node in the graph but it is never processed. */
+  readonly conditionsOk: boolean;
+  /** Position in stack order (manifests in stack order, kapps in manifest order). */
+  readonly index: number;
+  readonly location?: SourceLocation;
+}
+
+/** An edge, from a dependency to its dependant. */
+export interface DagEdge {
+  /** Where the dependency was declared (for a sequential manifest: the dependant kapp). */
+  readonly location?: SourceLocation;
+  /** Implied by a sequential manifest rather than written in `depends_on`. */
+  readonly sequential: boolean;
+}
+
+/** The dependency graph of a stack, backed by a graphlib `Graph`. */
+export class KappDag {
+  /** Node labels are `DagNode`s; an edge `v → w` means `w` depends on `v`. */
+  readonly graph: Graph<undefined, DagNode, DagEdge>;
+  /** Every node id in stack order. */
+  readonly ids: readonly string[];
+
+  /** Use `buildDag`. */
+  constructor(graph: Graph<undefined, DagNode, DagEdge>, ids: readonly string[]) {
+    this.graph = graph;
+    this.ids = ids;
+  }
+
+  /** The node, or undefined when no kapp has this id. */
+  node(id: string): DagNode | undefined {
+    return this.graph.hasNode(id) ? this.graph.node(id) : undefined;
+  }
+
+  /** Ids the kapp depends on, in the order declared. */
+  parents(id: string): string[] {
+    return this.graph.predecessors(id) ?? [];
+  }
+
+  /** Ids that depend on the kapp, in stack order of declaration. */
+  children(id: string): string[] {
+    return this.graph.successors(id) ?? [];
+  }
+
+  /** The edge through which `child` depends on `parent`, if any. */
+  edge(parent: string, child: string): DagEdge | undefined {
+    return this.graph.hasEdge(parent, child) ? this.graph.edge(parent, child) : undefined;
+  }
+
+  /** All ids, parents before children, ties in stack order. */
+  topologicalOrder(): string[] {
+    return topologicalOrder(this.ids, (id) => this.parents(id));
+  }
+}
+
+function related(message: string, location: SourceLocation | undefined): RelatedInformation {
+  return location ? { message, location } : { message };
+}
+
+interface PendingEdge {
+  readonly child: string;
+  readonly kapp: DagKappInput;
+  readonly dependency: DagDependencyInput;
+  readonly parent: string;
+  readonly sequential: boolean;
+}
+
+function cycleDiagnostic(cycle: readonly string[], dag: KappDag): Diagnostic {
+  const steps = cycle.map((id, i) => [id, cycle[(i + 1) % cycle.length] ?? id] as const);
+  const info = steps.map(([child, parent]) => {
+    const edge = dag.edge(parent, child);
+    return related(
+      `'${child}' depends on '${parent}'${edge?.sequential ? ' (sequential manifest)' : ''}`,
+      edge?.location,
+    );
+  });
+  const first = steps[0];
+  const location = first ? dag.edge(first[1], first[0])?.location : undefined;
+  return error(`kapps depend on each other in a cycle: ${[...cycle, cycle[0]].join(' → ')}`, location, {
+    related: info,
+  });
+}
+
+/**
+ * The dependency graph of `manifests` (in stack order). Errors, all collected into one `ConfigError`: duplicate
+ * manifest ids, duplicate kapp ids, unknown dependencies (with a suggestion), self-dependencies and cycles (each
+ * listed in order from its smallest id, with every edge's location).
+ */
+export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
+  const problems: Diagnostic[] = [];
+  const graph = new Graph<undefined, DagNode, DagEdge>({ directed: true });
+  const ids: string[] = [];
+  const manifestsSeen = new Map<string, DagManifestInput>();
+  const pending: PendingEdge[] = [];
+
+  for (const manifest of manifests) {
+    const firstManifest = manifestsSeen.get(manifest.id);
+    if (firstManifest) {
+      problems.push(
+        error(`manifest id '${manifest.id}' is used twice in the stack`, manifest.location, {
+          related: [related(`'${manifest.id}' is first used here`, firstManifest.location)],
+        }),
+      );
+    } else {
+      manifestsSeen.set(manifest.id, manifest);
+    }
+    let previous: string | undefined;
+    for (const kapp of manifest.kapps) {
+      const id = `${manifest.id}:${kapp.kappId}`;
+      const before = previous;
+      previous = id;
+      if (graph.hasNode(id)) {
+        problems.push(
+          error(`kapp '${id}' is defined twice`, kapp.location, {
+            related: [related(`'${id}' is first defined here`, graph.node(id).location)],
+          }),
+        );
+        continue;
+      }
+      const node: DagNode = {
+        id,
+        manifestId: manifest.id,
+        kappId: kapp.kappId,
+        conditionsOk: kapp.conditionsOk,
+        index: ids.length,
+        ...(kapp.location ? { location: kapp.location } : {}),
+      };
+      graph.setNode(id, node);
+      ids.push(id);
+      if (manifest.sequential && before !== undefined) {
+        const dependency = { id: before, conditionsOk: true, ...(kapp.location ? { location: kapp.location } : {}) };
+        pending.push({ child: id, kapp, dependency, parent: before, sequential: true });
+        continue;
+      }
+      for (const dependency of kapp.dependsOn) {
+        if (!dependency.conditionsOk) continue;
+        const parent = dependency.id.includes(':') ? dependency.id : `${manifest.id}:${dependency.id}`;
+        pending.push({ child: id, kapp, dependency, parent, sequential: false });
+      }
+    }
+  }
+
+  for (const { child, kapp, dependency, parent, sequential } of pending) {
+    const location = dependency.location ?? kapp.location;
+    if (parent === child) {
+      problems.push(error(`kapp '${child}' depends on itself`, location));
+    } else if (!graph.hasNode(parent)) {
+      const hint = didYouMean(parent, ids);
+      problems.push(
+        error(`kapp '${child}' depends on '${parent}', which does not exist`, location, hint ? { hint } : {}),
+      );
+    } else if (!graph.hasEdge(parent, child)) {
+      graph.setEdge(parent, child, { ...(location ? { location } : {}), sequential });
+    }
+  }
+
+  const dag = new KappDag(graph, ids);
+  for (const cycle of findCycles(ids, (id) => dag.parents(id))) problems.push(cycleDiagnostic(cycle, dag));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return dag;
+}

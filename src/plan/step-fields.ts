@@ -1,0 +1,142 @@
+/**
+ * Turning a produced step into a `PlannedStep`: unit defaults, typed fields written as templates, absolute paths
+ * and tokenised arguments.
+ */
+import path from 'node:path';
+import { error, type Diagnostic } from '../diagnostics/diagnostic.js';
+import { tokeniseArgs } from './args.js';
+import type { ProducedStep } from './calls.js';
+import { parseGoBool } from './go-bool.js';
+import type { PlannedStep } from './planned-step.js';
+import { describeStep, quoteValue, stepConditionSite, type Locate, type StepRef } from './step-context.js';
+
+/** The priority of a step that sets none. */
+export const DEFAULT_MERGE_PRIORITY = 255;
+
+const YAML_WORDS: ReadonlyMap<string, boolean> = new Map([
+  ['yes', true],
+  ['Yes', true],
+  ['YES', true],
+  ['no', false],
+  ['No', false],
+  ['NO', false],
+]);
+
+/** A whole number ≥ 0 from a YAML number or rendered text (surrounding whitespace allowed, as YAML would). */
+export function parseWholeNumber(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  if (typeof value === 'bigint')
+    return value >= 0n && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : undefined;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (!/^[0-9]+$/.test(text)) return undefined;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** A boolean from YAML or rendered text: a Go boolean spelling or `yes`/`no` (surrounding whitespace allowed). */
+export function parseFlag(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  return parseGoBool(text) ?? YAML_WORDS.get(text);
+}
+
+/** `p` made absolute against `base`, normalised, without a trailing separator. */
+function absolute(base: string, p: string): string {
+  const joined = path.isAbsolute(p) ? path.normalize(p) : path.join(base, p);
+  const root = path.parse(joined).root;
+  return joined.length > root.length && joined.endsWith(path.sep) ? joined.slice(0, -1) : joined;
+}
+
+/** Converts produced steps, reporting each bad field of each declared step once. */
+export class StepConverter {
+  private readonly reported = new Set<string>();
+
+  constructor(
+    private readonly kappId: string,
+    private readonly cacheRoot: string,
+    private readonly locate: Locate,
+    private readonly problems: Diagnostic[],
+  ) {}
+
+  private report(ref: StepRef, field: string, message: string, hint?: string): void {
+    const key = `${ref.unitIndex}/${ref.phase}/${ref.index}/${field}`;
+    if (this.reported.has(key)) return;
+    this.reported.add(key);
+    const location = this.locate(ref.step, field) ?? this.locate(ref.step);
+    this.problems.push(error(`${describeStep(ref, this.kappId)}: ${message}`, location, hint ? { hint } : {}));
+  }
+
+  /** The field's number, undefined when unset, null when invalid (reported). */
+  private wholeNumber(ref: StepRef, field: 'timeout' | 'expected_exit_code', what: string): number | undefined | null {
+    const value: unknown = ref.step[field];
+    if (value === undefined || value === '') return undefined;
+    const n = parseWholeNumber(value);
+    if (n !== undefined) return n;
+    this.report(ref, field, `'${field}' must be ${what} (0 or more), but it is ${quoteValue(value)}`);
+    return null;
+  }
+
+  /** The field's value (false when unset), null when invalid (reported). */
+  private flag(ref: StepRef, field: 'ignore_errors' | 'load_outputs'): boolean | null {
+    const value: unknown = ref.step[field];
+    if (value === undefined || value === '') return false;
+    const b = parseFlag(value);
+    if (b !== undefined) return b;
+    this.report(ref, field, `'${field}' must be true or false, but it is ${quoteValue(value)}`);
+    return null;
+  }
+
+  /** The planned step for `produced`, or undefined when one of its fields is invalid (reported). */
+  convert(produced: ProducedStep): PlannedStep | undefined {
+    const { ref } = produced;
+    const { step, unit } = ref;
+
+    const tokens = tokeniseArgs(step.args ?? '');
+    if (!tokens.ok) this.report(ref, 'args', `${tokens.message} (args: ${JSON.stringify(step.args)})`, tokens.hint);
+    const timeout = this.wholeNumber(ref, 'timeout', 'a whole number of seconds');
+    const expectedExitCode = this.wholeNumber(ref, 'expected_exit_code', 'a whole number');
+    const ignoreErrors = this.flag(ref, 'ignore_errors');
+    const loadOutputs = this.flag(ref, 'load_outputs');
+    if (!tokens.ok || timeout === null || expectedExitCode === null || ignoreErrors === null || loadOutputs === null) {
+      return undefined;
+    }
+
+    const env: Record<string, string> = { ...step.env_vars };
+    for (const [name, value] of Object.entries(unit.env_vars ?? {})) if (!(name in env)) env[name] = value;
+    const workingDir = absolute(this.cacheRoot, step.working_dir || unit.working_dir || '.');
+    const binaries = [...new Set([...(step.binaries ?? []), ...(unit.binaries ?? [])])];
+    const locate = this.locate;
+    const stepLocation = locate(step);
+    const commandLocation = locate(step, 'command');
+    const argsLocation = locate(step, 'args');
+
+    return {
+      unit: unit.name,
+      declaredIn: ref.phase,
+      name: step.name ?? '',
+      command: step.command ?? '',
+      args: tokens.args,
+      env,
+      workingDir,
+      ...(step.stdout ? { stdout: absolute(workingDir, step.stdout) } : {}),
+      ...(step.stderr ? { stderr: absolute(workingDir, step.stderr) } : {}),
+      ...(step.print ? { print: step.print } : {}),
+      expectedExitCode: expectedExitCode ?? 0,
+      ignoreErrors,
+      loadOutputs,
+      ...(timeout ? { timeout } : {}),
+      conditions: [...(step.conditions ?? [])],
+      conditionSite: stepConditionSite(ref, this.kappId, locate),
+      mergePriority: produced.priority ?? DEFAULT_MERGE_PRIORITY,
+      binaries,
+      locations: {
+        ...(stepLocation ? { step: stepLocation } : {}),
+        ...(commandLocation ? { command: commandLocation } : {}),
+        ...(argsLocation ? { args: argsLocation } : {}),
+        via: produced.via.map((r) => locate(r.step, 'call') ?? locate(r.step)),
+      },
+    };
+  }
+}

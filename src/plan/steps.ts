@@ -1,0 +1,69 @@
+/**
+ * The ordered run steps of one phase of a kapp, from its merged and rendered run units.
+ *
+ * 1. The structure of all run units is checked (`checkRunUnits`).
+ * 2. Each unit whose conditions all hold contributes its list for the phase, in the order the units are given.
+ * 3. `call:` steps are replaced in place by the steps they name (`expandCalls`).
+ * 4. Steps are stably sorted by `merge_priority` (unset = 255): ties keep unit order, then declaration order.
+ * 5. Each step gets its unit's defaults, converted typed fields, absolute paths and tokenised args.
+ *
+ * All problems found are thrown together as one `ConfigError`.
+ */
+import path from 'node:path';
+import type { Diagnostic } from '../diagnostics/diagnostic.js';
+import { ConfigError, InternalError } from '../diagnostics/errors.js';
+import { locationOf } from '../config/locations.js';
+import type { RunUnitConfig } from '../config/types.js';
+import type { Phase } from '../report/events.js';
+import { expandCalls } from './calls.js';
+import { evaluateConditions } from './go-bool.js';
+import type { PlannedStep } from './planned-step.js';
+import { checkRunUnits, indexRunUnits } from './step-checks.js';
+import { unitConditionSite, type StepPlanContext, type StepRef } from './step-context.js';
+import { DEFAULT_MERGE_PRIORITY, StepConverter } from './step-fields.js';
+
+export type { PlannedStep, PlannedStepLocations } from './planned-step.js';
+export type { Locate, StepPlanContext } from './step-context.js';
+
+/** Which units' conditions hold, by position; diagnostics for conditions that are not Go booleans. */
+function unitsEnabled(units: readonly RunUnitConfig[], context: StepPlanContext, problems: Diagnostic[]): boolean[] {
+  const locate = context.locate ?? locationOf;
+  return units.map((unit) => {
+    try {
+      return evaluateConditions(unit.conditions ?? [], unitConditionSite(unit, context.kappId, locate));
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      problems.push(...e.diagnostics);
+      return false;
+    }
+  });
+}
+
+/**
+ * The steps to run for `phase`, in order. `units` are the kapp's merged, rendered run units in layer order, then
+ * declaration order; `context.cacheRoot` must be absolute. Throws a `ConfigError` listing every problem found.
+ */
+export function planSteps(units: readonly RunUnitConfig[], phase: Phase, context: StepPlanContext): PlannedStep[] {
+  if (!path.isAbsolute(context.cacheRoot)) {
+    throw new InternalError(`the cache root of kapp '${context.kappId}' is not absolute: ${context.cacheRoot}`);
+  }
+  const locate = context.locate ?? locationOf;
+  const index = indexRunUnits(units);
+  const problems = checkRunUnits(index, context.kappId, locate);
+  const enabled = unitsEnabled(units, context, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const initial: StepRef[] = (index.get(phase) ?? []).filter((ref) => enabled[ref.unitIndex] === true);
+  const produced = expandCalls(initial, index, context.kappId, locate);
+  // Array.prototype.sort is stable, so equal priorities keep unit order, then declaration order.
+  produced.sort((a, b) => (a.priority ?? DEFAULT_MERGE_PRIORITY) - (b.priority ?? DEFAULT_MERGE_PRIORITY));
+
+  const converter = new StepConverter(context.kappId, context.cacheRoot, locate, problems);
+  const planned: PlannedStep[] = [];
+  for (const p of produced) {
+    const step = converter.convert(p);
+    if (step) planned.push(step);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return planned;
+}

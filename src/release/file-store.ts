@@ -1,0 +1,246 @@
+/**
+ * The file backend: one readable YAML file per release, `<root>/releases/<project>/<stack>/<revision>.yaml`
+ * (files mode 0600, directories 0700). There is no index file: the directory listing is the index, and each file
+ * holds its own phase.
+ *
+ * Writes never leave a half-written release file:
+ * - create writes the whole record to a temp file in the same directory, fsyncs it, then hard-links it to
+ *   `<revision>.yaml`. `link` fails with EEXIST when the name is taken, atomically, so of two runs creating the
+ *   same revision exactly one wins: that is the lock. The temp file is then removed and the directory fsynced.
+ * - update writes a temp file, fsyncs it and renames it over the record (atomic replace), then fsyncs the directory.
+ * Readers ignore temp files (`.<revision>.yaml.<pid>.<random>.tmp`); one left by a killed writer is harmless.
+ *
+ * Not done here: the compare-and-set of `update` reads the record then renames, so two writers racing within
+ * that window are not detected (the database backend checks inside a transaction). In kapps the only writers of
+ * one release are its owner and `kapps release unlock`.
+ */
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import {
+  ReleaseConflictError,
+  ReleaseNotFoundError,
+  ReleaseRecordError,
+  ReleaseStoreError,
+  RevisionTakenError,
+} from './errors.js';
+import { parseReleaseRecord } from './record-schema.js';
+import { orderRelease } from './record-order.js';
+import type { ReleaseStore, UpdateOptions } from './store.js';
+import { summarise, type Release, type ReleaseSummary } from './types.js';
+
+const RELEASE_FILE = /^([1-9][0-9]*)\.yaml$/;
+const HEADER = '# A kapps release record. Written by kapps; see `kapps release show`.\n';
+
+/** The release store kept in files under `<root>/releases`. */
+export class FileReleaseStore implements ReleaseStore {
+  readonly description: string;
+  readonly #root: string;
+
+  /** `root` is `$KAPPS_HOME` or the configured backend directory. */
+  constructor(root: string) {
+    this.#root = root;
+    this.description = root;
+  }
+
+  /** The directory holding the releases of (project, stack). */
+  directoryOf(project: string, stack: string): string {
+    return join(this.#root, 'releases', encodeSegment(project, 'project'), encodeSegment(stack, 'stack'));
+  }
+
+  /** The file of one release. */
+  fileOf(project: string, stack: string, revision: number): string {
+    return join(this.directoryOf(project, stack), `${revision}.yaml`);
+  }
+
+  async latest(project: string, stack: string): Promise<Release | undefined> {
+    const [newest] = await this.#revisions(project, stack);
+    if (newest === undefined) return undefined;
+    return this.#readExisting(project, stack, newest);
+  }
+
+  async get(project: string, stack: string, revision: number): Promise<Release | undefined> {
+    if (!Number.isSafeInteger(revision) || revision < 1) return undefined;
+    return this.#read(project, stack, revision);
+  }
+
+  async list(project: string, stack: string): Promise<ReleaseSummary[]> {
+    const out: ReleaseSummary[] = [];
+    // Each file holds its own phase and there is no index, so listing reads every record.
+    for (const revision of await this.#revisions(project, stack)) {
+      out.push(summarise(await this.#readExisting(project, stack, revision)));
+    }
+    return out;
+  }
+
+  async create(release: Release): Promise<void> {
+    const dir = this.directoryOf(release.project, release.stack);
+    const target = this.fileOf(release.project, release.stack, release.revision);
+    await this.#io(`cannot create ${dir}`, () => mkdir(dir, { recursive: true, mode: 0o700 }));
+    const temp = await this.#writeTemp(dir, release);
+    try {
+      await link(temp, target);
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') throw new RevisionTakenError(release.project, release.stack, release.revision);
+      throw new ReleaseStoreError(`cannot create ${target}: ${errorMessage(error)}`, { cause: error });
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
+    await syncDirectory(dir);
+  }
+
+  async update(release: Release, options: UpdateOptions = {}): Promise<void> {
+    const dir = this.directoryOf(release.project, release.stack);
+    const target = this.fileOf(release.project, release.stack, release.revision);
+    if (options.ifModifiedAt !== undefined) {
+      const current = await this.#read(release.project, release.stack, release.revision);
+      if (!current) throw notFound(release);
+      if (current.modifiedAt !== options.ifModifiedAt) {
+        throw new ReleaseConflictError(
+          `release ${release.revision} of ${release.project}/${release.stack} was changed by another process ` +
+            `(modified ${current.modifiedAt}, expected ${options.ifModifiedAt})`,
+          current,
+        );
+      }
+    } else {
+      const exists = await stat(target).then(
+        () => true,
+        (error: unknown) => {
+          if (errorCode(error) === 'ENOENT') return false;
+          throw new ReleaseStoreError(`cannot read ${target}: ${errorMessage(error)}`, { cause: error });
+        },
+      );
+      if (!exists) throw notFound(release);
+    }
+    const temp = await this.#writeTemp(dir, release);
+    try {
+      await rename(temp, target);
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw new ReleaseStoreError(`cannot write ${target}: ${errorMessage(error)}`, { cause: error });
+    }
+    await syncDirectory(dir);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Revisions present on disk, highest first. */
+  async #revisions(project: string, stack: string): Promise<number[]> {
+    const dir = this.directoryOf(project, stack);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return [];
+      throw new ReleaseStoreError(`cannot list ${dir}: ${errorMessage(error)}`, { cause: error });
+    }
+    const revisions: number[] = [];
+    for (const name of names) {
+      const match = RELEASE_FILE.exec(name);
+      if (match?.[1]) revisions.push(Number(match[1]));
+    }
+    return revisions.sort((a, b) => b - a);
+  }
+
+  async #readExisting(project: string, stack: string, revision: number): Promise<Release> {
+    const release = await this.#read(project, stack, revision);
+    if (!release) throw new ReleaseStoreError(`${this.fileOf(project, stack, revision)} disappeared while reading`);
+    return release;
+  }
+
+  async #read(project: string, stack: string, revision: number): Promise<Release | undefined> {
+    const file = this.fileOf(project, stack, revision);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return undefined;
+      throw new ReleaseStoreError(`cannot read ${file}: ${errorMessage(error)}`, { cause: error });
+    }
+    let data: unknown;
+    try {
+      data = parse(text, { uniqueKeys: true });
+    } catch (error) {
+      throw new ReleaseRecordError(file, `unparsable YAML: ${errorMessage(error)}`, { cause: error });
+    }
+    const release = parseReleaseRecord(data, file);
+    if (release.project !== project || release.stack !== stack || release.revision !== revision) {
+      throw new ReleaseRecordError(
+        file,
+        `it records release ${release.revision} of ${release.project}/${release.stack}, ` +
+          `not release ${revision} of ${project}/${stack}`,
+      );
+    }
+    return release;
+  }
+
+  /** Write the record to a new temp file in `dir` (mode 0600), fsynced; return its path. */
+  async #writeTemp(dir: string, release: Release): Promise<string> {
+    const temp = join(dir, `.${release.revision}.yaml.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    const text = HEADER + stringify(orderRelease(release), { lineWidth: 0 });
+    await this.#io(`cannot write ${temp}`, async () => {
+      const handle = await open(temp, 'wx', 0o600);
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    });
+    return temp;
+  }
+
+  async #io<T>(what: string, action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (error) {
+      throw new ReleaseStoreError(`${what}: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+}
+
+/**
+ * A project or stack name as one path segment: letters, digits, `.`, `_` and `-` stay as they are, every other
+ * byte of its UTF-8 form becomes `%XX`, and the names `.` and `..` are escaped too, so a name can never leave its
+ * directory.
+ */
+export function encodeSegment(name: string, what: string): string {
+  if (name === '') throw new ReleaseStoreError(`the ${what} name is empty`);
+  let out = '';
+  for (const byte of Buffer.from(name, 'utf8')) {
+    const char = String.fromCharCode(byte);
+    out += /[A-Za-z0-9._-]/.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  if (out === '.' || out === '..') out = out.replace(/\./g, '%2E');
+  return out;
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  // fsync of the directory makes the new name (link/rename) itself durable, not only the file's content.
+  const handle = await open(dir, 'r').catch(() => undefined);
+  if (!handle) return;
+  try {
+    await handle.sync();
+  } catch {
+    // Some file systems refuse fsync on a directory; the rename itself is still atomic.
+  } finally {
+    await handle.close();
+  }
+}
+
+function notFound(release: Release): ReleaseNotFoundError {
+  return new ReleaseNotFoundError(
+    `release ${release.revision} of ${release.project}/${release.stack} does not exist, so it cannot be updated`,
+  );
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

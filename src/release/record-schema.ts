@@ -1,0 +1,88 @@
+/**
+ * Validation of stored release records. Every backend reads records through `parseReleaseRecord`, so a damaged
+ * file or row is reported with where it is and what is wrong, never used half-read and never skipped.
+ *
+ * Unknown fields are kept (records written by a newer kapps keep their extra fields when an older one updates
+ * them); the spec is only checked as far as the release code relies on it.
+ */
+import { z } from 'zod';
+import { ReleaseRecordError } from './errors.js';
+import { KAPP_STATE_STATUSES, RELEASE_PHASES, type Release } from './types.js';
+
+const isoTime = z.iso.datetime({ offset: true });
+
+const stepSchema = z.looseObject({
+  phase: z.enum(['plan_install', 'apply_install', 'plan_delete', 'apply_delete', 'output', 'clean']),
+  name: z.string(),
+  status: z.enum(['succeeded', 'failed', 'ignored', 'skipped', 'cancelled']),
+  exitCode: z.number().int().nullable(),
+  startedAt: isoTime,
+  endedAt: isoTime,
+  durationMs: z.number().nonnegative(),
+  timedOut: z.boolean(),
+});
+
+const kappStateSchema = z.looseObject({
+  status: z.enum(KAPP_STATE_STATUSES as [string, ...string[]]),
+  outputs: z.json(),
+  steps: z.array(stepSchema),
+  specDigest: z.string(),
+  revision: z.number().int().positive(),
+  updatedAt: isoTime,
+});
+
+const specSchema = z.looseObject({
+  stack: z.string(),
+  kapps: z.array(
+    z.looseObject({
+      id: z.string(),
+      dependsOn: z.array(z.string()),
+      selected: z.boolean(),
+      conditionsOk: z.boolean(),
+      phases: z.record(z.string(), z.array(z.looseObject({ name: z.string() }))),
+    }),
+  ),
+});
+
+const ownerSchema = z.looseObject({ user: z.string(), host: z.string(), pid: z.number().int() });
+
+const releaseSchema = z.looseObject({
+  project: z.string().min(1),
+  stack: z.string().min(1),
+  revision: z.number().int().positive(),
+  operation: z.enum(['install', 'delete']),
+  phase: z.enum(RELEASE_PHASES as [string, ...string[]]),
+  createdAt: isoTime,
+  modifiedAt: isoTime,
+  finishedAt: isoTime.optional(),
+  heartbeatAt: isoTime,
+  owner: ownerSchema,
+  command: z.array(z.string()),
+  selectors: z.looseObject({ include: z.array(z.string()), exclude: z.array(z.string()) }),
+  kappsVersion: z.string(),
+  unlocked: z.looseObject({ by: z.string(), at: isoTime }).optional(),
+  state: z.record(z.string(), kappStateSchema),
+  spec: specSchema,
+});
+
+/**
+ * Check that `data` (parsed YAML or JSON) is a release record and return it typed. `where` names the record in
+ * the error (a file path or a database row). Throws `ReleaseRecordError` listing every problem.
+ */
+export function parseReleaseRecord(data: unknown, where: string): Release {
+  const result = releaseSchema.safeParse(data);
+  if (!result.success) {
+    const detail = result.error.issues
+      .slice(0, 10)
+      .map((issue) => `${issue.path.length ? issue.path.join('.') : '(top level)'}: ${issue.message}`)
+      .join('; ');
+    throw new ReleaseRecordError(where, detail);
+  }
+  // The schema mirrors `Release`; zod's inferred type is wider only where the enums are built from arrays.
+  return result.data as unknown as Release;
+}
+
+/** Whether `value` is JSON-safe data (finite numbers, no undefined, no bigint, plain objects and arrays). */
+export function isJsonSafe(value: unknown): boolean {
+  return z.json().safeParse(value).success;
+}

@@ -1,0 +1,364 @@
+/**
+ * The release lifecycle the run commands use:
+ *
+ *   beginRelease ──► recordKapp (after each kapp) ──► finish('succeeded' | 'failed' | 'cancelled')
+ *        │                 ▲ heartbeat every 10 s while open
+ *        └─ refused with ReleaseLockedError while the latest release is applying/deleting
+ *
+ * The lock is the latest release's phase, made safe by the store's exclusive `create`: two runs that both see
+ * revision N finished both try to create N+1 and exactly one succeeds; the other re-reads and reports the winner.
+ * A lock whose owner died stays until `unlockRelease` (`kapps release unlock`) marks it failed.
+ *
+ * Not done here: running kapps, choosing statuses, redacting the spec; the caller does those.
+ */
+import { InternalError } from '../diagnostics/errors.js';
+import type { StackSpec } from '../plan/spec.js';
+import type { KappStatus } from '../report/events.js';
+import { ReleaseConflictError, ReleaseLockedError, ReleaseStoreError, RevisionTakenError } from './errors.js';
+import { currentOwner, formatOwner, ownerHealth } from './owner.js';
+import { specDigest } from './preview.js';
+import { isJsonSafe } from './record-schema.js';
+import type { ReleaseStore } from './store.js';
+import {
+  isRunningPhase,
+  type FinalPhase,
+  type JsonValue,
+  type KappState,
+  type KappStateStatus,
+  type Release,
+  type ReleaseOperation,
+  type ReleaseOwner,
+  type ReleaseSelectors,
+  type StepRecord,
+} from './types.js';
+
+/** Default interval between heartbeats, in milliseconds. */
+export const HEARTBEAT_MS = 10_000;
+
+/** Options of `beginRelease`. */
+export interface BeginReleaseOptions {
+  store: ReleaseStore;
+  project: string;
+  stack: string;
+  operation: ReleaseOperation;
+  /** The `kapps generate` document of the selected kapps, sensitive values already redacted. */
+  spec: StackSpec;
+  /** The command line (argv after `node`), redacted by the caller. */
+  command: readonly string[];
+  selectors: ReleaseSelectors;
+  kappsVersion: string;
+  /** The clock; defaults to the system clock. */
+  now?: () => Date;
+  /** Defaults to this process (`currentOwner()`). */
+  owner?: ReleaseOwner;
+  /** The stack file as the user named it, to print an exact `kapps release unlock` command when locked. */
+  stackFile?: string;
+  /** Milliseconds between heartbeats; default `HEARTBEAT_MS`. */
+  heartbeatMs?: number;
+}
+
+/** What the caller records for one kapp; the recorder adds `revision` and `updatedAt`. */
+export interface KappStateInput {
+  status: KappStateStatus;
+  /** JSON-safe, non-sensitive outputs (convert Go values with `toJS` first); default `{}`. */
+  outputs?: JsonValue;
+  /** Steps run for the kapp, in order; default none. */
+  steps?: StepRecord[];
+  /** Default: the digest of the kapp in the release's spec, else the previous entry's digest. */
+  specDigest?: string;
+}
+
+/**
+ * Begin a release of (project, stack): refuse with `ReleaseLockedError` while the latest release is running,
+ * otherwise create revision latest+1 (phase `applying` for install, `deleting` for delete) whose state is a copy
+ * of the latest release's state, whatever its phase.
+ */
+export async function beginRelease(options: BeginReleaseOptions): Promise<ReleaseRecorder> {
+  const { store, project, stack } = options;
+  const now = options.now ?? (() => new Date());
+  const latest = await store.latest(project, stack);
+  if (latest && isRunningPhase(latest.phase)) throw lockedError(latest, now(), options.stackFile, false);
+  const time = now().toISOString();
+  const release: Release = {
+    project,
+    stack,
+    revision: (latest?.revision ?? 0) + 1,
+    operation: options.operation,
+    phase: options.operation === 'install' ? 'applying' : 'deleting',
+    createdAt: time,
+    modifiedAt: time,
+    heartbeatAt: time,
+    owner: { ...(options.owner ?? currentOwner()) },
+    command: [...options.command],
+    selectors: { include: [...options.selectors.include], exclude: [...options.selectors.exclude] },
+    kappsVersion: options.kappsVersion,
+    state: latest ? structuredClone(latest.state) : {},
+    spec: structuredClone(options.spec),
+  };
+  try {
+    await store.create(release);
+  } catch (error) {
+    if (!(error instanceof RevisionTakenError)) throw error;
+    const winner = await store.get(project, stack, release.revision);
+    if (!winner)
+      throw new ReleaseStoreError(`release ${release.revision} of ${project}/${stack} vanished after creation`);
+    throw lockedError(winner, now(), options.stackFile, true);
+  }
+  return new ReleaseRecorder(store, release, now, options.heartbeatMs ?? HEARTBEAT_MS);
+}
+
+/**
+ * An open release. Writes are serialised (one at a time, in call order) and each replaces the stored record
+ * atomically, only if nobody else changed it since this recorder's last write; if someone did (the release was
+ * unlocked by hand), the recorder stops writing and its calls reject with `ReleaseConflictError`.
+ */
+export class ReleaseRecorder {
+  readonly #store: ReleaseStore;
+  readonly #now: () => Date;
+  readonly #desired: Release;
+  #persisted: string;
+  #queue: Promise<unknown> = Promise.resolve();
+  #timer: NodeJS.Timeout | undefined;
+  #finishing: Promise<Release> | undefined;
+  #lost: ReleaseConflictError | undefined;
+
+  /** Use `beginRelease`; `release` must be stored already. */
+  constructor(store: ReleaseStore, release: Release, now: () => Date, heartbeatMs: number) {
+    this.#store = store;
+    this.#now = now;
+    this.#desired = structuredClone(release);
+    this.#persisted = release.modifiedAt;
+    this.#timer = setInterval(() => {
+      this.#write((r) => {
+        r.heartbeatAt = this.#now().toISOString();
+      }).catch(() => {
+        // A missed heartbeat only makes the owner look older; a conflict is kept in #lost by #write.
+      });
+    }, heartbeatMs);
+    this.#timer.unref();
+  }
+
+  /** A copy of the release as this recorder last wrote or will write it. */
+  get release(): Release {
+    return structuredClone(this.#desired);
+  }
+
+  /** The revision of this release. */
+  get revision(): number {
+    return this.#desired.revision;
+  }
+
+  /** Record one kapp's result (call after the kapp finishes); saved before the promise resolves. */
+  recordKapp(id: string, entry: KappStateInput): Promise<void> {
+    if (this.#finishing) {
+      return Promise.reject(new InternalError(`release ${this.revision} is finished; cannot record kapp ${id}`));
+    }
+    const outputs = entry.outputs ?? {};
+    if (!isJsonSafe(outputs)) {
+      return Promise.reject(new InternalError(`outputs of kapp ${id} are not JSON-safe data (convert with toJS)`));
+    }
+    // A JSON round trip turns null-prototype maps into plain objects and detaches the caller's data.
+    const copy = JSON.parse(JSON.stringify(outputs)) as JsonValue;
+    const steps = structuredClone(entry.steps ?? []);
+    return this.#write((r) => {
+      const inSpec = r.spec.kapps.find((k) => k.id === id);
+      const previous = Object.hasOwn(r.state, id) ? r.state[id] : undefined;
+      const state: KappState = {
+        status: entry.status,
+        specDigest: entry.specDigest ?? (inSpec ? specDigest(inSpec) : (previous?.specDigest ?? '')),
+        revision: r.revision,
+        updatedAt: this.#now().toISOString(),
+        outputs: copy,
+        steps,
+      };
+      r.state[id] = state;
+    });
+  }
+
+  /**
+   * Finish the release. The phase stored is the worse of `phase` and what the kapps recorded by this release
+   * say (`phaseFor`): a release is never `succeeded` while one of its kapps failed or was cancelled. Idempotent:
+   * later calls return the first call's result.
+   */
+  finish(phase: FinalPhase): Promise<Release> {
+    if (this.#finishing) return this.#finishing;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    const finishing = (async () => {
+      await this.#write((r) => {
+        const own = Object.values(r.state).filter((entry) => entry.revision === r.revision);
+        const time = this.#now().toISOString();
+        r.phase = worsePhase(phase, phaseFor(own.map((entry) => entry.status)));
+        r.finishedAt = time;
+        r.heartbeatAt = time;
+      });
+      return this.release;
+    })();
+    this.#finishing = finishing;
+    finishing.catch((error: unknown) => {
+      // A failed write may be retried by calling finish again, unless the release was taken away.
+      if (!(error instanceof ReleaseConflictError) && this.#finishing === finishing) this.#finishing = undefined;
+    });
+    return finishing;
+  }
+
+  /** Queue one change; it is applied to the wanted record and the whole record is written. */
+  #write(change: (release: Release) => void): Promise<void> {
+    const run = this.#queue.then(async () => {
+      if (this.#lost) throw this.#lost;
+      change(this.#desired);
+      const next = structuredClone(this.#desired);
+      next.modifiedAt = this.#stamp();
+      try {
+        await this.#store.update(next, { ifModifiedAt: this.#persisted });
+      } catch (error) {
+        if (error instanceof ReleaseConflictError) {
+          this.#lost = lostError(this.#desired, error);
+          clearInterval(this.#timer);
+          throw this.#lost;
+        }
+        throw error;
+      }
+      this.#persisted = next.modifiedAt;
+      this.#desired.modifiedAt = next.modifiedAt;
+    });
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A modification time strictly after the last one written, so each write is told apart from the others. */
+  #stamp(): string {
+    const last = Date.parse(this.#persisted);
+    const now = this.#now().getTime();
+    return new Date(Number.isFinite(last) && now <= last ? last + 1 : now).toISOString();
+  }
+}
+
+/**
+ * The phase a release's kapp statuses call for: `failed` if any failed, else `cancelled` if any was cancelled,
+ * else `succeeded` (also when there are none).
+ */
+export function phaseFor(statuses: Iterable<KappStateStatus | KappStatus>): FinalPhase {
+  let cancelled = false;
+  for (const status of statuses) {
+    if (status === 'failed') return 'failed';
+    if (status === 'cancelled') cancelled = true;
+  }
+  return cancelled ? 'cancelled' : 'succeeded';
+}
+
+const PHASE_RANK: Record<FinalPhase, number> = { succeeded: 0, cancelled: 1, failed: 2 };
+
+function worsePhase(a: FinalPhase, b: FinalPhase): FinalPhase {
+  return PHASE_RANK[a] >= PHASE_RANK[b] ? a : b;
+}
+
+/** The command that unlocks a stack, for messages. */
+export function unlockCommand(stack: string, stackFile?: string): string {
+  return `kapps release unlock ${stackFile ? quoteArg(stackFile) : '<stack-file>'} ${quoteArg(stack)}`;
+}
+
+/** One paragraph describing the running release `holder`: which, since when, whose, and whether it looks dead. */
+export function describeHolder(holder: Release, now: Date): { text: string; looksDead: boolean } {
+  const health = ownerHealth(holder, now);
+  const text =
+    `release ${holder.revision} (${holder.operation}, ${holder.phase}) started ${holder.createdAt} ` +
+    `by ${formatOwner(holder.owner)}; ` +
+    (health.looksDead ? `the owner looks dead: ${health.reason}` : `the owner looks alive: ${health.reason}`);
+  return { text, looksDead: health.looksDead };
+}
+
+function lockedError(holder: Release, now: Date, stackFile: string | undefined, raced: boolean): ReleaseLockedError {
+  const { text, looksDead } = describeHolder(holder, now);
+  const advice = looksDead
+    ? `If no kapps run is working on this stack any more, unlock it with: ${unlockCommand(holder.stack, stackFile)}`
+    : `Wait for it to finish; if you are sure it is gone, unlock it with: ${unlockCommand(holder.stack, stackFile)}`;
+  const message =
+    `${holder.project}/${holder.stack} is locked by ${text}` +
+    (raced ? ' (it began at the same moment as this run).\n' : '.\n') +
+    advice;
+  return new ReleaseLockedError(message, holder, looksDead);
+}
+
+function lostError(release: Release, conflict: ReleaseConflictError): ReleaseConflictError {
+  const current = conflict.current;
+  const who = current?.unlocked ? ` (unlocked by ${current.unlocked.by} at ${current.unlocked.at})` : '';
+  return new ReleaseConflictError(
+    `release ${release.revision} of ${release.project}/${release.stack} was changed by another process${who} ` +
+      'while this run was recording it; this run no longer writes it',
+    current,
+  );
+}
+
+function quoteArg(text: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Options of `unlockRelease`. */
+export interface UnlockReleaseOptions {
+  store: ReleaseStore;
+  project: string;
+  stack: string;
+  /** Who unlocks: `user@host`. */
+  by: string;
+  /** The clock; defaults to the system clock. */
+  now?: () => Date;
+}
+
+/** What `unlockRelease` did. */
+export type UnlockResult =
+  | {
+      unlocked: true;
+      /** The release as stored now: phase `failed`, with `unlocked` set. */
+      release: Release;
+      /** The phase it had (`applying` or `deleting`). */
+      previousPhase: Release['phase'];
+      /** The holder as it looked when unlocked. */
+      holder: { text: string; looksDead: boolean };
+    }
+  | {
+      unlocked: false;
+      /** Why there was nothing to do, as a sentence. */
+      message: string;
+      /** The latest release, if any. */
+      latest?: Release;
+    };
+
+/**
+ * Unlock (project, stack) by hand: the latest release, if it is still running, becomes `failed`, with who
+ * unlocked it and when; `modifiedAt` moves on, so its owner, if alive after all, stops writing it. A finished
+ * latest release (or none) leaves nothing to unlock.
+ */
+export async function unlockRelease(options: UnlockReleaseOptions): Promise<UnlockResult> {
+  const { store, project, stack } = options;
+  const now = options.now ?? (() => new Date());
+  for (let attempt = 0; ; attempt++) {
+    const latest = await store.latest(project, stack);
+    if (!latest) return { unlocked: false, message: `${project}/${stack} has no releases: nothing to unlock` };
+    if (!isRunningPhase(latest.phase)) {
+      return {
+        unlocked: false,
+        message: `nothing to unlock: the latest release of ${project}/${stack}, revision ${latest.revision}, is ${latest.phase}`,
+        latest,
+      };
+    }
+    const holder = describeHolder(latest, now());
+    const time = now();
+    const previous = Date.parse(latest.modifiedAt);
+    const at = new Date(Number.isFinite(previous) && time.getTime() <= previous ? previous + 1 : time.getTime());
+    const release: Release = {
+      ...structuredClone(latest),
+      phase: 'failed',
+      modifiedAt: at.toISOString(),
+      finishedAt: latest.finishedAt ?? at.toISOString(),
+      unlocked: { by: options.by, at: at.toISOString() },
+    };
+    try {
+      await store.update(release, { ifModifiedAt: latest.modifiedAt });
+      return { unlocked: true, release, previousPhase: latest.phase, holder };
+    } catch (error) {
+      // The owner wrote in between (a heartbeat): read again and retry a few times.
+      if (!(error instanceof ReleaseConflictError) || attempt >= 4) throw error;
+    }
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The release store: where releases are kept. Two backends implement it, files under `$KAPPS_HOME/releases`
+ * (default) and PostgreSQL (`postgres://…`). Both give the same guarantees:
+ *
+ * - `create` is exclusive: of two runs creating the same revision, exactly one succeeds and the other gets a
+ *   `RevisionTakenError` — this is what makes the lock safe;
+ * - `update` replaces the whole record atomically (a reader sees the old record or the new one, never a mix), and
+ *   with `ifModifiedAt` only when nobody else wrote it since;
+ * - a damaged record is reported (`ReleaseRecordError`), never skipped.
+ *
+ * The store knows nothing of phases or locks; `recorder.ts` builds the lifecycle on top of it.
+ */
+import { isAbsolute, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { ReleaseStoreError } from './errors.js';
+import { redactUrl } from './redact.js';
+import type { Release, ReleaseSummary } from './types.js';
+
+/** Options of `ReleaseStore.update`. */
+export interface UpdateOptions {
+  /**
+   * Only replace the record if its stored `modifiedAt` is this value (compare-and-set); otherwise throw
+   * `ReleaseConflictError`. Without it the update is unconditional.
+   */
+  ifModifiedAt?: string;
+}
+
+/** A place where releases are kept. */
+export interface ReleaseStore {
+  /** The backend, for messages: a directory, or a URL with its password masked. */
+  readonly description: string;
+  /** The release with the highest revision of (project, stack), or undefined when there is none. */
+  latest(project: string, stack: string): Promise<Release | undefined>;
+  /** One release, or undefined when that revision does not exist. */
+  get(project: string, stack: string, revision: number): Promise<Release | undefined>;
+  /** The metadata of every release of (project, stack), newest first. */
+  list(project: string, stack: string): Promise<ReleaseSummary[]>;
+  /** Store a new release; throws `RevisionTakenError` if its revision exists already. */
+  create(release: Release): Promise<void>;
+  /** Replace an existing release as a whole, atomically. Throws `ReleaseNotFoundError` if it does not exist. */
+  update(release: Release, options?: UpdateOptions): Promise<void>;
+  /** Release connections and handles. The store must not be used afterwards. */
+  close(): Promise<void>;
+}
+
+/** Where releases are kept, resolved from flag, environment, configuration and defaults. */
+export type BackendSpec = { kind: 'file'; root: string } | { kind: 'postgres'; url: string };
+
+/** Where a backend setting came from, for messages. */
+export type BackendSource = 'flag' | 'env' | 'config' | 'default';
+
+/** Inputs of `resolveBackend`, in precedence order. */
+export interface BackendInputs {
+  /** `--backend`. Relative paths are taken from `cwd`. */
+  flag?: string | undefined;
+  /** `KAPPS_BACKEND`. Relative paths are taken from `cwd`. */
+  env?: string | undefined;
+  /** `backend:` in sugarkube-conf.yaml. Relative paths are taken from `configDir`. */
+  config?: string | undefined;
+  /** Directory of sugarkube-conf.yaml (for a relative `backend:`). */
+  configDir?: string | undefined;
+  /** The directory relative flag/env paths are taken from. */
+  cwd: string;
+  /** `$KAPPS_HOME`, the file backend's default root. */
+  kappsHome: string;
+}
+
+/** `$KAPPS_HOME` if set and not empty, else `~/.kapps`. */
+export function kappsHome(envValue: string | undefined): string {
+  return envValue !== undefined && envValue !== '' ? resolve(envValue) : join(homedir(), '.kapps');
+}
+
+/**
+ * Pick the backend: `--backend` > `KAPPS_BACKEND` > `backend:` in sugarkube-conf.yaml > files under
+ * `$KAPPS_HOME`. A value is a `postgres://` / `postgresql://` URL, a `file://` URL or a directory path (the file
+ * backend keeps releases in `<dir>/releases/…`). Empty values count as unset.
+ */
+export function resolveBackend(inputs: BackendInputs): { spec: BackendSpec; source: BackendSource } {
+  const candidates: [BackendSource, string | undefined, string][] = [
+    ['flag', inputs.flag, inputs.cwd],
+    ['env', inputs.env, inputs.cwd],
+    ['config', inputs.config, inputs.configDir ?? inputs.cwd],
+  ];
+  for (const [source, value, base] of candidates) {
+    if (value === undefined || value.trim() === '') continue;
+    return { spec: parseBackend(value.trim(), base, source), source };
+  }
+  return { spec: { kind: 'file', root: inputs.kappsHome }, source: 'default' };
+}
+
+/** Parse one backend value. */
+export function parseBackend(value: string, base: string, source: BackendSource = 'flag'): BackendSpec {
+  if (/^postgres(ql)?:\/\//i.test(value)) return { kind: 'postgres', url: value };
+  if (/^file:\/\//i.test(value)) {
+    const path = decodeURIComponent(value.replace(/^file:\/\//i, ''));
+    if (!isAbsolute(path))
+      throw new ReleaseStoreError(`the backend ${value} (${source}) must be an absolute file:// URL`);
+    return { kind: 'file', root: path };
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    throw new ReleaseStoreError(
+      `unsupported release backend ${redactUrl(value)} (${source}): use a directory or a postgres:// URL`,
+    );
+  }
+  return { kind: 'file', root: resolve(base, value) };
+}
+
+/** A backend for messages: the directory, or the URL with its password masked. */
+export function describeBackend(spec: BackendSpec): string {
+  return spec.kind === 'file' ? spec.root : redactUrl(spec.url);
+}
+
+/** Open the store for a backend. The PostgreSQL driver is loaded only when needed. */
+export async function openReleaseStore(spec: BackendSpec): Promise<ReleaseStore> {
+  if (spec.kind === 'file') {
+    const { FileReleaseStore } = await import('./file-store.js');
+    return new FileReleaseStore(spec.root);
+  }
+  const { PgReleaseStore } = await import('./pg-store.js');
+  return new PgReleaseStore(spec.url);
+}

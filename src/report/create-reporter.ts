@@ -1,0 +1,52 @@
+/**
+ * Picks and builds the reporter for a run: listr2 on a terminal, plain lines otherwise, or NDJSON when asked.
+ * The CLI decides the inputs (the `--reporter` flag, whether stdout is a terminal, `NO_COLOR`, `--verbose`); this
+ * module does not read the environment.
+ */
+import type { Reporter } from './events.js';
+import { JsonReporter } from './json-reporter.js';
+import { ListrReporter } from './listr-reporter.js';
+import { PlainReporter } from './plain-reporter.js';
+
+/** The reporters a user can ask for; `auto` is listr on a terminal and plain otherwise. */
+export type ReporterKind = 'auto' | 'listr' | 'plain' | 'json';
+
+/** The reporter kinds, in the order `--reporter` lists them. */
+export const REPORTER_KINDS: readonly ReporterKind[] = ['auto', 'listr', 'plain', 'json'];
+
+/** What `createReporter` needs. */
+export interface ReporterOptions {
+  /** Which reporter; `auto` chooses from `isTTY`. */
+  readonly kind: ReporterKind;
+  /** The process's standard output (or a stand-in). */
+  readonly stdout: NodeJS.WritableStream;
+  /** The process's standard error (or a stand-in). */
+  readonly stderr: NodeJS.WritableStream;
+  /** Whether stdout is a terminal. */
+  readonly isTTY: boolean;
+  /** Show info-level log events (and, on a terminal, keep every output line of a kapp). */
+  readonly verbose: boolean;
+  /** Use colours in human text. JSON lines never have any. */
+  readonly color: boolean;
+  /** The command (`install`, `delete`, …) and whether it only plans (install/delete without `--yes`). */
+  readonly mode?: { readonly planOnly?: boolean; readonly command: string };
+}
+
+/** The concrete kind `auto` resolves to for a given terminal state. */
+export function resolveReporterKind(kind: ReporterKind, isTTY: boolean): Exclude<ReporterKind, 'auto'> {
+  if (kind !== 'auto') return kind;
+  return isTTY ? 'listr' : 'plain';
+}
+
+/** Build the reporter for a run. Call `close()` once after `run-finished` (or on abort) to print the summary. */
+export function createReporter(options: ReporterOptions): Reporter {
+  const { stdout, stderr, isTTY, verbose, color, mode } = options;
+  switch (resolveReporterKind(options.kind, isTTY)) {
+    case 'listr':
+      return new ListrReporter({ stdout, stderr, isTTY, verbose, color, mode });
+    case 'plain':
+      return new PlainReporter({ out: stdout, verbose, color, mode });
+    case 'json':
+      return new JsonReporter({ stdout, stderr, verbose, color, mode });
+  }
+}

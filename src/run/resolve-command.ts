@@ -1,0 +1,72 @@
+/**
+ * Finds the file a command name would run, the way execvp(3) does, without running it: for `kapps validate`'s
+ * "is every binary there?" check and for clear "not found on PATH" messages.
+ *
+ * Not its job: running anything, or following shell syntax (there is no shell; see `spawnStep`).
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
+
+/** The search path execvp(3) falls back to when the environment has no PATH (glibc's and libuv's default). */
+export const DEFAULT_PATH = '/usr/bin:/bin';
+
+/** Where each bare name was found, per (name, PATH, cwd-if-PATH-is-relative). Only hits are kept. */
+const cache = new Map<string, string>();
+
+/** Options of `resolveCommand`. */
+export interface ResolveCommandOptions {
+  /** The directory the command would run in: the base for names with a `/` and for relative PATH entries. */
+  readonly cwd: string;
+  /** The PATH of the environment the command would run with; undefined means execvp's default, `/usr/bin:/bin`. */
+  readonly pathEnv: string | undefined;
+}
+
+/**
+ * The absolute path of the executable regular file that `command` names, or undefined when there is none.
+ *
+ * - A name containing `/` is taken as a path, relative to `cwd`; PATH plays no part.
+ * - A bare name is looked for in each PATH entry in order; an empty entry means the current directory, as in
+ *   execvp(3). Directories and files without an execute bit for this process are passed over.
+ *
+ * Lookups of bare names are cached for the life of the process, but only when they succeed: a step may install
+ * a tool that a later step runs, so "not found" is always checked again.
+ */
+export function resolveCommand(command: string, opts: ResolveCommandOptions): string | undefined {
+  if (command === '') return undefined;
+  if (command.includes('/')) {
+    const candidate = path.resolve(opts.cwd, command);
+    return isExecutableFile(candidate) ? candidate : undefined;
+  }
+  const pathEnv = opts.pathEnv ?? DEFAULT_PATH;
+  const entries = pathEnv.split(path.delimiter);
+  // A relative entry (including the empty one) depends on the cwd, so the cwd becomes part of the key.
+  const relative = entries.some((entry) => !path.isAbsolute(entry));
+  const key = relative ? `${command}\0${pathEnv}\0${opts.cwd}` : `${command}\0${pathEnv}`;
+  const cached = cache.get(key);
+  if (cached !== undefined && isExecutableFile(cached)) return cached;
+  for (const entry of entries) {
+    const candidate = path.resolve(opts.cwd, entry === '' ? '.' : entry, command);
+    if (isExecutableFile(candidate)) {
+      cache.set(key, candidate);
+      return candidate;
+    }
+  }
+  cache.delete(key);
+  return undefined;
+}
+
+/** Forgets every cached lookup (for tests, and after PATH directories change under a long-lived process). */
+export function clearCommandCache(): void {
+  cache.clear();
+}
+
+/** A regular file (symlinks followed) that this process may execute. */
+function isExecutableFile(file: string): boolean {
+  try {
+    if (!statSync(file).isFile()) return false;
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,302 @@
+/**
+ * Runs one step's process: the only place in kapps that starts processes, and the only execa import.
+ *
+ * Responsibilities:
+ * 1. Start `command args…` with no shell, stdin closed, exactly the environment given, in `cwd`.
+ * 2. Run it as the leader of a new process group, so that a timeout or a cancellation stops the step *and*
+ *    everything it forked: SIGTERM to the group, then SIGKILL after a grace period.
+ * 3. Capture stdout and stderr (as bytes), stream decoded chunks to a callback, and keep an interleaved tail.
+ * 4. Turn every outcome (exit code, signal, timeout, cancellation, failure to start) into a `SpawnResult`.
+ *
+ * Not its job: deciding whether an exit code is a success (the caller knows the expected code), building the
+ * environment, writing output files, or reporting.
+ *
+ * Why our own timer rather than execa's `timeout`: execa 9 signals only the direct child, and with piped output
+ * its promise then waits for any grandchild that still holds the pipe (`sh -c 'sleep 60 & wait'` would hang for
+ * a minute). Why `buffer: false` and our own listeners: execa's buffering, decoding and `all` interleaving cost
+ * more per spawn than the process itself for short steps (see bench/spawn-overhead.mjs); we keep raw chunks and
+ * decode only what a callback or the tail needs.
+ */
+import { statSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { OutputTail } from './output-tail.js';
+import {
+  processGroupExists,
+  registerProcessGroup,
+  signalProcessGroup,
+  unregisterProcessGroup,
+} from './process-groups.js';
+import { resolveCommand } from './resolve-command.js';
+
+/** Default time between SIGTERM and SIGKILL when a step is stopped, in milliseconds. */
+export const DEFAULT_KILL_GRACE_MS = 3000;
+
+/** How often to look whether a signalled process group has emptied, in milliseconds. */
+const GROUP_POLL_MS = 20;
+
+/** What to run and how. */
+export interface SpawnRequest {
+  /** A program name (looked up on `env.PATH`) or a path (relative to `cwd`). Never interpreted by a shell. */
+  readonly command: string;
+  /** Arguments, passed to the program as they are. */
+  readonly args: readonly string[];
+  /** Working directory; must exist. */
+  readonly cwd: string;
+  /** The complete environment of the process: nothing is inherited from kapps' own environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Stop the step after this many milliseconds (absent, 0 or negative: no limit). */
+  readonly timeoutMs?: number;
+  /** Milliseconds between SIGTERM and SIGKILL when the step is stopped; default 3000. */
+  readonly killGraceMs?: number;
+  /** Cancels the step: its process group is stopped as on a timeout and the result says `cancelled`. */
+  readonly signal?: AbortSignal;
+  /** Called with each decoded chunk of output as it arrives (UTF-8; a character is never split). */
+  readonly onOutput?: (stream: 'stdout' | 'stderr', chunk: string) => void;
+  /** Keep the whole stdout and stderr in the result (default true). The tail is kept either way. */
+  readonly captureOutput?: boolean;
+  /** Number of lines in `outputTail` (default 20). */
+  readonly tailLines?: number;
+}
+
+/** What happened. `spawnStep` reports failures here and never throws for them. */
+export interface SpawnResult {
+  /** Exit status, or null when the process was ended by a signal or never started. */
+  readonly exitCode: number | null;
+  /** The signal that ended the process (`SIGTERM`, `SIGKILL`, …), or null. */
+  readonly signal: string | null;
+  /** The timeout fired and kapps stopped the step. */
+  readonly timedOut: boolean;
+  /** The abort signal fired and kapps stopped the step (or it was already aborted, and nothing started). */
+  readonly cancelled: boolean;
+  /** Everything written to stdout (empty when `captureOutput` is false). */
+  readonly stdout: Buffer;
+  /** Everything written to stderr (empty when `captureOutput` is false). */
+  readonly stderr: Buffer;
+  /** The last lines of stdout and stderr, interleaved in arrival order, without line ends. */
+  readonly outputTail: string[];
+  /** Wall time from just before the spawn until the step's output closed, in milliseconds. */
+  readonly durationMs: number;
+  /** The process id (also its process group id), when it started. */
+  readonly pid?: number;
+  /** Why the process could not be started, as a sentence naming the command (e.g. not found, not executable). */
+  readonly spawnError?: string;
+  /** The system error code behind `spawnError` (`ENOENT`, `EACCES`, …). */
+  readonly spawnErrorCode?: string;
+}
+
+/**
+ * Runs a step to completion and describes the outcome. It throws only when `onOutput` throws (a bug in the
+ * caller), after the process has been stopped.
+ */
+export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
+  const started = performance.now();
+  if (req.signal?.aborted) return notStarted(started, { cancelled: true });
+
+  const capture = req.captureOutput ?? true;
+  const grace = Math.max(0, req.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+  const tail = new OutputTail(req.tailLines);
+  const chunks: Record<'stdout' | 'stderr', Buffer[]> = { stdout: [], stderr: [] };
+  const decoders: Partial<Record<'stdout' | 'stderr', StringDecoder>> = {};
+  let callbackError: unknown;
+
+  let child: ChildProcess;
+  try {
+    child = spawn(req.command, req.args, {
+      cwd: req.cwd,
+      env: req.env,
+      shell: false,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: false,
+      windowsHide: true,
+    });
+  } catch (error) {
+    // Node validates arguments synchronously (a NUL byte in an argument, say): a caller bug, but a step failure.
+    return notStarted(started, { spawnError: `cannot run ${req.command}: ${errorMessage(error)}` });
+  }
+
+  // 'close' comes after the process has exited *and* its stdout and stderr have closed, including when it
+  // failed to start ('error' first, then 'close' with a negative errno).
+  let startError: NodeJS.ErrnoException | undefined;
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      startError ??= error;
+      if (child.pid === undefined) resolve({ code: null, signal: null });
+    });
+    child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+
+  const pid = child.pid;
+  if (pid !== undefined) registerProcessGroup(pid);
+
+  const onData = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
+    if (capture) chunks[stream].push(chunk);
+    const decoder = (decoders[stream] ??= new StringDecoder('utf8'));
+    const text = decoder.write(chunk);
+    if (text.length === 0) return;
+    tail.push(stream, text);
+    if (req.onOutput && callbackError === undefined) {
+      try {
+        req.onOutput(stream, text);
+      } catch (error) {
+        callbackError = error;
+        stop();
+      }
+    }
+  };
+  child.stdout?.on('data', onData('stdout'));
+  child.stderr?.on('data', onData('stderr'));
+
+  // Stopping: SIGTERM to the group now, SIGKILL after the grace period unless the group is gone by then.
+  let stopping = false;
+  let killDeadline = 0;
+  let forceKillTimer: NodeJS.Timeout | undefined;
+  const stop = (): void => {
+    if (stopping || pid === undefined) return;
+    stopping = true;
+    killDeadline = performance.now() + grace;
+    signalProcessGroup(pid, 'SIGTERM');
+    forceKillTimer = setTimeout(() => signalProcessGroup(pid, 'SIGKILL'), grace);
+    forceKillTimer.unref();
+  };
+
+  let timedOut = false;
+  let cancelled = false;
+  const timeoutMs = req.timeoutMs ?? 0;
+  const timeoutTimer =
+    timeoutMs > 0 && pid !== undefined
+      ? setTimeout(() => {
+          if (stopping) return;
+          timedOut = true;
+          stop();
+        }, timeoutMs)
+      : undefined;
+  const onAbort = (): void => {
+    if (stopping) return;
+    cancelled = true;
+    stop();
+  };
+  req.signal?.addEventListener('abort', onAbort, { once: true });
+
+  const exit = await closed;
+  const durationMs = performance.now() - started;
+  clearTimeout(timeoutTimer);
+  req.signal?.removeEventListener('abort', onAbort);
+
+  if (pid !== undefined) {
+    if (stopping) await finishKill(pid, killDeadline);
+    clearTimeout(forceKillTimer);
+    unregisterProcessGroup(pid);
+  }
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const rest = decoders[stream]?.end();
+    if (rest) tail.push(stream, rest);
+  }
+  if (callbackError !== undefined) throw asError(callbackError);
+
+  const failedToStart = pid === undefined;
+  const code = failedToStart ? startError?.code : undefined;
+  return {
+    exitCode: failedToStart ? null : exit.code,
+    signal: failedToStart ? null : exit.signal,
+    timedOut,
+    cancelled,
+    stdout: concat(chunks.stdout),
+    stderr: concat(chunks.stderr),
+    outputTail: tail.lines(),
+    durationMs,
+    ...(pid === undefined ? {} : { pid }),
+    ...(failedToStart
+      ? {
+          spawnError: describeSpawnError(req, code, startError?.message ?? 'unknown error'),
+          ...(code === undefined ? {} : { spawnErrorCode: code }),
+        }
+      : {}),
+  };
+}
+
+/**
+ * After a stopped step's leader has exited: members of its group that ignored SIGTERM and do not hold the
+ * output pipes may still be alive. Wait for the group to empty until the SIGKILL deadline, then SIGKILL it, so
+ * that nothing of a stopped step outlives `spawnStep`.
+ */
+async function finishKill(pgid: number, deadline: number): Promise<void> {
+  while (processGroupExists(pgid)) {
+    const left = deadline - performance.now();
+    if (left <= 0) {
+      signalProcessGroup(pgid, 'SIGKILL');
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(GROUP_POLL_MS, left)));
+  }
+}
+
+/** A result for a step whose process never started. */
+function notStarted(
+  started: number,
+  fields: { cancelled?: boolean; spawnError?: string; spawnErrorCode?: string },
+): SpawnResult {
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    cancelled: fields.cancelled ?? false,
+    stdout: Buffer.alloc(0),
+    stderr: Buffer.alloc(0),
+    outputTail: [],
+    durationMs: performance.now() - started,
+    ...(fields.spawnError === undefined ? {} : { spawnError: fields.spawnError }),
+    ...(fields.spawnErrorCode === undefined ? {} : { spawnErrorCode: fields.spawnErrorCode }),
+  };
+}
+
+function concat(chunks: Buffer[]): Buffer {
+  return chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks);
+}
+
+/** A sentence saying why `req.command` did not start, naming the likely cause. */
+function describeSpawnError(req: SpawnRequest, code: string | undefined, message: string): string {
+  const command = req.command;
+  if (!isDirectory(req.cwd)) return `cannot run ${command}: the working directory ${req.cwd} does not exist`;
+  switch (code) {
+    case 'ENOENT':
+      if (command.includes('/')) {
+        return resolveCommand(command, { cwd: req.cwd, pathEnv: req.env.PATH }) === undefined
+          ? `cannot run ${command}: no such file`
+          : `cannot run ${command}: the interpreter named on its #! line was not found`;
+      }
+      return resolveCommand(command, { cwd: req.cwd, pathEnv: req.env.PATH }) === undefined
+        ? `cannot run ${command}: command not found on PATH (${req.env.PATH ?? '(PATH is not set)'})`
+        : `cannot run ${command}: the interpreter named on its #! line was not found`;
+    case 'EACCES':
+      return `cannot run ${command}: permission denied (it is not an executable file, or a directory on its path is not searchable)`;
+    case 'ENOEXEC':
+      return `cannot run ${command}: not an executable format`;
+    case 'ENOTDIR':
+      return `cannot run ${command}: a component of its path is not a directory`;
+    case 'E2BIG':
+      return `cannot run ${command}: the arguments and environment are too large`;
+    default:
+      return `cannot run ${command}: ${firstLine(message)}`;
+  }
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return asError(error).message;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(typeof error === 'string' ? error : JSON.stringify(error));
+}
+
+function firstLine(text: string): string {
+  return text.split('\n', 1)[0] ?? text;
+}

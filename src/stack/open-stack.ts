@@ -1,0 +1,193 @@
+/**
+ * Opening a stack: the project config, the stack, its manifests, each kapp's layered descriptor (with its
+ * sugarkube.yaml from the workspace), provider and kapp vars files, the DAG and the selection. Everything the
+ * commands need before they render a step. Reads files; runs nothing.
+ */
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadKappDescriptor, loadManifest, loadProjectConfig, loadStack, loadVarsFile } from '../config/index.js';
+import type { StackOverrides } from '../config/index.js';
+import { locationOf } from '../config/locations.js';
+import type { KappDescriptor, ManifestConfig } from '../config/types.js';
+import { error as diagnosticError, type Diagnostic } from '../diagnostics/diagnostic.js';
+import { ConfigError } from '../diagnostics/errors.js';
+import { newGoMap, type GoMap } from '../template/value.js';
+import { layerKapp } from '../vars/layers.js';
+import { mergeAll } from '../vars/merge.js';
+import { kappVarNames, providerVarNames, VarFileWalker } from '../vars/var-files.js';
+import { findKappConfig, findKappConfigReadOnly } from '../workspace/workspace.js';
+import type { KappModel } from './kapp-model.js';
+import { resolveSources } from './sources.js';
+import { Stack } from './stack.js';
+
+/** What to open and how. */
+export interface OpenStackRequest {
+  readonly stackFile: string;
+  readonly stackName: string;
+  /** Workspace directory; default `<stack dir>/.kapps-workspace/<stack name>`. */
+  readonly workspace?: string;
+  readonly configFile?: string;
+  readonly cwd: string;
+  readonly homeDir?: string;
+  readonly overrides?: StackOverrides;
+  readonly include?: readonly string[];
+  readonly exclude?: readonly string[];
+  readonly parents?: boolean;
+  /** `$KUBECONFIG` (the `.kubeconfig` variable). */
+  readonly kubeconfig?: string;
+  /** Go's missingkey=error while rendering. */
+  readonly strict?: boolean;
+  /**
+   * Where to read each kapp's sugarkube.yaml: `workspace` (fetched sources; run commands fill the workspace before)
+   * or `read-only` (the workspace copy if any, else file sources in place; planning commands).
+   */
+  readonly descriptors: 'workspace' | 'read-only';
+}
+
+/** The default workspace of a stack. */
+export function defaultWorkspace(stackFile: string, stackName: string): string {
+  return path.join(path.dirname(path.resolve(stackFile)), '.kapps-workspace', stackName);
+}
+
+/** Parsed vars files, shared by every kapp that walks onto them. */
+class VarsFileCache {
+  readonly #files = new Map<string, GoMap>();
+  load(file: string): GoMap {
+    let m = this.#files.get(file);
+    if (!m) {
+      m = loadVarsFile(file);
+      this.#files.set(file, m);
+    }
+    return m;
+  }
+}
+
+/** Load the manifests of a stack; duplicate manifest ids are reported by the DAG. */
+function loadManifests(stackManifests: Parameters<typeof loadManifest>[0][], warnings: Diagnostic[]): ManifestConfig[] {
+  const out: ManifestConfig[] = [];
+  const problems: Diagnostic[] = [];
+  for (const ref of stackManifests) {
+    try {
+      const { manifest, warnings: w } = loadManifest(ref);
+      warnings.push(...w);
+      out.push(manifest);
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      problems.push(...e.diagnostics);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return out;
+}
+
+/** Open a stack (see the module doc). Throws `ConfigError` with every problem found in the files. */
+export function openStack(request: OpenStackRequest): Stack {
+  const warnings: Diagnostic[] = [];
+  const { stack, warnings: stackWarnings } = loadStack(request.stackFile, request.stackName, request.overrides ?? {});
+  warnings.push(...stackWarnings);
+  const { config: project, warnings: projectWarnings } = loadProjectConfig({
+    ...(request.configFile !== undefined ? { configFile: request.configFile } : {}),
+    cwd: request.cwd,
+    stackFile: stack.file,
+    homeDir: request.homeDir ?? os.homedir(),
+  });
+  warnings.push(...projectWarnings);
+  const manifests = loadManifests(stack.manifests, warnings);
+  const workspace = path.resolve(request.cwd, request.workspace ?? defaultWorkspace(stack.file, stack.name));
+
+  const walker = new VarFileWalker();
+  const files = new VarsFileCache();
+  const problems: Diagnostic[] = [];
+  for (const dir of [...stack.provider_vars_dirs, ...stack.kapp_vars_dirs]) {
+    if (!existsSync(dir)) problems.push(diagnosticError(`vars directory ${dir} does not exist`, locationOf(stack)));
+  }
+  if (problems.length) throw new ConfigError(problems);
+  const providerNames = providerVarNames(stack);
+  const providerVars = mergeAll(stack.provider_vars_dirs.flatMap((d) => walker.walk(d, providerNames)).map((f) => files.load(f)));
+
+  const refById = new Map(stack.manifests.map((m) => [m.id, m] as const));
+  const kapps: KappModel[] = [];
+  for (const manifest of manifests) {
+    const ref = refById.get(manifest.id);
+    const manifestDir = path.dirname(manifest.file);
+    for (const entry of manifest.kapps) {
+      const id = `${manifest.id}:${entry.id}`;
+      const cacheRoot = path.join(workspace, manifest.id, entry.id);
+      const versions = new Map<string, string>();
+      for (const [key, version] of ref?.versions ?? []) {
+        const slash = key.indexOf('/');
+        if (key.slice(0, slash) === entry.id) versions.set(key.slice(slash + 1), version);
+      }
+      const layers = {
+        manifestDefaults: manifest.defaults,
+        manifestEntry: entry,
+        versions,
+        stackDefaults: stack.defaults,
+        ...(ref?.overrides.get(entry.id) ? { stackOverride: ref.overrides.get(entry.id) as KappDescriptor } : {}),
+      };
+      // Sources can come from any layer but the kapp's own sugarkube.yaml (which lives inside a source).
+      const withoutKappFile = layerKapp(project, layers);
+      const sources = resolveSources(withoutKappFile.sources ?? [], manifestDir, id, problems);
+      let configFile: string | undefined;
+      try {
+        configFile =
+          request.descriptors === 'workspace'
+            ? findKappConfig(cacheRoot, sources, id)
+            : findKappConfigReadOnly(cacheRoot, sources, id);
+      } catch (e) {
+        if (!(e instanceof Error)) throw e;
+        problems.push(diagnosticError(e.message, locationOf(entry)));
+      }
+      let descriptor = withoutKappFile;
+      if (configFile) {
+        try {
+          const loaded = loadKappDescriptor(configFile);
+          warnings.push(...loaded.warnings);
+          descriptor = layerKapp(project, { ...layers, kappFile: loaded.descriptor });
+        } catch (e) {
+          if (!(e instanceof ConfigError)) throw e;
+          problems.push(...e.diagnostics);
+        }
+      }
+      const names = kappVarNames(
+        entry.id,
+        stack,
+        sources.map((s) => ({ id: s.id, ...(s.kind === 'git' ? { fqId: s.fqId } : {}) })),
+      );
+      const kappVarsFromFiles = stack.kapp_vars_dirs.length
+        ? mergeAll(stack.kapp_vars_dirs.flatMap((d) => walker.walk(d, names)).map((f) => files.load(f)))
+        : newGoMap();
+      kapps.push({
+        id,
+        manifestId: manifest.id,
+        kappId: entry.id,
+        index: kapps.length,
+        manifest,
+        entry,
+        cacheRoot,
+        ...(configFile ? { configFile } : {}),
+        configDir: configFile ? path.dirname(configFile) : cacheRoot,
+        sources,
+        descriptor,
+        kappVarsFromFiles,
+        outputIds: (descriptor.outputs ?? []).map((o) => o.id),
+      });
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return new Stack({
+    project,
+    stack,
+    manifests,
+    workspace,
+    kapps,
+    providerVars,
+    warnings,
+    kubeconfig: request.kubeconfig ?? '',
+    strict: request.strict ?? false,
+    include: request.include ?? [],
+    exclude: request.exclude ?? [],
+    parents: request.parents ?? false,
+  });
+}

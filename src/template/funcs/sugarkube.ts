@@ -1,0 +1,160 @@
+/**
+ * Sugarkube's own template functions: `exists`, `findFiles`, `mapPrintF`, `listString`, `removeEmpty`, `isSet`.
+ * `exists` and `findFiles` read the file system (synchronously: templates render synchronously).
+ */
+import { lstatSync, readdirSync, statSync } from 'node:fs';
+import { formatValue, sprintf } from '../fmt.js';
+import { FuncError } from '../types.js';
+import type { GoValue } from '../value.js';
+import { GoIfaceMap, goTypeName } from '../value.js';
+import { ANY, def, type FuncTable, str, stringList, variadic } from './define.js';
+import { cleanPath, isAbsPath, joinPath } from './go-path.js';
+import { quoteGo } from '../fmt.js';
+import { compareGoStrings } from './go-string.js';
+import { compileRegexp, type GoRegexp } from './regexp.js';
+import { RegexpSyntaxError } from './regexp-syntax.js';
+
+const S = 'string';
+
+/** Go's texts for the errno codes a stat or directory read can meet. */
+const ERRNO_TEXT: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ELOOP: 'too many levels of symbolic links',
+  ENAMETOOLONG: 'file name too long',
+  EIO: 'input/output error',
+};
+
+function errnoCode(e: unknown): string {
+  return typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : '';
+}
+
+/** A Go *PathError text: `lstat /x: no such file or directory`. */
+function pathError(op: string, path: string, e: unknown): string {
+  const code = errnoCode(e);
+  return `${op} ${path}: ${ERRNO_TEXT[code] ?? (e instanceof Error ? e.message : String(e))}`;
+}
+
+/** The items of a []interface{} or []string (Go's type switch); anything else is not a list here. */
+function plainList(v: GoValue): GoValue[] | null {
+  if (!Array.isArray(v)) return null;
+  const t = goTypeName(v);
+  return t === '[]interface {}' || t === '[]string' ? v : null;
+}
+
+/** `exists TYPE PATH`: "f" regular file, "d" directory, "any" anything; a missing path is false. */
+function exists(kind: string, path: string): boolean {
+  let st;
+  try {
+    st = statSync(path);
+  } catch (e) {
+    if (errnoCode(e) === 'ENOENT') return false;
+    throw new FuncError(pathError('stat', path, e));
+  }
+  switch (kind) {
+    case 'f':
+      return st.isFile();
+    case 'd':
+      return st.isDirectory();
+    case 'any':
+      return true;
+    default:
+      throw new FuncError(`unknown file type ${quoteGo(kind)} for exists: use "f", "d" or "any"`);
+  }
+}
+
+/**
+ * filepath.Walk from `root`, calling `visit` for every path in lexical order per directory; symbolic links are
+ * reported with `isLink` and not followed. Errors are Go's *PathError texts.
+ */
+function walk(root: string, visit: (path: string) => void): void {
+  let st;
+  try {
+    st = lstatSync(root);
+  } catch (e) {
+    throw new Error(pathError('lstat', root, e));
+  }
+  walkEntry(root, st.isSymbolicLink(), st.isDirectory(), visit);
+}
+
+function walkEntry(path: string, isLink: boolean, isDir: boolean, visit: (path: string) => void): void {
+  if (isLink) return;
+  visit(path);
+  if (!isDir) return;
+  let names: string[];
+  try {
+    names = readdirSync(path);
+  } catch (e) {
+    throw new Error(pathError('open', path, e));
+  }
+  names.sort(compareGoStrings);
+  for (const name of names) {
+    const child = joinPath(path, name);
+    let st;
+    try {
+      st = lstatSync(child);
+    } catch (e) {
+      throw new Error(pathError('lstat', child, e));
+    }
+    walkEntry(child, st.isSymbolicLink(), st.isDirectory(), visit);
+  }
+}
+
+/** filepath.Abs: clean an absolute path, or join a relative one to the working directory. */
+function absPath(p: string): string {
+  return isAbsPath(p) ? cleanPath(p) : joinPath(process.cwd(), p);
+}
+
+/**
+ * `findFiles ROOT PATTERNS`: for each pattern in order, every walked path (files and directories, symlinks
+ * skipped) whose full path contains a non-empty match, made absolute. A missing root is an error (only when
+ * there is a pattern to look for).
+ */
+function findFiles(root: string, patterns: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const p of patterns) {
+    let re: GoRegexp;
+    try {
+      re = compileRegexp(p);
+    } catch (e) {
+      if (e instanceof RegexpSyntaxError) throw new FuncError(`invalid pattern ${quoteGo(p)}: ${e.message}`);
+      throw e;
+    }
+    const found: string[] = [];
+    try {
+      walk(root, (path) => {
+        if (re.findString(path) !== '') found.push(path);
+      });
+    } catch (e) {
+      throw new FuncError(`error finding ${quoteGo(p)} in ${quoteGo(root)}: ${(e as Error).message}`);
+    }
+    for (const f of found) out.push(absPath(f));
+  }
+  return out;
+}
+
+/** Sugarkube's custom functions by name. */
+export function sugarkubeFuncs(): FuncTable {
+  return {
+    exists: def([S, S], (a) => exists(str(a, 0), str(a, 1))),
+    findFiles: def([S, '[]string'], (a) => {
+      const patterns = a[1];
+      return stringList(findFiles(str(a, 0), Array.isArray(patterns) ? patterns.map(String) : []));
+    }),
+    mapPrintF: def([S, ANY], (a) => {
+      const items = plainList(a[1] ?? null) ?? [];
+      return stringList(items.map((it) => sprintf(str(a, 0), [it])));
+    }),
+    listString: variadic([], S, (a) => stringList(a.map(String))),
+    removeEmpty: def([ANY], (a) => {
+      const items = plainList(a[0] ?? null) ?? [];
+      return stringList(items.filter((it) => it !== null && it !== '').map((it) => formatValue(it)));
+    }),
+    isSet: def(['map[interface {}]interface {}', S], (a) => {
+      const m = a[0];
+      return m instanceof GoIfaceMap && m.has(str(a, 1));
+    }),
+  };
+}

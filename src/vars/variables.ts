@@ -1,0 +1,100 @@
+/**
+ * The variable map templates are rendered against (Sugarkube §5.1), assembled from fragments merged in order:
+ *
+ *   stack intrinsics (.stack.*) < .sugarkube.* < provider vars < stack `vars` < registry (.kubeconfig, .outputs.*)
+ *     < kapp (.kapp.*, and the kapp's own view of .outputs)
+ *
+ * and then rendered to a fixed point (`renderVariables`).
+ */
+import type { StackConfig } from '../config/types.js';
+import { newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { mergeAll } from './merge.js';
+
+/** The `.stack.*` fragment. */
+export function stackIntrinsics(stack: StackConfig): GoMap {
+  return newGoMap([
+    [
+      'stack',
+      newGoMap([
+        ['name', stack.name],
+        ['filePath', stack.file],
+        ['provider', stack.provider],
+        ['provisioner', stack.provisioner],
+        ['account', stack.account],
+        ['region', stack.region],
+        ['profile', stack.profile],
+        ['cluster', stack.cluster],
+      ]),
+    ],
+  ]);
+}
+
+/** `.sugarkube.defaultVars`: provider, provisioner, account, profile, cluster, region (blanks kept). */
+export function defaultVars(stack: StackConfig): string[] {
+  return [stack.provider, stack.provisioner, stack.account, stack.profile, stack.cluster, stack.region];
+}
+
+/** Extras visible while run steps are computed: `.sugarkube.action` and `.sugarkube.dry-run`. */
+export interface StepExtras {
+  readonly action: string;
+  readonly dryRun: boolean;
+}
+
+/** The kapp part of the map (`.kapp.*`). */
+export interface KappVariables {
+  readonly id: string;
+  readonly manifestId: string;
+  /** Absolute path of the kapp's directory in the workspace. */
+  readonly cacheRoot: string;
+  /** Kapp vars files merged with the descriptor's `vars`. */
+  readonly vars: GoMap;
+  /** `.kapp.templates.<id>`: `{source, dest, rendered_path, sensitive}`. */
+  readonly templates: GoMap;
+}
+
+export interface VariableInputs {
+  readonly stack: StackConfig;
+  /** Merged provider vars files (top level of the map). */
+  readonly providerVars: GoMap;
+  /** `.kubeconfig`: $KUBECONFIG, or "". */
+  readonly kubeconfig: string;
+  readonly kapp?: KappVariables;
+  /** The kapp's view of outputs (`this`, short and fully-qualified keys); data, never re-rendered. */
+  readonly outputs?: GoMap;
+  readonly extras?: StepExtras;
+}
+
+/** Assemble the (unrendered) variable map. */
+export function assembleVariables(inputs: VariableInputs): GoMap {
+  const sugarkube = newGoMap([['defaultVars', defaultVars(inputs.stack) as GoValue]]);
+  if (inputs.extras) {
+    sugarkube.action = inputs.extras.action;
+    sugarkube['dry-run'] = inputs.extras.dryRun;
+  }
+  const registry = newGoMap([
+    ['kubeconfig', inputs.kubeconfig],
+    ['outputs', inputs.outputs ?? newGoMap()],
+  ]);
+  const kapp = inputs.kapp
+    ? newGoMap([
+        [
+          'kapp',
+          newGoMap([
+            ['id', inputs.kapp.id],
+            ['manifestId', inputs.kapp.manifestId],
+            ['cacheRoot', inputs.kapp.cacheRoot],
+            ['vars', inputs.kapp.vars],
+            ['templates', inputs.kapp.templates],
+          ]),
+        ],
+      ])
+    : undefined;
+  return mergeAll([
+    stackIntrinsics(inputs.stack),
+    newGoMap([['sugarkube', sugarkube]]),
+    inputs.providerVars,
+    inputs.stack.vars,
+    registry,
+    kapp,
+  ]);
+}

@@ -1,0 +1,99 @@
+/**
+ * Git sources (`<repo>//<path>#<ref>`), fetched with the real git CLI into `<cacheRoot>/.sugarkube/<fqId>/`, the
+ * layout Sugarkube uses: a shallow fetch of the one ref, a sparse checkout of the one path, and a relative symlink
+ * `<cacheRoot>/<sourceId>` → `.sugarkube/<fqId>/<path>`.
+ *
+ * Commands go through an injected runner (the CLI passes the run layer's spawner), so this module never spawns
+ * processes itself.
+ */
+import { existsSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { KappsError } from '../diagnostics/errors.js';
+
+/** Runs one command (no shell) and reports how it ended. */
+export type CommandRunner = (
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; timeoutMs: number },
+) => Promise<{ exitCode: number | null; stdout: string; stderr: string; error?: string }>;
+
+export interface GitSource {
+  /** Repository URL or path (local repositories work). */
+  readonly repo: string;
+  /** Path inside the repository ('' for the root). */
+  readonly path: string;
+  /** Branch, tag or commit. */
+  readonly ref: string;
+}
+
+/** Marker file recording which ref a checkout was made from. */
+const REF_FILE = 'kapps-ref';
+
+async function git(
+  run: CommandRunner,
+  args: readonly string[],
+  cwd: string,
+  what: string,
+  timeoutMs = 90_000,
+): Promise<string> {
+  const r = await run('git', args, { cwd, timeoutMs });
+  if (r.exitCode !== 0) {
+    const detail = (r.error ?? r.stderr.trim()) || `exit code ${String(r.exitCode)}`;
+    throw new KappsError(`${what}: git ${args.join(' ')} failed in ${cwd}: ${detail}`);
+  }
+  return r.stdout;
+}
+
+/**
+ * Make sure `checkoutDir` holds `source` at its ref. A missing checkout is created; an existing one is updated only
+ * when `update` is set, and only if it has no local changes (so nothing is lost).
+ */
+export async function acquireGitSource(
+  run: CommandRunner,
+  source: GitSource,
+  checkoutDir: string,
+  options: { update: boolean; what: string },
+): Promise<'created' | 'updated' | 'present'> {
+  const what = options.what;
+  const sparsePath = source.path.replace(/^\/+|\/+$/g, '');
+  if (existsSync(path.join(checkoutDir, '.git'))) {
+    if (!options.update) return 'present';
+    const refFile = path.join(checkoutDir, '.git', REF_FILE);
+    const status = await git(run, ['status', '--porcelain'], checkoutDir, what);
+    if (status.trim() !== '') {
+      throw new KappsError(
+        `${what}: the checkout at ${checkoutDir} has local changes; not updating it, to prevent losing work (commit, stash or remove them first)`,
+      );
+    }
+    await git(run, ['fetch', '--depth=1', '--tags', 'origin', source.ref], checkoutDir, what, 60_000);
+    await git(run, ['-c', 'advice.detachedHead=false', 'checkout', '-q', 'FETCH_HEAD'], checkoutDir, what);
+    writeFileSync(refFile, `${source.ref}\n`);
+    return 'updated';
+  }
+  mkdirSync(checkoutDir, { recursive: true });
+  await git(run, ['init', '-q'], checkoutDir, what);
+  await git(run, ['remote', 'add', 'origin', source.repo], checkoutDir, what);
+  await git(run, ['fetch', '--depth=1', '--tags', 'origin', source.ref], checkoutDir, what, 60_000);
+  if (sparsePath) {
+    await git(run, ['config', 'core.sparseCheckout', 'true'], checkoutDir, what);
+    const infoDir = path.join(checkoutDir, '.git', 'info');
+    mkdirSync(infoDir, { recursive: true });
+    writeFileSync(path.join(infoDir, 'sparse-checkout'), `/${sparsePath}/*\n`);
+  }
+  await git(run, ['-c', 'advice.detachedHead=false', 'checkout', '-q', 'FETCH_HEAD'], checkoutDir, what);
+  writeFileSync(path.join(checkoutDir, '.git', REF_FILE), `${source.ref}\n`);
+  return 'created';
+}
+
+/** Create the relative symlink `<cacheRoot>/<linkName>` → `<target>` unless something already exists there. */
+export function linkSource(cacheRoot: string, linkName: string, target: string): void {
+  const link = path.join(cacheRoot, linkName);
+  try {
+    lstatSync(link);
+    return;
+  } catch {
+    // absent: create it
+  }
+  mkdirSync(path.dirname(link), { recursive: true });
+  symlinkSync(path.relative(path.dirname(link), target) || '.', link);
+}

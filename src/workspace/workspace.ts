@@ -1,0 +1,119 @@
+/**
+ * The workspace: `<workspace>/<manifest>/<kapp>/` is a kapp's cache root; its sources live inside it (file sources
+ * as up-to-date copies at `<cacheRoot>/<sourceId>/`, git sources as checkouts under `.sugarkube/<fqId>/` with a
+ * `<sourceId>` symlink), and its `sugarkube.yaml` is found there.
+ */
+import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { KappsError } from '../diagnostics/errors.js';
+import { syncDirectory } from './file-source.js';
+import { acquireGitSource, linkSource, type CommandRunner } from './git-source.js';
+
+/** A source of a kapp, resolved to something the workspace can fetch. */
+export type ResolvedSource =
+  | { readonly kind: 'file'; readonly id: string; readonly path: string }
+  | {
+      readonly kind: 'git';
+      readonly id: string;
+      readonly fqId: string;
+      readonly repo: string;
+      readonly path: string;
+      readonly ref: string;
+    };
+
+export interface KappSources {
+  /** `manifest:kapp`, for messages. */
+  readonly fqId: string;
+  readonly cacheRoot: string;
+  readonly sources: readonly ResolvedSource[];
+}
+
+/** Where a source's files are inside the workspace. */
+export function sourceDir(cacheRoot: string, source: ResolvedSource): string {
+  return path.join(cacheRoot, source.id || (source.kind === 'git' ? source.fqId : 'source'));
+}
+
+/**
+ * Fill the workspace for these kapps. File sources are always synced (cheap, keeps the copy current); git sources
+ * are fetched when missing, and updated when `update` is set.
+ */
+export async function ensureWorkspace(
+  kapps: readonly KappSources[],
+  options: { update: boolean; run: CommandRunner; onFetch?: (fqId: string, source: ResolvedSource) => void },
+): Promise<void> {
+  for (const kapp of kapps) {
+    mkdirSync(kapp.cacheRoot, { recursive: true });
+    await Promise.all(
+      kapp.sources.map(async (source) => {
+        const what = `kapp ${kapp.fqId}, source ${source.id}`;
+        if (source.kind === 'file') {
+          if (!existsSync(source.path)) {
+            throw new KappsError(`${what}: ${source.path} does not exist`);
+          }
+          const dest = sourceDir(kapp.cacheRoot, source);
+          if (statSync(source.path).isDirectory()) syncDirectory(source.path, dest);
+          else syncDirectory(source.path, path.join(dest, path.basename(source.path)));
+          return;
+        }
+        const checkout = path.join(kapp.cacheRoot, '.sugarkube', source.fqId);
+        const missing = !existsSync(path.join(checkout, '.git'));
+        if (missing || options.update) options.onFetch?.(kapp.fqId, source);
+        await acquireGitSource(options.run, source, checkout, { update: options.update, what });
+        linkSource(kapp.cacheRoot, source.id || source.fqId, path.join(checkout, source.path.replace(/^\/+/, '')));
+      }),
+    );
+  }
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Find the kapp's `sugarkube.yaml`: first at the top of each source directory (declaration order), then anywhere
+ * under the cache root without following symlinks (where Sugarkube looked). Several candidates in that search are an
+ * error listing them. Returns undefined when the kapp has none (a kapp defined in its manifest alone).
+ */
+export function findKappConfig(cacheRoot: string, sources: readonly ResolvedSource[], fqId: string): string | undefined {
+  for (const source of sources) {
+    const candidate = path.join(sourceDir(cacheRoot, source), 'sugarkube.yaml');
+    if (existsSync(candidate)) return candidate;
+  }
+  if (!isDir(cacheRoot)) return undefined;
+  const found: string[] = [];
+  const visit = (dir: string): void => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = path.join(dir, name);
+      const st = lstatSync(p);
+      if (st.isSymbolicLink()) continue;
+      if (st.isDirectory()) {
+        if (name !== '.git') visit(p);
+      } else if (name === 'sugarkube.yaml') found.push(p);
+    }
+  };
+  visit(cacheRoot);
+  if (found.length > 1) {
+    throw new KappsError(`kapp ${fqId}: several sugarkube.yaml files in its workspace directory: ${found.join(', ')}`);
+  }
+  return found[0];
+}
+
+/** For read-only commands: the sugarkube.yaml of a kapp from its workspace copy, else from its file sources in place. */
+export function findKappConfigReadOnly(
+  cacheRoot: string,
+  sources: readonly ResolvedSource[],
+  fqId: string,
+): string | undefined {
+  const inWorkspace = findKappConfig(cacheRoot, sources, fqId);
+  if (inWorkspace) return inWorkspace;
+  for (const source of sources) {
+    if (source.kind !== 'file') continue;
+    const candidate = isDir(source.path) ? path.join(source.path, 'sugarkube.yaml') : undefined;
+    if (candidate && existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}

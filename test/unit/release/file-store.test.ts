@@ -1,0 +1,127 @@
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ReleaseRecordError } from '../../../src/release/errors.js';
+import { encodeSegment, FileReleaseStore } from '../../../src/release/file-store.js';
+import { cleanupTempDirs, makeRelease, tempDir } from './helpers.js';
+
+afterAll(() => cleanupTempDirs());
+
+describe('file release store', () => {
+  it('keeps each release as readable YAML in releases/<project>/<stack>/<revision>.yaml', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    const release = makeRelease('shop', 'dev', 1);
+    await store.create(release);
+    const file = join(root, 'releases', 'shop', 'dev', '1.yaml');
+    const text = readFileSync(file, 'utf8');
+    expect(text.split('\n').slice(0, 6)).toEqual([
+      '# A kapps release record. Written by kapps; see `kapps release show`.',
+      'project: shop',
+      'stack: dev',
+      'revision: 1',
+      'operation: install',
+      'phase: succeeded',
+    ]);
+    expect(parse(text)).toEqual(release);
+    // Strings that YAML 1.2 would read as other types are quoted, so they come back as strings.
+    expect(text).toContain('- "0x10"');
+  });
+
+  it('makes files readable by the owner only (0600) and directories 0700', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    await store.create(makeRelease('shop', 'dev', 1));
+    await store.update(makeRelease('shop', 'dev', 1, { phase: 'failed' }));
+    expect(statSync(join(root, 'releases', 'shop', 'dev', '1.yaml')).mode & 0o777).toBe(0o600);
+    for (const dir of ['releases', 'releases/shop', 'releases/shop/dev']) {
+      expect(statSync(join(root, dir)).mode & 0o777).toBe(0o700);
+    }
+  });
+
+  it('leaves no temp files behind after create, a lost create and update', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    await store.create(makeRelease('shop', 'dev', 1));
+    await store.create(makeRelease('shop', 'dev', 1)).catch(() => undefined);
+    await store.update(makeRelease('shop', 'dev', 1, { phase: 'failed' }));
+    expect(readdirSync(join(root, 'releases', 'shop', 'dev'))).toEqual(['1.yaml']);
+  });
+
+  it('ignores temp files and other names when reading', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    await store.create(makeRelease('shop', 'dev', 1));
+    const dir = join(root, 'releases', 'shop', 'dev');
+    writeFileSync(join(dir, '.2.yaml.123.abcdef.tmp'), 'project: [half writ');
+    writeFileSync(join(dir, 'notes.txt'), 'hello');
+    writeFileSync(join(dir, '02.yaml'), 'not: a release');
+    expect((await store.latest('shop', 'dev'))?.revision).toBe(1);
+    expect((await store.list('shop', 'dev')).map((s) => s.revision)).toEqual([1]);
+  });
+
+  it('reports an unparsable release file with its path instead of skipping it', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    await store.create(makeRelease('shop', 'dev', 1));
+    const file = join(root, 'releases', 'shop', 'dev', '2.yaml');
+    writeFileSync(file, 'project: shop\nstack: [dev\n');
+    for (const read of [() => store.latest('shop', 'dev'), () => store.list('shop', 'dev')]) {
+      const error = await read().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReleaseRecordError);
+      expect((error as Error).message).toMatch(
+        new RegExp(`^${escape(file)} is not a valid release record: unparsable YAML`),
+      );
+    }
+  });
+
+  it('reports a release file that is not a release record, naming the fields', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    const file = join(root, 'releases', 'shop', 'dev', '1.yaml');
+    await store.create(makeRelease('shop', 'dev', 1));
+    const broken = makeRelease('shop', 'dev', 1) as unknown as Record<string, unknown>;
+    broken.phase = 'done';
+    delete broken.owner;
+    writeFileSync(file, JSON.stringify(broken));
+    const error = await store.get('shop', 'dev', 1).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReleaseRecordError);
+    expect((error as Error).message).toContain(`${file} is not a valid release record: `);
+    expect((error as Error).message).toContain('phase: ');
+    expect((error as Error).message).toContain('owner: ');
+  });
+
+  it('reports an empty release file', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    await store.create(makeRelease('shop', 'dev', 1));
+    writeFileSync(join(root, 'releases', 'shop', 'dev', '1.yaml'), '');
+    await expect(store.latest('shop', 'dev')).rejects.toThrow(/1\.yaml is not a valid release record: \(top level\)/);
+  });
+
+  it('reports a release file stored under another revision', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    await store.create(makeRelease('shop', 'dev', 1));
+    const dir = join(root, 'releases', 'shop', 'dev');
+    writeFileSync(join(dir, '2.yaml'), readFileSync(join(dir, '1.yaml')));
+    await expect(store.latest('shop', 'dev')).rejects.toThrow(
+      'it records release 1 of shop/dev, not release 2 of shop/dev',
+    );
+  });
+
+  it('encodes names so they stay one path segment', () => {
+    expect(encodeSegment('shop', 'project')).toBe('shop');
+    expect(encodeSegment('team/a b', 'project')).toBe('team%2Fa%20b');
+    expect(encodeSegment('..', 'stack')).toBe('%2E%2E');
+    expect(encodeSegment('.', 'stack')).toBe('%2E');
+    expect(encodeSegment('prod.eu_1-x', 'stack')).toBe('prod.eu_1-x');
+    expect(encodeSegment('ä', 'stack')).toBe('%C3%A4');
+    expect(() => encodeSegment('', 'stack')).toThrow('the stack name is empty');
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import {
+  diffReleases,
+  formatDuration,
+  formatReleaseDiff,
+  formatReleaseTable,
+  releaseListEntries,
+} from '../../../src/release/history.js';
+import { summarise, type KappState, type Release } from '../../../src/release/types.js';
+import { makeRelease } from './helpers.js';
+
+function entry(status: KappState['status'], digest: string, outputs: KappState['outputs'] = {}): KappState {
+  return { status, specDigest: digest, revision: 1, updatedAt: '2026-01-01T00:00:00.000Z', outputs, steps: [] };
+}
+
+describe('release list', () => {
+  const releases: Release[] = [
+    makeRelease('shop', 'dev', 3, {
+      phase: 'applying',
+      finishedAt: undefined,
+      owner: { user: 'carol', host: 'ci-7', pid: 991 },
+    }),
+    makeRelease('shop', 'dev', 2, {
+      phase: 'failed',
+      operation: 'delete',
+      createdAt: '2026-01-01T12:00:00.000Z',
+      finishedAt: '2026-01-01T12:04:05.400Z',
+      unlocked: { by: 'bob@ops', at: '2026-01-01T12:04:05.400Z' },
+    }),
+    makeRelease('shop', 'dev', 1, { createdAt: '2026-01-01T11:00:00.250Z', finishedAt: '2026-01-01T11:00:12.600Z' }),
+  ];
+
+  it('prints a table, newest first', () => {
+    expect(formatReleaseTable(releases.map(summarise))).toBe(
+      [
+        'REVISION  OPERATION  PHASE              KAPPS  OWNER                     STARTED               DURATION',
+        '3         install    applying           1      carol@ci-7 (pid 991)      2026-01-01T12:00:03Z  running',
+        '2         delete     failed (unlocked)  1      alice@build-1 (pid 4242)  2026-01-01T12:00:00Z  4 min 05 s',
+        '1         install    succeeded          1      alice@build-1 (pid 4242)  2026-01-01T11:00:00Z  12.3 s',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('gives JSON entries with the duration in milliseconds (null while running)', () => {
+    const entries = releaseListEntries(releases.map(summarise));
+    expect(entries.map((e) => [e.revision, e.durationMs])).toEqual([
+      [3, null],
+      [2, 245_400],
+      [1, 12_350],
+    ]);
+    expect(entries[1]).toMatchObject({ phase: 'failed', kappsCount: 1, unlocked: { by: 'bob@ops' } });
+  });
+
+  it.each([
+    [0, '0 ms'],
+    [999, '999 ms'],
+    [1000, '1.0 s'],
+    [59_940, '59.9 s'],
+    [61_000, '1 min 01 s'],
+    [3_725_000, '1 h 02 min'],
+  ])('formats %d ms as %s', (ms, text) => {
+    expect(formatDuration(ms)).toBe(text);
+  });
+});
+
+describe('release diff', () => {
+  const a = makeRelease('shop', 'dev', 1, {
+    state: {
+      'web:api': entry('installed', 'A1', { url: 'http://a', port: 80, old: true }),
+      'web:db': entry('installed', 'D1'),
+      'web:cache': entry('installed', 'C1'),
+      'web:gone': entry('deleted', 'G1'),
+      'web:worker': entry('failed', 'W1'),
+      'web:same': entry('installed', 'S1', { x: [1, 2] }),
+      'web:list': entry('installed', 'L1', [1, 2]),
+    },
+  });
+  const b = makeRelease('shop', 'dev', 4, {
+    state: {
+      'web:same': entry('installed', 'S1', { x: [1, 2] }),
+      'web:api': entry('installed', 'A2', { port: 8080, url: 'http://a', new: 1 }),
+      'web:db': entry('installed', 'D1'),
+      'web:cache': entry('deleted', 'C1'),
+      'web:gone': entry('deleted', 'G1'),
+      'web:worker': entry('installed', 'W1'),
+      'web:new': entry('installed', 'N1'),
+      'web:list': entry('installed', 'L1', [2, 1]),
+    },
+  });
+
+  it('lists added, removed and changed kapps (spec, outputs, status)', () => {
+    expect(diffReleases(a, b)).toEqual({
+      project: 'shop',
+      stack: 'dev',
+      from: 1,
+      to: 4,
+      added: [{ id: 'web:new', status: 'installed' }],
+      removed: [{ id: 'web:cache', status: 'installed', now: 'deleted' }],
+      changed: [
+        { id: 'web:api', spec: true, outputs: { added: ['new'], removed: ['old'], changed: ['port'] }, status: null },
+        { id: 'web:list', spec: false, outputs: { added: [], removed: [], changed: [] }, status: null },
+        { id: 'web:worker', spec: false, outputs: null, status: { from: 'failed', to: 'installed' } },
+      ],
+      unchanged: ['web:db', 'web:same'],
+    });
+  });
+
+  it('prints the diff readably', () => {
+    expect(formatReleaseDiff(diffReleases(a, b))).toBe(
+      [
+        'Release 1 → 4 of shop/dev',
+        '+ web:new (added, installed)',
+        '- web:cache (removed; was installed, now deleted)',
+        '~ web:api: spec changed; outputs changed (+new, -old, ~port)',
+        '~ web:list: outputs changed',
+        '~ web:worker: status failed → installed',
+        '5 changed, 2 unchanged',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('says when two releases do not differ', () => {
+    expect(formatReleaseDiff(diffReleases(a, a))).toBe(
+      'Release 1 → 1 of shop/dev\nNo differences.\n0 changed, 6 unchanged\n',
+    );
+  });
+});

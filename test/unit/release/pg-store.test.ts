@@ -1,0 +1,150 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ReleaseRecordError, ReleaseStoreError } from '../../../src/release/errors.js';
+import { PG_SCHEMA_VERSION, PgReleaseStore } from '../../../src/release/pg-store.js';
+import { makeRelease, pgUrl, uniqueProject } from './helpers.js';
+
+const databases: string[] = [];
+
+/** A new, empty database on the test server; its URL. */
+async function freshDatabase(): Promise<string> {
+  const name = `kapps_t_${process.pid}_${databases.length}_${Math.random().toString(36).slice(2, 8)}`;
+  const client = new pg.Client({ connectionString: pgUrl() });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  databases.push(name);
+  const url = new URL(pgUrl());
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function sql<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+afterAll(async () => {
+  if (databases.length === 0) return;
+  const client = new pg.Client({ connectionString: pgUrl() });
+  await client.connect();
+  for (const name of databases) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await client.end();
+});
+
+describe('PostgreSQL release store', () => {
+  it('creates its schema on first use and records the schema version', async () => {
+    const url = await freshDatabase();
+    const store = new PgReleaseStore(url);
+    try {
+      expect(await store.latest('shop', 'dev')).toBeUndefined();
+    } finally {
+      await store.close();
+    }
+    expect(await sql(url, 'SELECT id, version FROM kapps_schema')).toEqual([{ id: 1, version: PG_SCHEMA_VERSION }]);
+    const keys = await sql<{ column_name: string }>(
+      url,
+      `SELECT a.attname AS column_name FROM pg_index i
+         JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+        WHERE i.indrelid = 'kapps_releases'::regclass AND i.indisprimary ORDER BY a.attnum`,
+    );
+    expect(keys.map((k) => k.column_name)).toEqual(['project', 'stack', 'revision']);
+  });
+
+  it('lets many first uses at once migrate without racing', async () => {
+    const url = await freshDatabase();
+    const stores = Array.from({ length: 8 }, () => new PgReleaseStore(url));
+    try {
+      const project = uniqueProject();
+      const results = await Promise.allSettled(
+        stores.map((store, i) => store.create(makeRelease(project, `s${i}`, 1))),
+      );
+      expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+      expect(await sql(url, 'SELECT version FROM kapps_schema')).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      expect(await sql(url, 'SELECT count(*)::int AS n FROM kapps_releases')).toEqual([{ n: 8 }]);
+    } finally {
+      for (const store of stores) await store.close();
+    }
+  });
+
+  it('refuses a database whose schema is newer than this kapps', async () => {
+    const url = await freshDatabase();
+    const first = new PgReleaseStore(url);
+    await first.latest('shop', 'dev');
+    await first.close();
+    await sql(url, 'UPDATE kapps_schema SET version = $1', [PG_SCHEMA_VERSION + 1]);
+    const store = new PgReleaseStore(url);
+    try {
+      const error = await store.latest('shop', 'dev').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReleaseStoreError);
+      expect((error as Error).message).toContain(
+        `has schema version ${PG_SCHEMA_VERSION + 1}, newer than this kapps supports (${PG_SCHEMA_VERSION}); upgrade kapps`,
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('reports a damaged record with its row, and still lists from the metadata columns', async () => {
+    const url = pgUrl();
+    const store = new PgReleaseStore(url);
+    const project = uniqueProject();
+    try {
+      await store.create(makeRelease(project, 'dev', 1));
+      await sql(url, `UPDATE kapps_releases SET record = '{"project": 1}' WHERE project = $1`, [project]);
+      const error = await store.get(project, 'dev', 1).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ReleaseRecordError);
+      expect((error as Error).message).toContain(`kapps_releases row (${project}, dev, 1) in ${url}`);
+      expect((error as Error).message).toContain('is not a valid release record: project: ');
+      await expect(store.latest(project, 'dev')).rejects.toThrow(ReleaseRecordError);
+      expect((await store.list(project, 'dev')).map((s) => [s.revision, s.phase, s.kappsCount])).toEqual([
+        [1, 'succeeded', 1],
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('never shows the password of its URL, in its description or in errors', async () => {
+    const password = 'Sup3r-Secret-Pw';
+    const good = new URL(pgUrl());
+    good.password = password;
+    const store = new PgReleaseStore(good.toString());
+    try {
+      // The test server trusts loopback, so the password is accepted and ignored: the store works.
+      const project = uniqueProject();
+      await store.create(makeRelease(project, 'dev', 1));
+      expect((await store.latest(project, 'dev'))?.revision).toBe(1);
+      expect(store.description).toBe(good.toString().replace(password, '***'));
+    } finally {
+      await store.close();
+    }
+
+    const missingDb = new URL(good);
+    missingDb.pathname = '/no_such_database';
+    const closedPort = new URL(good);
+    closedPort.port = '1';
+    for (const url of [missingDb, closedPort]) {
+      const bad = new PgReleaseStore(url.toString());
+      try {
+        const error = await bad.latest('shop', 'dev').catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ReleaseStoreError);
+        const message = (error as Error).message;
+        expect(message).toMatch(/^cannot read releases in postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\//);
+        expect(message).not.toContain(password);
+        expect(JSON.stringify(error)).not.toContain(password);
+        expect((error as Error).stack).not.toContain(password);
+      } finally {
+        await bad.close();
+      }
+    }
+  });
+});

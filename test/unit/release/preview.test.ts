@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  computePreview,
+  countActions,
+  formatPreviewTable,
+  previewDocument,
+  specDigest,
+} from '../../../src/release/preview.js';
+import type { KappState, ReleaseState } from '../../../src/release/types.js';
+import { specKapp } from './helpers.js';
+
+function entry(status: KappState['status'], digest: string): KappState {
+  return { status, specDigest: digest, revision: 1, updatedAt: '2026-01-01T00:00:00.000Z', outputs: {}, steps: [] };
+}
+
+describe('specDigest', () => {
+  it('is the sha256 of the canonical JSON (sorted keys) without the selected flag', () => {
+    const kapp = specKapp('web:api');
+    const { selected: _selected, ...rest } = kapp;
+    const sortedJson = JSON.stringify(rest, Object.keys(flatKeys(rest)).sort());
+    expect(specDigest(kapp)).toBe(createHash('sha256').update(sortedJson).digest('hex'));
+    expect(specDigest(kapp)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('does not depend on key order or on the selected flag', () => {
+    const kapp = specKapp('web:api');
+    const reordered = Object.fromEntries(Object.entries(kapp).reverse()) as typeof kapp;
+    expect(specDigest(reordered)).toBe(specDigest(kapp));
+    expect(specDigest({ ...kapp, selected: false })).toBe(specDigest(kapp));
+  });
+
+  it('changes when anything else in the spec changes', () => {
+    const kapp = specKapp('web:api', '1');
+    expect(specDigest(specKapp('web:api', '2'))).not.toBe(specDigest(kapp));
+    expect(specDigest({ ...kapp, conditionsOk: false })).not.toBe(specDigest(kapp));
+    expect(specDigest({ ...kapp, dependsOn: ['web:db'] })).not.toBe(specDigest(kapp));
+  });
+});
+
+describe('computePreview', () => {
+  const a = { id: 'm:a', specDigest: 'A1' };
+  const b = { id: 'm:b', specDigest: 'B2' };
+  const c = { id: 'm:c', specDigest: 'C1' };
+  const d = { id: 'm:d', specDigest: 'D1' };
+
+  it('creates everything when the stack has no release yet', () => {
+    expect(computePreview([a, b], undefined)).toEqual([
+      { id: 'm:a', action: 'Create' },
+      { id: 'm:b', action: 'Create' },
+    ]);
+  });
+
+  it('gives Create, Update, UnChanged and Delete in stack order, then deletions by id', () => {
+    const state: ReleaseState = {
+      'm:z': entry('installed', 'Z1'),
+      'm:a': entry('installed', 'A1'),
+      'm:b': entry('installed', 'B1'),
+      'm:c': entry('failed', 'C1'),
+      'm:d': entry('deleted', 'D1'),
+      'm:y': entry('installed', 'Y1'),
+      'm:x': entry('deleted', 'X1'),
+    };
+    const rows = computePreview([d, c, b, a], state);
+    expect(rows).toEqual([
+      { id: 'm:d', action: 'Create' },
+      { id: 'm:c', action: 'Create' },
+      { id: 'm:b', action: 'Update' },
+      { id: 'm:a', action: 'UnChanged' },
+      { id: 'm:y', action: 'Delete' },
+      { id: 'm:z', action: 'Delete' },
+    ]);
+    expect(countActions(rows)).toEqual({ Create: 2, Update: 1, UnChanged: 1, Delete: 2 });
+  });
+
+  it('treats skipped and cancelled entries as not installed', () => {
+    const state: ReleaseState = { 'm:a': entry('skipped', 'A1'), 'm:b': entry('cancelled', 'B2') };
+    expect(computePreview([a, b], state).map((r) => r.action)).toEqual(['Create', 'Create']);
+  });
+
+  it('is not fooled by ids that are Object.prototype names', () => {
+    expect(computePreview([{ id: 'constructor', specDigest: 'x' }], {})).toEqual([
+      { id: 'constructor', action: 'Create' },
+    ]);
+  });
+});
+
+describe('preview output', () => {
+  it('prints a two-column table', () => {
+    expect(
+      formatPreviewTable([
+        { id: 'web:api', action: 'Create' },
+        { id: 'database:postgres', action: 'UnChanged' },
+      ]),
+    ).toBe('ID                 ACTION\nweb:api            Create\ndatabase:postgres  UnChanged\n');
+    expect(formatPreviewTable([])).toBe('No kapps to preview.\n');
+  });
+
+  it('has a stable JSON shape', () => {
+    const doc = previewDocument('dev', 'shop', 3, [{ id: 'web:api', action: 'Update' }]);
+    expect(JSON.stringify(doc)).toBe(
+      '{"stack":"dev","project":"shop","basedOnRevision":3,"kapps":[{"id":"web:api","action":"Update"}]}',
+    );
+    expect(previewDocument('dev', 'shop', null, []).basedOnRevision).toBeNull();
+  });
+});
+
+/** Every key at any depth, so JSON.stringify's replacer list sorts all of them. */
+function flatKeys(value: unknown, out: Record<string, true> = {}): Record<string, true> {
+  if (Array.isArray(value)) for (const item of value) flatKeys(item, out);
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = true;
+      flatKeys(v, out);
+    }
+  }
+  return out;
+}
