@@ -78,7 +78,7 @@ export function stackOptions<T>(y: Argv<T>, options: { workspace?: boolean; pare
 }
 
 /** The request to open the stack the arguments name. */
-export function stackRequest(args: StackArgs, descriptors: OpenStackRequest['descriptors']): OpenStackRequest {
+export function stackRequest(args: StackArgs): OpenStackRequest {
   const overrides: Record<string, string> = {};
   for (const key of ['provider', 'provisioner', 'account', 'region', 'profile', 'cluster'] as const) {
     const v = args[key];
@@ -96,7 +96,6 @@ export function stackRequest(args: StackArgs, descriptors: OpenStackRequest['des
     parents: args.parents ?? false,
     ...(process.env.KUBECONFIG ? { kubeconfig: process.env.KUBECONFIG } : {}),
     strict: args.strictVars,
-    descriptors,
   };
 }
 
@@ -112,9 +111,9 @@ export async function flushWarnings(stack: Stack): Promise<void> {
 }
 
 /** Open the stack and print its warnings so far on stderr. */
-export async function openStackFromArgs(args: StackArgs, descriptors: OpenStackRequest['descriptors']): Promise<Stack> {
+export async function openStackFromArgs(args: StackArgs): Promise<Stack> {
   const { openStack } = await import('../stack/open-stack.js');
-  const stack = openStack(stackRequest(args, descriptors));
+  const stack = openStack(stackRequest(args));
   await flushWarnings(stack);
   return stack;
 }

@@ -18,8 +18,9 @@ import type {
 } from './types.js';
 import { PHASE_KEYS } from './types.js';
 import { setLocation } from './locations.js';
+import type {
+  ConfigReader} from './reader.js';
 import {
-  ConfigReader,
   entriesOf,
   isNull,
   itemsOf,

@@ -17,5 +17,5 @@ const SCHEMAS: Record<SchemaKind, z.ZodType> = {
 
 /** The JSON Schema of one kind of file, describing what may be written in it. */
 export function jsonSchemaFor(kind: SchemaKind): Record<string, unknown> {
-  return z.toJSONSchema(SCHEMAS[kind], { io: 'input' }) as Record<string, unknown>;
+  return z.toJSONSchema(SCHEMAS[kind], { io: 'input' });
 }

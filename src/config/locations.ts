@@ -5,46 +5,42 @@
  */
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
 
-interface Entry {
-  self?: SourceLocation;
-  fields?: Map<string | number, SourceLocation>;
-}
-
-const table = new WeakMap<object, Entry>();
-
-function entry(obj: object): Entry {
-  let e = table.get(obj);
-  if (!e) {
-    e = {};
-    table.set(obj, e);
-  }
-  return e;
-}
+// Two tables rather than one entry object per object: loading a large stack records hundreds of thousands of
+// locations, and the fewer objects this allocates the faster it is.
+const selfTable = new WeakMap<object, SourceLocation>();
+const fieldTable = new WeakMap<object, Map<string | number, SourceLocation>>();
 
 /** Record where an object starts (`key` omitted) or where one of its fields' value is (`key` given). */
 export function setLocation(obj: object, loc: SourceLocation, key?: string | number): void {
-  const e = entry(obj);
-  if (key === undefined) e.self = loc;
-  else (e.fields ??= new Map()).set(key, loc);
+  if (key === undefined) {
+    selfTable.set(obj, loc);
+    return;
+  }
+  let fields = fieldTable.get(obj);
+  if (!fields) {
+    fields = new Map();
+    fieldTable.set(obj, fields);
+  }
+  fields.set(key, loc);
 }
 
 /** Where the object (or its field `key`) came from; a field falls back to its object's location. */
 export function locationOf(obj: object | undefined, key?: string | number): SourceLocation | undefined {
   if (!obj) return undefined;
-  const e = table.get(obj);
-  if (!e) return undefined;
-  if (key !== undefined) return e.fields?.get(key) ?? e.self;
-  return e.self;
+  if (key !== undefined) return fieldTable.get(obj)?.get(key) ?? selfTable.get(obj);
+  return selfTable.get(obj);
 }
 
 /** Give `to` the locations recorded for `from` (fields included), keeping any `to` already has. */
 export function copyLocations(from: object, to: object): void {
-  const src = table.get(from);
+  const self = selfTable.get(from);
+  if (self && !selfTable.has(to)) selfTable.set(to, self);
+  const src = fieldTable.get(from);
   if (!src) return;
-  const dst = entry(to);
-  dst.self ??= src.self;
-  if (src.fields) {
-    dst.fields ??= new Map();
-    for (const [k, v] of src.fields) if (!dst.fields.has(k)) dst.fields.set(k, v);
+  let dst = fieldTable.get(to);
+  if (!dst) {
+    dst = new Map();
+    fieldTable.set(to, dst);
   }
+  for (const [k, v] of src) if (!dst.has(k)) dst.set(k, v);
 }

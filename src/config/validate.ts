@@ -111,7 +111,7 @@ function hintFor(path: FieldPath, node: YamlNode | undefined): string | undefine
  * Validate `node` (null for an empty file) against `schema`; returns every problem found, in file order.
  */
 export function validateTree(schema: z.ZodType, node: YamlNode | null, options: ValidateOptions): Diagnostic[] {
-  const view = node ? toView(node) : Object.create(null);
+  const view: View = node ? toView(node) : (Object.create(null) as View);
   const result = schema.safeParse(view);
   if (result.success) return [];
   const base = options.basePath ?? [];

@@ -10,10 +10,11 @@
  * value sits after its indicator and the spaces following it, collections and block scalars start where they begin.
  */
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
-import { TreeAssembler, type RawPair, type YamlNode, type YamlScalarNode } from './yaml-tree.js';
+import { TreeAssembler, type YamlNode, type YamlScalarNode } from './yaml-tree.js';
 
 /** Thrown inside the parser to give up; never escapes `parseFast`. */
-const GIVE_UP = Symbol('give up');
+class GiveUp extends Error {}
+const GIVE_UP = new GiveUp('not handled by the fast YAML front-end');
 
 const SPACE = 0x20;
 const NL = 0x0a;
@@ -234,20 +235,20 @@ class FastParser {
   /** A block mapping whose first key is at pos, at column `indent`. */
   blockMap(indent: number, top: boolean): YamlNode {
     const loc = this.point(this.pos);
-    const pairs: RawPair[] = [];
+    const keys: YamlNode[] = [];
+    const values: YamlNode[] = [];
     for (;;) {
       const found = this.implicitKeyAt(this.pos);
       if (!found) this.giveUp();
-      const key = this.key(found);
-      const value = this.valueAfterIndicator(indent, true);
-      pairs.push({ key, value });
+      keys.push(this.key(found));
+      values.push(this.valueAfterIndicator(indent, true));
       const next = this.nextContentLine();
       if (next < indent) break;
       if (next > indent) this.giveUp();
       this.pos += indent;
       if (this.isSeqEntry(this.pos)) this.giveUp();
     }
-    return this.asm.map(pairs, loc, top);
+    return this.asm.map(keys, values, loc, top);
   }
 
   /** A block sequence whose first `-` is at pos, at column `indent`. */
@@ -255,12 +256,13 @@ class FastParser {
     const loc = this.point(this.pos);
     const items: YamlNode[] = [];
     for (;;) {
-      if (!this.isSeqEntry(this.pos)) this.giveUp();
       this.pos++;
       items.push(this.seqItem(indent));
       const next = this.nextContentLine();
       if (next < indent) break;
       if (next > indent) this.giveUp();
+      // Anything else at this indentation ends the list (a `key:` after a list written at the key's indentation).
+      if (!this.isSeqEntry(this.pos + indent)) break;
       this.pos += indent;
     }
     return this.asm.seq(items, loc);
@@ -445,11 +447,12 @@ class FastParser {
   flowMap(): YamlNode {
     const loc = this.point(this.pos);
     this.pos++;
-    const pairs: RawPair[] = [];
+    const keys: YamlNode[] = [];
+    const values: YamlNode[] = [];
     this.flowSpaces();
     if (this.code(this.pos) === 0x7d) {
       this.pos++;
-      return this.asm.map(pairs, loc, false);
+      return this.asm.map(keys, values, loc, false);
     }
     for (;;) {
       const key = this.flowNode();
@@ -460,11 +463,12 @@ class FastParser {
       this.flowSpaces();
       const vc = this.code(this.pos);
       if (vc === 0x2c || vc === 0x7d) this.giveUp();
-      pairs.push({ key, value: this.flowNode() });
+      keys.push(key);
+      values.push(this.flowNode());
       this.flowSpaces();
       const c = this.code(this.pos);
       this.pos++;
-      if (c === 0x7d) return this.asm.map(pairs, loc, false);
+      if (c === 0x7d) return this.asm.map(keys, values, loc, false);
       if (c !== 0x2c) this.giveUp();
       this.flowSpaces();
       if (this.code(this.pos) === 0x7d) this.giveUp();

@@ -6,7 +6,7 @@ import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments } from 
 import type { Node as YNode, Pair, Scalar } from 'yaml';
 import { error as errorDiag, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { TreeAssembler, type RawPair, type YamlNode } from './yaml-tree.js';
+import { TreeAssembler, type YamlNode } from './yaml-tree.js';
 
 const PARSE_OPTIONS = {
   schema: 'failsafe',
@@ -45,17 +45,22 @@ class LibTreeBuilder {
     const anchor = node.anchor;
     if (anchor) this.asm.beginAnchor(anchor);
     let out: YamlNode;
-    if (isScalar(node)) out = this.scalar(node as Scalar, range);
+    if (isScalar(node)) out = this.scalar(node, range);
     else if (isMap(node)) {
       const loc = this.point(range[0]);
-      const pairs: RawPair[] = [];
+      const keys: YamlNode[] = [];
+      const values: YamlNode[] = [];
       for (const pair of node.items as Pair<YNode | null, YNode | null>[]) {
         const key = this.build(pair.key, loc, false);
-        const keyEnd = key.loc.endLine !== undefined ? { ...key.loc, line: key.loc.endLine } : key.loc;
-        const after: SourceLocation = { ...keyEnd, column: key.loc.endColumn ?? key.loc.column };
-        pairs.push({ key, value: this.build(pair.value, after, false) });
+        const after: SourceLocation = {
+          file: this.file,
+          line: key.loc.endLine ?? key.loc.line,
+          column: key.loc.endColumn ?? key.loc.column,
+        };
+        keys.push(key);
+        values.push(this.build(pair.value, after, false));
       }
-      out = this.asm.map(pairs, loc, top);
+      out = this.asm.map(keys, values, loc, top);
     } else if (isSeq(node)) {
       const loc = this.point(range[0]);
       out = this.asm.seq(
@@ -68,7 +73,8 @@ class LibTreeBuilder {
   }
 
   scalar(node: Scalar, range: readonly [number, number, number]): YamlNode {
-    const raw = typeof node.source === 'string' ? node.source : String(node.value ?? '');
+    // With the failsafe schema every scalar's value is its source text.
+    const raw = typeof node.source === 'string' ? node.source : typeof node.value === 'string' ? node.value : '';
     const block = node.type === 'BLOCK_LITERAL' || node.type === 'BLOCK_FOLDED';
     const loc = block ? this.point(range[0]) : this.span(range[0], range[1]);
     return this.asm.scalar(raw, node.type === 'PLAIN', node.tag, loc);
@@ -97,6 +103,8 @@ export function parseWithYamlLib(text: string, file: string): YamlNode | null {
   }
   if (doc.contents === null) return null;
   const builder = new LibTreeBuilder(file, lines);
-  const root = builder.build(doc.contents as YNode, { file, line: 1, column: 1 }, true);
+  const root = builder.build(doc.contents, { file, line: 1, column: 1 }, true);
+  // A document with a marker but no content (`---`) is empty, like one without a marker.
+  if (root.kind === 'scalar' && root.value === null && root.text === '') return null;
   return builder.asm.finish(root);
 }

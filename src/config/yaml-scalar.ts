@@ -93,39 +93,62 @@ function parseDecimalFloat(s: string): number | undefined {
   return Number.isFinite(f) ? f : undefined;
 }
 
-/** Resolve an untagged plain scalar: yaml.v2's `resolve("", in)`. */
-function resolvePlainKind(text: string): [Kind, GoValue] {
+/**
+ * The value of an untagged plain scalar: yaml.v2's `resolve("", in)` as decoded into `interface{}` (so a
+ * timestamp stays its text). The merge key `<<` is a string here; `isMergeKey` recognises it as a key.
+ */
+export function resolvePlain(text: string): GoValue {
   const h = hint(text[0]);
-  if (h === undefined) return ['str', text];
+  if (h === undefined) return text;
   const word = WORDS.get(text);
-  if (word) return word;
+  if (word) return word[1];
+  if (h === 'M') return text;
   if (h === '.') {
     if (DOT_FLOAT.test(text)) {
       const f = parseDecimalFloat(text.replace(/_/g, ''));
-      if (f !== undefined) return ['float', f];
+      if (f !== undefined) return f;
     }
-    return ['str', text];
+    return text;
   }
-  if (h === 'M') return ['str', text];
-  // Into interface{}, yaml.v2 decodes a timestamp as its text, like a string.
-  if (TIMESTAMP_RE.test(text)) return ['timestamp', text];
-  const plain = text.replace(/_/g, '');
+  if (TIMESTAMP_RE.test(text)) return text;
+  const plain = text.includes('_') ? text.replace(/_/g, '') : text;
   const i = parseSigned(plain, 0);
-  if (i !== undefined) return ['int', i];
+  if (i !== undefined) return i;
   const u = plain[0] === '+' || plain[0] === '-' ? undefined : parseUnsigned(plain, 0);
-  if (u !== undefined) return ['int', u];
+  if (u !== undefined) return u;
   if (YAML_STYLE_FLOAT.test(plain)) {
     const f = parseDecimalFloat(plain);
-    if (f !== undefined) return ['float', f];
+    if (f !== undefined) return f;
   }
   if (plain.startsWith('0b')) {
     const b = parseSigned(plain.slice(2), 2) ?? parseUnsigned(plain.slice(2), 2);
-    if (b !== undefined) return ['int', b];
+    if (b !== undefined) return b;
   } else if (plain.startsWith('-0b')) {
     const b = parseSigned(`-${plain.slice(3)}`, 2);
-    if (b !== undefined) return ['int', b];
+    if (b !== undefined) return b;
   }
-  return ['str', text];
+  return text;
+}
+
+/** How yaml.v2 resolves a plain scalar's text, as a tag kind (for checking explicit tags). */
+function resolvePlainKind(text: string): [Kind, GoValue] {
+  const value = resolvePlain(text);
+  switch (typeof value) {
+    case 'boolean':
+      return ['bool', value];
+    case 'bigint':
+      return ['int', value];
+    case 'number':
+      return ['float', value];
+    default:
+      if (value === null) return ['null', null];
+      return hint(text[0]) === 'D' && TIMESTAMP_RE.test(text) ? ['timestamp', text] : ['str', text];
+  }
+}
+
+/** Whether an untagged plain scalar is the merge key `<<`. */
+export function isMergeKey(text: string): boolean {
+  return text === '<<';
 }
 
 /** A scalar's resolved value and whether it is the `<<` merge key. */
@@ -162,9 +185,7 @@ export function resolveScalar(text: string, plain: boolean, tag?: string): Resol
   if (tag === undefined || tag === '') {
     if (!plain) return { value: text, text, merge: false };
     // yaml.v2 recognises the merge key by its text, before (and regardless of) scalar resolution.
-    if (text === '<<') return { value: text, text, merge: true };
-    const [kind, value] = resolvePlainKind(text);
-    return { value: kind === 'timestamp' ? text : value, text, merge: false };
+    return { value: resolvePlain(text), text, merge: isMergeKey(text) };
   }
   if (tag === STR) return { value: text, text, merge: false };
   if (tag === BINARY) {

@@ -6,7 +6,7 @@
 import { error as errorDiag, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import type { GoValue } from '../template/value.js';
-import { ScalarTagError, resolveScalar } from './yaml-scalar.js';
+import { ScalarTagError, isMergeKey, resolvePlain, resolveScalar } from './yaml-scalar.js';
 
 /** A scalar: its resolved yaml.v2 value and the text a string field receives (`yes` stays `"yes"`). */
 export interface YamlScalarNode {
@@ -46,12 +46,6 @@ export interface YamlSeqNode {
 /** Any node of the located tree. Nodes reached through aliases are shared, so the tree must not be mutated. */
 export type YamlNode = YamlScalarNode | YamlMapNode | YamlSeqNode;
 
-/** A key/value pair as a front-end read it, before merges and duplicate checks. */
-export interface RawPair {
-  readonly key: YamlNode;
-  readonly value: YamlNode;
-}
-
 /** yaml.v2's guard against alias expansion bombs: the share of aliased content allowed for a document size. */
 function allowedAliasRatio(decodeCount: number): number {
   if (decodeCount <= 400_000) return 0.99;
@@ -62,10 +56,18 @@ function allowedAliasRatio(decodeCount: number): number {
 const IN_PROGRESS = Symbol('in progress');
 
 /**
- * The identity of a key within its mapping: yaml.v2 decodes a top-level mapping into map[string]interface{}, whose
- * keys are the key text (`y` stays `"y"`), and nested mappings into map[interface{}]interface{}, whose keys are the
- * resolved values (`y` and `yes` are both `true`).
+ * Whether two keys are the same key of a mapping: yaml.v2 decodes a top-level mapping into
+ * map[string]interface{}, whose keys are the key text (`y` stays `"y"`), and nested mappings into
+ * map[interface{}]interface{}, whose keys are the resolved values (`y` and `yes` are both `true`).
  */
+function sameKey(a: YamlScalarNode, b: YamlScalarNode, top: boolean): boolean {
+  if (top) return a.text === b.text;
+  const x = a.value;
+  const y = b.value;
+  return x === y || (typeof x === 'number' && typeof y === 'number' && Number.isNaN(x) && Number.isNaN(y));
+}
+
+/** The identity of a key as a string (see `sameKey`), for hashing the keys of large mappings. */
 function keyIdentity(key: YamlScalarNode, top: boolean): string {
   if (top) return `s:${key.text}`;
   const v = key.value;
@@ -73,25 +75,20 @@ function keyIdentity(key: YamlScalarNode, top: boolean): string {
   if (v === null) return 'n:';
   if (typeof v === 'bigint') return `i:${v}`;
   if (typeof v === 'number') return `f:${v}`;
-  return `b:${String(v)}`;
+  return v === true ? 'b:true' : 'b:false';
 }
 
 /** Assembles the tree of one document, collecting every problem instead of stopping at the first. */
 export class TreeAssembler {
   readonly diagnostics: Diagnostic[] = [];
   readonly #anchors = new Map<string, YamlNode | typeof IN_PROGRESS>();
-  /** Size of each collection's expanded subtree (aliases counted in full). */
-  readonly #weights = new Map<YamlNode, number>();
-  #aliasWeight = 0;
+  /** The target of every alias used, for the expansion guard. */
+  readonly #aliasTargets: YamlNode[] = [];
 
   constructor(readonly file: string) {}
 
   fail(message: string, loc: SourceLocation, extra: Partial<Diagnostic> = {}): void {
     this.diagnostics.push(errorDiag(message, loc, extra));
-  }
-
-  #weight(node: YamlNode): number {
-    return this.#weights.get(node) ?? 1;
   }
 
   /** Mark an anchor as being defined (an alias to it inside its own value is an error). */
@@ -115,7 +112,7 @@ export class TreeAssembler {
       this.fail(`anchor \`${name}\` value contains itself`, loc);
       return this.nullScalar(loc);
     }
-    this.#aliasWeight += this.#weight(target);
+    this.#aliasTargets.push(target);
     return target;
   }
 
@@ -126,6 +123,13 @@ export class TreeAssembler {
 
   /** A scalar with yaml.v2's resolution of its text (see `resolveScalar`). */
   scalar(raw: string, plain: boolean, tag: string | undefined, loc: SourceLocation): YamlScalarNode {
+    if (tag === undefined) {
+      if (!plain) return { kind: 'scalar', value: raw, text: raw, loc };
+      const value = resolvePlain(raw);
+      return isMergeKey(raw)
+        ? { kind: 'scalar', value, text: raw, loc, merge: true }
+        : { kind: 'scalar', value, text: raw, loc };
+    }
     try {
       const r = resolveScalar(raw, plain, tag);
       return r.merge
@@ -139,29 +143,36 @@ export class TreeAssembler {
   }
 
   seq(items: YamlNode[], loc: SourceLocation): YamlSeqNode {
-    let weight = 1;
-    for (const n of items) weight += this.#weight(n);
-    const node: YamlSeqNode = { kind: 'seq', items, loc };
-    this.#weights.set(node, weight);
-    return node;
+    return { kind: 'seq', items, loc };
   }
 
-  /** A mapping from its written pairs: applies `<<` merges and reports duplicate keys and non-scalar keys. */
-  map(pairs: readonly RawPair[], loc: SourceLocation, top: boolean): YamlMapNode {
+  /**
+   * A mapping from its written keys and values (same length): applies `<<` merges and reports duplicate and
+   * non-scalar keys. Small mappings are searched linearly, large ones (vars files) through a hash.
+   */
+  map(keys: readonly YamlNode[], values: readonly YamlNode[], loc: SourceLocation, top: boolean): YamlMapNode {
     const entries: YamlMapEntry[] = [];
-    const index = new Map<string, number>();
-    const written = new Map<string, YamlScalarNode>();
-    let weight = 1;
-    const put = (entry: YamlMapEntry): void => {
-      const id = keyIdentity(entry.key, top);
-      const at = index.get(id);
-      if (at === undefined) {
-        index.set(id, entries.length);
-        entries.push(entry);
-      } else entries[at] = entry;
+    const hashed = keys.length > 16;
+    const index = hashed ? new Map<string, number>() : undefined;
+    const written = hashed ? new Map<string, YamlScalarNode>() : undefined;
+    let mergedAny = false;
+    const find = (key: YamlScalarNode): number => {
+      if (index) return index.get(keyIdentity(key, top)) ?? -1;
+      for (let i = 0; i < entries.length; i++) if (sameKey((entries[i] as YamlMapEntry).key, key, top)) return i;
+      return -1;
     };
-    for (const { key, value } of pairs) {
-      weight += this.#weight(key) + this.#weight(value);
+    const put = (entry: YamlMapEntry): void => {
+      const at = find(entry.key);
+      if (at >= 0) {
+        entries[at] = entry;
+        return;
+      }
+      index?.set(keyIdentity(entry.key, top), entries.length);
+      entries.push(entry);
+    };
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as YamlNode;
+      const value = values[i] as YamlNode;
       if (key.kind !== 'scalar') {
         this.fail('a map key must be a scalar', key.loc, {
           hint: 'a value starting with `{` or `[` is a map or list; quote it, e.g. "{{ .kapp.id }}"',
@@ -169,6 +180,7 @@ export class TreeAssembler {
         continue;
       }
       if (key.merge) {
+        mergedAny = true;
         // A list merges its maps last to first, so that earlier maps win.
         const sources = value.kind === 'seq' ? [...value.items].reverse() : [value];
         for (const src of sources) {
@@ -180,27 +192,50 @@ export class TreeAssembler {
         }
         continue;
       }
-      const id = keyIdentity(key, top);
-      const first = written.get(id);
+      // Duplicates are keys written twice in this mapping; keys from merges may be overridden.
+      let first: YamlScalarNode | undefined;
+      if (written) {
+        const id = keyIdentity(key, top);
+        first = written.get(id);
+        if (!first) written.set(id, key);
+      } else {
+        for (let j = 0; j < i && !first; j++) {
+          const other = keys[j] as YamlNode;
+          if (other.kind === 'scalar' && !other.merge && sameKey(other, key, top)) first = other;
+        }
+      }
       if (first) {
         this.fail(`duplicate key \`${key.text}\``, key.loc, {
           related: [{ message: 'first defined here', location: first.loc }],
         });
         continue;
       }
-      written.set(id, key);
-      put({ key, value, merged: false });
+      if (mergedAny || index) put({ key, value, merged: false });
+      else entries.push({ key, value, merged: false });
     }
-    const node: YamlMapNode = { kind: 'map', entries, loc };
-    this.#weights.set(node, weight);
-    return node;
+    return { kind: 'map', entries, loc };
   }
 
   /** Check the whole document and throw `ConfigError` with every problem found. */
   finish(root: YamlNode): YamlNode {
-    const total = this.#weight(root);
-    if (this.#aliasWeight > 100 && total > 1000 && this.#aliasWeight / total > allowedAliasRatio(total)) {
-      this.fail('the document contains excessive aliasing', root.loc);
+    if (this.#aliasTargets.length > 0) {
+      // yaml.v2's guard against alias expansion bombs, on the expanded size of the document.
+      const weights = new Map<YamlNode, number>();
+      const weight = (n: YamlNode): number => {
+        if (n.kind === 'scalar') return 1;
+        let w = weights.get(n);
+        if (w !== undefined) return w;
+        w = 1;
+        if (n.kind === 'seq') for (const i of n.items) w += weight(i);
+        else for (const e of n.entries) w += 1 + weight(e.value);
+        weights.set(n, w);
+        return w;
+      };
+      const total = weight(root);
+      const aliased = this.#aliasTargets.reduce((sum, t) => sum + weight(t), 0);
+      if (total > 1000 && aliased / total > allowedAliasRatio(total)) {
+        this.fail('the document contains excessive aliasing', root.loc);
+      }
     }
     if (this.diagnostics.length > 0) throw new ConfigError(this.diagnostics);
     return root;

@@ -1,5 +1,5 @@
 /**
- * Runs one step's process: the only place in kapps that starts processes, and the only execa import.
+ * Runs one step's process: the only place in kapps that starts processes.
  *
  * Responsibilities:
  * 1. Start `command args…` with no shell, stdin closed, exactly the environment given, in `cwd`.
@@ -11,11 +11,13 @@
  * Not its job: deciding whether an exit code is a success (the caller knows the expected code), building the
  * environment, writing output files, or reporting.
  *
- * Why our own timer rather than execa's `timeout`: execa 9 signals only the direct child, and with piped output
- * its promise then waits for any grandchild that still holds the pipe (`sh -c 'sleep 60 & wait'` would hang for
- * a minute). Why `buffer: false` and our own listeners: execa's buffering, decoding and `all` interleaving cost
- * more per spawn than the process itself for short steps (see bench/spawn-overhead.mjs); we keep raw chunks and
- * decode only what a callback or the tail needs.
+ * Why node:child_process and not execa: kapps needs exit code, signal, raw output and its own process-group
+ * kill, and nothing else execa adds. Even with buffering, decoding, cleanup handlers and forced kills turned
+ * off, execa 9 spends about 0.6–1 ms of the parent's CPU per spawn normalising options, wiring stream
+ * promises and aborting an internal AbortController; for a stack of short steps that is 1.3–1.8× the cost of
+ * the spawn itself, against about 1.0× here (bench/spawn-overhead.mjs prints all three). Its `timeout` would not
+ * do either: it signals only the direct child, and with piped output its promise then waits for any grandchild
+ * still holding the pipe (`sh -c 'sleep 60 & wait'` hangs for a minute).
  */
 import { statSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
@@ -107,7 +109,7 @@ export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
       env: req.env,
       shell: false,
       stdio: ['ignore', 'pipe', 'pipe'],
-      detached: false,
+      detached: true,
       windowsHide: true,
     });
   } catch (error) {

@@ -92,7 +92,8 @@ interface Graph {
  */
 export function walkDag(options: WalkOptions): Promise<WalkResult> {
   const { direction, keepGoing, signal } = options;
-  if (!(options.concurrency >= 1)) throw new InternalError(`walk concurrency must be at least 1, got ${options.concurrency}`);
+  if (!(options.concurrency >= 1))
+    throw new InternalError(`walk concurrency must be at least 1, got ${options.concurrency}`);
   const graph = buildGraph(options.nodes, direction);
   const { ids, next, waitingOn } = graph;
   const results: (NodeResult | undefined)[] = new Array<NodeResult | undefined>(ids.length);
@@ -161,7 +162,8 @@ export function walkDag(options: WalkOptions): Promise<WalkResult> {
       }
       outcome.then(
         (value) => complete(i, normalize(value)),
-        (error: unknown) => complete(i, { status: controller.signal.aborted ? 'cancelled' : 'failed', reason: message(error) }),
+        (error: unknown) =>
+          complete(i, { status: controller.signal.aborted ? 'cancelled' : 'failed', reason: message(error) }),
       );
     };
 
@@ -282,5 +284,5 @@ function normalize(outcome: RunOutcome): NodeResult {
 
 function message(error: unknown): string {
   if (error instanceof Error) return error.message;
-  return typeof error === 'string' ? error : JSON.stringify(error) ?? 'undefined';
+  return typeof error === 'string' ? error : (JSON.stringify(error) ?? 'undefined');
 }

@@ -16,7 +16,7 @@ import { newGoMap, type GoMap } from '../template/value.js';
 import { layerKapp } from '../vars/layers.js';
 import { mergeAll } from '../vars/merge.js';
 import { kappVarNames, providerVarNames, VarFileWalker } from '../vars/var-files.js';
-import { findKappConfig, findKappConfigReadOnly } from '../workspace/workspace.js';
+import { findKappConfigReadOnly } from '../workspace/workspace.js';
 import type { KappModel } from './kapp-model.js';
 import { resolveSources } from './sources.js';
 import { Stack } from './stack.js';
@@ -38,11 +38,6 @@ export interface OpenStackRequest {
   readonly kubeconfig?: string;
   /** Go's missingkey=error while rendering. */
   readonly strict?: boolean;
-  /**
-   * Where to read each kapp's sugarkube.yaml: `workspace` (fetched sources; run commands fill the workspace before)
-   * or `read-only` (the workspace copy if any, else file sources in place; planning commands).
-   */
-  readonly descriptors: 'workspace' | 'read-only';
 }
 
 /** The default workspace of a stack. */
@@ -131,10 +126,8 @@ export function openStack(request: OpenStackRequest): Stack {
       const sources = resolveSources(withoutKappFile.sources ?? [], manifestDir, id, problems);
       let configFile: string | undefined;
       try {
-        configFile =
-          request.descriptors === 'workspace'
-            ? findKappConfig(cacheRoot, sources, id)
-            : findKappConfigReadOnly(cacheRoot, sources, id);
+        // The workspace copy when there is one, else a file source in place (planning needs no workspace).
+        configFile = findKappConfigReadOnly(cacheRoot, sources, id);
       } catch (e) {
         if (!(e instanceof Error)) throw e;
         problems.push(diagnosticError(e.message, locationOf(entry)));

@@ -257,7 +257,7 @@ export class Stack {
    * The planned steps of one phase. `runtime.outputs` is the kapp's `.outputs` view (plan mode: placeholders);
    * templates not yet rendered show the path they will be rendered to.
    */
-  planPhase(kapp: KappModel, phase: Phase, runtime: KappRuntime, dryRun: boolean): PlannedStep[] {
+  planPhase(kapp: KappModel, phase: Phase, runtime: KappRuntime, dryRun: boolean, checkNoValue = true): PlannedStep[] {
     const extras = this.#dependsOnExtras(kapp) ? { action: phase, dryRun } : undefined;
     let vars = this.variables(kapp, runtime, extras);
     if (!runtime.renderedTemplates && (kapp.descriptor.templates?.length ?? 0) > 0) {
@@ -266,7 +266,7 @@ export class Stack {
     }
     const units = this.render(kapp, kapp.descriptor.run_units ?? [], vars, 'run_units');
     const steps = planSteps(units, phase, { kappId: kapp.id, cacheRoot: kapp.cacheRoot });
-    this.#checkNoValue(kapp, phase, steps);
+    if (checkNoValue) this.#checkNoValue(kapp, phase, steps);
     return steps;
   }
 
@@ -312,7 +312,7 @@ export class Stack {
   }
 
   /** The resolved spec (what `kapps generate` prints) of the selection's sub-graph, in stack order. */
-  spec(options: { phases?: readonly Phase[]; onlyIds?: ReadonlySet<string> } = {}): StackSpec {
+  spec(options: { phases?: readonly Phase[]; onlyIds?: ReadonlySet<string>; checkNoValue?: boolean } = {}): StackSpec {
     const phases = options.phases ?? PHASES;
     const views = this.placeholderViews();
     const problems: Diagnostic[] = [];
@@ -323,7 +323,8 @@ export class Stack {
       const specPhases = Object.fromEntries(PHASES.map((p) => [p, []])) as unknown as Record<Phase, ReturnType<typeof toSpecStep>[]>;
       for (const phase of phases) {
         try {
-          specPhases[phase] = this.planPhase(kapp, phase, { outputs: views.get(node.id) ?? newGoMap() }, false).map(toSpecStep);
+          const runtime = { outputs: views.get(node.id) ?? newGoMap() };
+          specPhases[phase] = this.planPhase(kapp, phase, runtime, false, options.checkNoValue ?? true).map(toSpecStep);
         } catch (e) {
           if (!(e instanceof ConfigError)) throw e;
           problems.push(...e.diagnostics);

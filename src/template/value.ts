@@ -6,6 +6,7 @@
  * | nil                             | `null`                                       |
  * | bool                            | `boolean`                                    |
  * | int (int64)                     | `bigint` (always; exact beyond 2^53)         |
+ * | uint64 (data beyond int64)      | `bigint` above 2^63-1                         |
  * | float64                         | `number` (always, even when integral: 1.0)   |
  * | string                          | `string` (Go strings are bytes: len, index and slicing are UTF-8 byte based) |
  * | []interface{}                   | `GoValue[]`                                  |
@@ -84,6 +85,8 @@ export function tagType<T extends object>(value: T, goType: string): T {
   return value;
 }
 
+const INT64_MAX = (1n << 63n) - 1n;
+
 /** The Go type name of a value, as `%T` prints it (`int`, `float64`, `[]interface {}`, `map[string]interface {}`, ...). */
 export function goTypeName(v: GoValue): string {
   if (v === null) return '<nil>';
@@ -91,7 +94,8 @@ export function goTypeName(v: GoValue): string {
     case 'boolean':
       return 'bool';
     case 'bigint':
-      return 'int';
+      // Integers beyond int64 only come from data (JSON/YAML decoding gives uint64 there).
+      return v > INT64_MAX ? 'uint64' : 'int';
     case 'number':
       return 'float64';
     case 'string':

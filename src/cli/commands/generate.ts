@@ -28,7 +28,7 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
           'interface: {"stack", "kapps": [{"id", "dependsOn", "selected", "conditionsOk", "phases": {PHASE: [STEP...]}}]}.',
       ) as never,
   handler: async (args) => {
-    const stack = await openStackFromArgs(args, 'read-only');
+    const stack = await openStackFromArgs(args);
     const spec = stack.spec(args.phase.length ? { phases: args.phase } : {});
     await flushWarnings(stack);
     if (args.output === 'json') {

@@ -18,7 +18,7 @@ export const graphCommand: CommandModule<object, GraphArgs> = {
       .epilogue('Kapps whose conditions are false are marked "(conditions failed)" (text) or red (dot).') as never,
   handler: async (args) => {
     const { formatGraph } = await import('../../plan/graph-format.js');
-    const stack = await openStackFromArgs(args, 'read-only');
+    const stack = await openStackFromArgs(args);
     process.stdout.write(`${formatGraph(stack.selection.nodes, args.format, { stackName: stack.config.name })}\n`);
   },
 };

@@ -5,10 +5,27 @@
 import type { CommandModule } from 'yargs';
 import { generateCommand } from './generate.js';
 import { graphCommand } from './graph.js';
+import { previewCommand } from './preview.js';
 import { releaseCommand } from './release.js';
 import { renderCommand } from './render.js';
+import { cleanCommand, deleteCommand, installCommand, outputCommand, templateCommand } from './run.js';
 import { validateCommand } from './validate.js';
 import { varsCommand } from './vars.js';
+import { workspaceCommand } from './workspace.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-explicit-any
-export const commands: CommandModule<{}, any>[] = [generateCommand, graphCommand, varsCommand, validateCommand, releaseCommand, renderCommand];
+export const commands: CommandModule<{}, any>[] = [
+  installCommand,
+  deleteCommand,
+  outputCommand,
+  cleanCommand,
+  templateCommand,
+  generateCommand,
+  graphCommand,
+  varsCommand,
+  validateCommand,
+  previewCommand,
+  releaseCommand,
+  workspaceCommand,
+  renderCommand,
+];

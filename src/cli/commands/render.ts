@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { KappsError, UsageError } from '../../diagnostics/errors.js';
-import type { GoKey, GoMap, GoValue } from '../../template/value.js';
+import type { GoMap, GoValue } from '../../template/value.js';
 
 interface RenderArgs {
   file?: string;
@@ -34,6 +34,7 @@ function readInput(file: string | undefined): string {
   }
 }
 
+/** The `render` command: one template against vars, or a case file (`--cases`). */
 export const renderCommand: CommandModule<object, RenderArgs> = {
   command: 'render [file]',
   describe: 'Render a Go template (as kapp configs use them) against vars, or a batch of test cases',
@@ -79,62 +80,13 @@ export const renderCommand: CommandModule<object, RenderArgs> = {
           'stdout; a template error goes to stderr with Go’s message and the exit code is 1.',
       ) as unknown as Argv<RenderArgs>,
   handler: async (argv) => {
-    const [{ renderTemplate, TemplateError }, { parseYamlValue }] = await Promise.all([
-      import('../../template/index.js'),
-      import('../../config/yaml.js'),
-    ]);
     if (argv.cases !== undefined) {
       await renderCases(argv.cases, argv.fixtures, argv.strict);
       return;
     }
-    const { GoIfaceMap, newGoMap, isGoMap } = await import('../../template/value.js');
-    const { resolveScalar } = await import('../../config/yaml-scalar.js');
-    const isMap = (v: GoValue | undefined): v is GoMap | InstanceType<typeof GoIfaceMap> =>
-      v instanceof GoIfaceMap || isGoMap(v);
-    const get = (m: GoMap | InstanceType<typeof GoIfaceMap>, k: string): GoValue | undefined =>
-      m instanceof GoIfaceMap ? m.get(k) : Object.prototype.hasOwnProperty.call(m, k) ? m[k] : undefined;
-    const put = (m: GoMap | InstanceType<typeof GoIfaceMap>, k: GoKey, v: GoValue): void => {
-      if (m instanceof GoIfaceMap) m.set(k, v);
-      else m[String(k)] = v;
-    };
-    const merge = (base: GoValue, over: GoValue): GoValue => {
-      if (!isMap(base) || !isMap(over)) return over;
-      const entries: [GoKey, GoValue][] = over instanceof GoIfaceMap ? [...over] : Object.entries(over);
-      for (const [k, v] of entries) {
-        const cur = typeof k === 'string' ? get(base, k) : base instanceof GoIfaceMap ? base.get(k) : undefined;
-        put(base, k, cur !== undefined && isMap(cur) && isMap(v) ? merge(cur, v) : v);
-      }
-      return base;
-    };
-    let data: GoValue = newGoMap();
-    for (const file of asList(argv.vars)) {
-      const text = readInput(file);
-      const parsed = parseYamlValue(text, { file, goMaps: true });
-      data = merge(data, parsed);
-    }
-    const assign = (spec: string, typed: boolean): void => {
-      const eq = spec.indexOf('=');
-      if (eq <= 0)
-        throw new UsageError(`--set${typed ? '' : '-string'} expects key=value, got ${JSON.stringify(spec)}`);
-      const path = spec.slice(0, eq).split('.');
-      if (path.some((p) => p === '')) throw new UsageError(`empty key segment in ${JSON.stringify(spec)}`);
-      const raw = spec.slice(eq + 1);
-      const value = typed ? resolveScalar(raw, true).value : raw;
-      let m = data as GoMap | InstanceType<typeof GoIfaceMap>;
-      path.slice(0, -1).forEach((seg) => {
-        const cur = get(m, seg);
-        if (cur !== undefined && isMap(cur)) m = cur;
-        else {
-          const next = new GoIfaceMap();
-          put(m, seg, next);
-          m = next;
-        }
-      });
-      put(m, path[path.length - 1] ?? '', value);
-    };
-    for (const s of asList(argv.set)) assign(s, true);
-    for (const s of asList(argv.setString)) assign(s, false);
+    const data = await buildData(asList(argv.vars), asList(argv.set), asList(argv.setString));
     const text = readInput(argv.file);
+    const { renderTemplate, TemplateError } = await import('../../template/index.js');
     try {
       process.stdout.write(renderTemplate(text, data, { strict: argv.strict }));
     } catch (e) {
@@ -143,6 +95,31 @@ export const renderCommand: CommandModule<object, RenderArgs> = {
     }
   },
 };
+
+/** The data of a single render: vars files merged in order, then `--set` and `--set-string` values. */
+async function buildData(varsFiles: string[], sets: string[], setStrings: string[]): Promise<GoValue> {
+  const [{ parseYamlValue }, { resolveScalar }, { mergeGoData, setGoPath }, { newGoMap }] = await Promise.all([
+    import('../../config/yaml.js'),
+    import('../../config/yaml-scalar.js'),
+    import('../../template/data-build.js'),
+    import('../../template/value.js'),
+  ]);
+  let data: GoValue = newGoMap();
+  for (const file of varsFiles) data = mergeGoData(data, parseYamlValue(readInput(file), { file, goMaps: true }));
+  const top = data as GoMap;
+  const assign = (spec: string, typed: boolean): void => {
+    const eq = spec.indexOf('=');
+    const flag = typed ? '--set' : '--set-string';
+    if (eq <= 0) throw new UsageError(`${flag} expects key=value, got ${JSON.stringify(spec)}`);
+    const path = spec.slice(0, eq).split('.');
+    if (path.some((p) => p === '')) throw new UsageError(`${flag}: empty key segment in ${JSON.stringify(spec)}`);
+    const raw = spec.slice(eq + 1);
+    setGoPath(top, path, typed ? resolveScalar(raw, true).value : raw);
+  };
+  for (const s of sets) assign(s, true);
+  for (const s of setStrings) assign(s, false);
+  return data;
+}
 
 async function renderCases(casesFile: string, fixtures: string | undefined, strict: boolean): Promise<void> {
   const [{ runCases, formatResults }, { parseLosslessJson }, { parseYamlValue }] = await Promise.all([

@@ -17,7 +17,7 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
   handler: async (args) => {
     const { validateStack } = await import('../../stack/validate.js');
     const { formatDiagnostics } = await import('../../report/diagnostic-printer.js');
-    const stack = await openStackFromArgs(args, 'read-only');
+    const stack = await openStackFromArgs(args);
     const report = validateStack(stack, process.env.PATH);
     await flushWarnings(stack);
     const out: string[] = [];

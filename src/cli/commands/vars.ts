@@ -27,7 +27,7 @@ export const varsCommand: CommandModule<object, VarsArgs> = {
       ) as never,
   handler: async (args) => {
     const { kappVarsReport } = await import('../../stack/vars-report.js');
-    const stack = await openStackFromArgs(args, 'read-only');
+    const stack = await openStackFromArgs(args);
     const report = kappVarsReport(stack, args.suppress);
     if (args.output === 'json') {
       const { toJS } = await import('../../template/value.js');

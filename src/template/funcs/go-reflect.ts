@@ -61,12 +61,9 @@ export function isEmptyValue(v: GoValue): boolean {
 
 /** reflect.DeepEqual: same Go type and equal contents (floats with ==, so NaN is never equal). */
 export function deepEqual(a: GoValue, b: GoValue): boolean {
-  if (a === b) return typeof a !== 'number' || !Number.isNaN(a);
-  if (a === null || b === null) return false;
-  if (typeof a !== 'object' || typeof b !== 'object') {
-    // Two numbers (+0 and -0) or two bigints that are not identical objects are compared by value.
-    return typeof a === typeof b && a == b; // eslint-disable-line eqeqeq
-  }
+  // Primitives (bigints, numbers with +0 == -0, strings, bools, nil) compare with ===; NaN never equals itself.
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
   if (goTypeName(a) !== goTypeName(b)) return false;
   if (Array.isArray(a)) {
     const bl = b as GoValue[];

@@ -39,45 +39,100 @@ function isAtom(n: RegexpNode): boolean {
   return n.op === 'literal' || n.op === 'class' || n.op === 'anyChar' || n.op === 'capture';
 }
 
-function toSource(n: RegexpNode): string {
-  switch (n.op) {
-    case 'empty':
-      return '';
-    case 'literal':
-      return literalSource(n.rune, n.fold);
-    case 'class':
-      return classSource(n.cls);
-    case 'anyChar':
-      return n.dotNL ? '[^]' : '[^\\n]';
-    case 'beginLine':
-      return '(?<![^\\n])';
-    case 'endLine':
-      return '(?![^\\n])';
-    case 'beginText':
-      return '^';
-    case 'endText':
-      return '$';
-    case 'wordBoundary':
-      return '\\b';
-    case 'noWordBoundary':
-      return '\\B';
-    case 'capture':
-      return `(${toSource(n.sub)})`;
-    case 'repeat': {
-      const sub = isAtom(n.sub) ? toSource(n.sub) : `(?:${toSource(n.sub)})`;
-      let q: string;
-      if (n.min === 0 && n.max === -1) q = '*';
-      else if (n.min === 1 && n.max === -1) q = '+';
-      else if (n.min === 0 && n.max === 1) q = '?';
-      else if (n.max === -1) q = `{${n.min},}`;
-      else if (n.max === n.min) q = `{${n.min}}`;
-      else q = `{${n.min},${n.max}}`;
-      return sub + q + (n.greedy ? '' : '?');
+/** Translates a Go syntax tree into JavaScript pattern source, recording which Go group each JavaScript group is. */
+class Emitter {
+  /** For JavaScript group i (1-based), the Go group it stands for (index i - 1 here). */
+  readonly goGroupOf: number[] = [];
+
+  emit(n: RegexpNode): string {
+    switch (n.op) {
+      case 'empty':
+        return '';
+      case 'literal':
+        return literalSource(n.rune, n.fold);
+      case 'class':
+        return classSource(n.cls);
+      case 'anyChar':
+        return n.dotNL ? '[^]' : '[^\\n]';
+      case 'beginLine':
+        return '(?<![^\\n])';
+      case 'endLine':
+        return '(?![^\\n])';
+      case 'beginText':
+        return '^';
+      case 'endText':
+        return '$';
+      case 'wordBoundary':
+        return '\\b';
+      case 'noWordBoundary':
+        return '\\B';
+      case 'capture':
+        this.goGroupOf.push(n.index);
+        return `(${this.emit(n.sub)})`;
+      case 'repeat':
+        return this.repeat(n);
+      case 'concat':
+        return n.subs.map((s) => (s.op === 'alternate' ? `(?:${this.emit(s)})` : this.emit(s))).join('');
+      case 'alternate':
+        return n.subs.map((s) => this.emit(s)).join('|');
     }
+  }
+
+  private atom(n: RegexpNode): string {
+    return isAtom(n) ? this.emit(n) : `(?:${this.emit(n)})`;
+  }
+
+  private repeat(n: Extract<RegexpNode, { op: 'repeat' }>): string {
+    const lazy = n.greedy ? '' : '?';
+    if (nullable(n.sub) && n.max !== -1 && n.max > n.min) return this.optionalRepeat(n);
+    const sub = this.atom(n.sub);
+    if (n.min === 0 && n.max === -1) return `${sub}*${lazy}`;
+    if (n.min === 1 && n.max === -1) return `${sub}+${lazy}`;
+    if (n.min === 0 && n.max === 1) return `${sub}?${lazy}`;
+    if (n.max === -1) return `${sub}{${n.min},}${lazy}`;
+    if (n.max === n.min) return `${sub}{${n.min}}`;
+    return `${sub}{${n.min},${n.max}}${lazy}`;
+  }
+
+  /**
+   * `X?` and `X{n,m}` where X can match the empty string. JavaScript refuses an optional iteration that matches
+   * empty and backtracks into X for a longer match; Go takes X's preferred match even when it is empty. An
+   * alternation behaves as Go does, so `X?` becomes `(?:X|)` (lazy: `(?:|X)`) and `X{n,m}` becomes n copies of X
+   * followed by nested optional copies, the way Go expands it. Copies of a capture group are separate
+   * JavaScript groups that stand for the same Go group (the last one that took part wins, as Go's last iteration).
+   */
+  private optionalRepeat(n: Extract<RegexpNode, { op: 'repeat' }>): string {
+    let out = '';
+    for (let i = 0; i < n.min; i++) out += this.atom(n.sub);
+    // Emit the optional copies outermost first, so JavaScript group numbers follow Go's iteration order.
+    let open = '';
+    let close = '';
+    for (let i = n.min; i < n.max; i++) {
+      open += n.greedy ? '(?:' : '(?:|';
+      open += this.atom(n.sub);
+      close = (n.greedy ? '|)' : ')') + close;
+    }
+    return out + open + close;
+  }
+}
+
+/** Whether a node can match the empty string. */
+function nullable(n: RegexpNode): boolean {
+  switch (n.op) {
+    case 'literal':
+    case 'class':
+    case 'anyChar':
+      return false;
+    case 'capture':
+      return nullable(n.sub);
+    case 'repeat':
+      return n.min === 0 || nullable(n.sub);
     case 'concat':
-      return n.subs.map((s) => (s.op === 'alternate' ? `(?:${toSource(s)})` : toSource(s))).join('');
+      return n.subs.every(nullable);
     case 'alternate':
-      return n.subs.map(toSource).join('|');
+      return n.subs.some(nullable);
+    default:
+      return true;
   }
 }
 
@@ -91,13 +146,18 @@ interface Match {
 /** A compiled Go regular expression. */
 export class GoRegexp {
   private readonly re: RegExp;
+  /** For each JavaScript group (1-based), the Go group it stands for; null when they coincide. */
+  private readonly goGroupOf: number[] | null;
   /** Capture-group names; index 0 (the whole match) is "". */
   readonly subexpNames: readonly string[];
 
   constructor(readonly expr: string) {
     const parsed = parseRegexp(expr);
-    this.re = new RegExp(toSource(parsed.root), 'gu');
+    const emitter = new Emitter();
+    this.re = new RegExp(emitter.emit(parsed.root), 'gu');
     this.subexpNames = parsed.names;
+    const map = emitter.goGroupOf;
+    this.goGroupOf = map.every((g, i) => g === i + 1) ? null : map;
   }
 
   /** Leftmost match starting the search at `pos`. */
@@ -105,7 +165,17 @@ export class GoRegexp {
     this.re.lastIndex = pos;
     const m = this.re.exec(s);
     if (!m) return null;
-    return { start: m.index, end: m.index + m[0].length, groups: Array.from(m) };
+    let groups: (string | undefined)[] = Array.from(m);
+    const map = this.goGroupOf;
+    if (map) {
+      groups = new Array<string | undefined>(this.subexpNames.length).fill(undefined);
+      groups[0] = m[0];
+      map.forEach((g, i) => {
+        const v = m[i + 1];
+        if (v !== undefined) groups[g] = v;
+      });
+    }
+    return { start: m.index, end: m.index + m[0].length, groups };
   }
 
   /** Regexp.MatchString. */
@@ -216,7 +286,8 @@ export class GoRegexp {
       t = ref.rest;
       if (ref.num >= 0) out += m.groups[ref.num] ?? '';
       else {
-        const idx = this.subexpNames.indexOf(ref.name);
+        // Names may repeat: the first group of that name that took part in the match counts.
+        const idx = this.subexpNames.findIndex((n, i) => n === ref.name && m.groups[i] !== undefined);
         if (idx >= 0) out += m.groups[idx] ?? '';
       }
     }

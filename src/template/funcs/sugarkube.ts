@@ -28,7 +28,7 @@ const ERRNO_TEXT: Record<string, string> = {
 };
 
 function errnoCode(e: unknown): string {
-  return typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : '';
+  return typeof e === 'object' && e !== null && 'code' in e ? String(e.code) : '';
 }
 
 /** A Go *PathError text: `lstat /x: no such file or directory`. */
@@ -74,7 +74,7 @@ function walk(root: string, visit: (path: string) => void): void {
   try {
     st = lstatSync(root);
   } catch (e) {
-    throw new Error(pathError('lstat', root, e));
+    throw new Error(pathError('lstat', root, e), { cause: e });
   }
   walkEntry(root, st.isSymbolicLink(), st.isDirectory(), visit);
 }
@@ -87,7 +87,7 @@ function walkEntry(path: string, isLink: boolean, isDir: boolean, visit: (path: 
   try {
     names = readdirSync(path);
   } catch (e) {
-    throw new Error(pathError('open', path, e));
+    throw new Error(pathError('open', path, e), { cause: e });
   }
   names.sort(compareGoStrings);
   for (const name of names) {
@@ -96,7 +96,7 @@ function walkEntry(path: string, isLink: boolean, isDir: boolean, visit: (path: 
     try {
       st = lstatSync(child);
     } catch (e) {
-      throw new Error(pathError('lstat', child, e));
+      throw new Error(pathError('lstat', child, e), { cause: e });
     }
     walkEntry(child, st.isSymbolicLink(), st.isDirectory(), visit);
   }

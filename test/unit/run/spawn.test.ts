@@ -66,7 +66,11 @@ describe('spawnStep: what the process sees', () => {
     const given = { ALPHA: '1', 'WITH SPACE': 'a b', EMPTY: '', MULTI: 'x\ny', UNICODE: 'é€' };
     const r = await spawnStep({ command: '/usr/bin/env', args: ['-0'], cwd: dir, env: given });
     const seen = r.stdout.toString('utf8').split('\0').filter(Boolean).sort();
-    expect(seen).toEqual(Object.entries(given).map(([k, v]) => `${k}=${v}`).sort());
+    expect(seen).toEqual(
+      Object.entries(given)
+        .map(([k, v]) => `${k}=${v}`)
+        .sort(),
+    );
   });
 
   it('looks the command up on the PATH of the given environment, not on kapps’ own', async () => {
@@ -112,19 +116,23 @@ describe('spawnStep: output', () => {
     expect(r.stderr.toString()).toBe('to err\n');
   });
 
-  it('captures several megabytes on both streams, and keeps the last 20 lines as the tail', async () => {
-    const n = 300_000;
+  it('captures several megabytes on both streams, byte for byte', async () => {
     const r = await spawnStep({
       command: 'kapps-fake',
-      args: ['--lines', String(n), 'stdout', '--sleep', '100', '--lines', '1000', 'stderr', '--sleep', '100', '--stdout', 'end'],
+      args: ['--lines', '300000', 'stdout', '--lines', '200000', 'stderr'],
       cwd: dir,
       env,
     });
-    const expected = Array.from({ length: n }, (_, i) => `line ${i + 1}\n`).join('');
+    const lines = (n: number): string => Array.from({ length: n }, (_, i) => `line ${i + 1}\n`).join('');
     expect(r.stdout.length).toBeGreaterThan(3_000_000);
-    expect(r.stdout.toString()).toBe(expected + 'end\n');
-    expect(r.stderr.toString()).toBe(Array.from({ length: 1000 }, (_, i) => `line ${i + 1}\n`).join(''));
-    expect(r.outputTail).toEqual([...Array.from({ length: 19 }, (_, i) => `line ${982 + i}`), 'end']);
+    expect(r.stdout.toString()).toBe(lines(300_000));
+    expect(r.stderr.toString()).toBe(lines(200_000));
+    expect(r.outputTail).toHaveLength(20);
+  });
+
+  it('keeps the last 20 lines of a large output as the tail', async () => {
+    const r = await spawnStep({ command: 'kapps-fake', args: ['--lines', '300000', 'stdout'], cwd: dir, env });
+    expect(r.outputTail).toEqual(Array.from({ length: 20 }, (_, i) => `line ${299_981 + i}`));
   });
 
   it('streams decoded chunks to onOutput, in order, without splitting a character', async () => {
@@ -147,7 +155,7 @@ describe('spawnStep: output', () => {
   it('interleaves the tail of both streams in arrival order', async () => {
     const r = await spawnStep({
       command: 'kapps-fake',
-      args: ['--stdout', 'one', '--sleep', '50', '--stderr', 'two', '--sleep', '50', '--stdout', 'three'],
+      args: ['--stdout', 'one', '--sleep', '150', '--stderr', 'two', '--sleep', '150', '--stdout', 'three'],
       cwd: dir,
       env,
     });

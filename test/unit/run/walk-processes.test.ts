@@ -70,7 +70,10 @@ describe('walkDag with real processes', () => {
     // a can only end after b has started (it waits for the file b writes): proof that they overlapped.
     const { trace, statuses } = await walkFakes(
       graph({ a: [], b: [], c: ['a', 'b'] }),
-      (dir) => ({ a: ['--wait-file', path.join(dir, 'b-started')], b: ['--write-file', path.join(dir, 'b-started'), 'x'] }),
+      (dir) => ({
+        a: ['--wait-file', path.join(dir, 'b-started')],
+        b: ['--write-file', path.join(dir, 'b-started'), 'x'],
+      }),
       { concurrency: 2 },
     );
     expect(trace.indexOf('start b')).toBeLessThan(trace.indexOf('end a'));

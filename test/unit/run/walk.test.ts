@@ -71,7 +71,8 @@ describe('walkDag: order', () => {
       signal: new AbortController().signal,
       run: async (id) => {
         trace.push(`start:${id}`);
-        if (id === 'a') await bStarted.promise; // a can only finish once b has started
+        if (id === 'a')
+          await bStarted.promise; // a can only finish once b has started
         else bStarted.resolve();
         trace.push(`end:${id}`);
         return 'succeeded';

@@ -332,6 +332,10 @@ c('regex.panic-split', '{{ regexSplit "\\\\" "a" -1 }}');
 c('regex.valid-edge', '{{ regexMatch "" "" }}|{{ regexMatch "()" "x" }}|{{ regexMatch "a|" "b" }}|{{ regexMatch "(?:)" "" }}|{{ regexMatch "(?i)" "" }}|{{ regexMatch "\\\\p{Any}" "x" }}|{{ regexMatch "[^\\\\x00-\\\\x{10FFFF}]" "x" }}|{{ regexMatch "x{1000}" "x" }}|{{ regexMatch "\\\\pN" "5" }}|{{ regexMatch "\\\\p{Lu}" "a" }}|{{ regexMatch "(?i)\\\\p{Lu}" "a" }}');
 c('regex.captures', '{{ regexReplaceAll "(a)|(b)" "ab" "[$1|$2]" }}|{{ regexFind "(a|)+" "aab" }}|{{ regexFindAll "(?i)[^a]" "aAbB" -1 }}|{{ regexReplaceAll "(a|b)*" "ab" "[$1]" }}|{{ regexReplaceAll "(\\\\w+)@(\\\\w+)\\\\.com" "x bob@example.com y" "${2}:${1}" }}');
 c('regex.fold-properties', '{{ regexFindAll "(?i)\\\\p{Lu}+" "abcDEF12" -1 }}|{{ regexFindAll "(?i)[\\\\p{Greek}x]+" "ΣσςXx" -1 }}|{{ regexFindAll "(?i)\\\\PL+" "aB1" -1 }}|{{ regexFindAll "(?i)[^\\\\p{Ll}]+" "aB1" -1 }}');
+c('regex.nullable-optional', '{{ regexFindAll "(?:\\\\s??|\\\\S+)?" "é 1" -1 }}|{{ regexFindAll "(|a){1,2}" "aa" -1 }}|{{ regexFindAll "(?:a|)?b" "ab b" -1 }}|{{ regexFindAll "(?:|a)??a" "aa" -1 }}|{{ regexReplaceAll "(x?)?" "ab" "<$1>" }}');
+c('regex.duplicate-names', '{{ regexReplaceAll "(?P<n>a)|(?P<n>b)" "ab" "[$n]" }}|{{ regexReplaceAll "(?P<n>x)?(?P<n>a)" "a" "[$n]" }}');
+c('regex.nullable-loop', '{{ regexFindAll "(?:[a-z]?|.{1,2})*" "_Bé1" -1 }}');
+c('regex.capture-in-loop', '{{ regexReplaceAll "(?:(a)|b)+" "ab" "[$1]" }}');
 c('regex.unicode-dot', '{{ regexFindAll "." "a😀b" -1 }}|{{ regexReplaceAll "" "😀" "-" }}|{{ regexSplit "" "é😀" -1 }}|{{ regexFindAll "[😀-😂]" "😁x" -1 }}');
 
 // ---- encoding ----

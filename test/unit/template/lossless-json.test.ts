@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatValue, sprintf } from '../../../src/template/fmt.js';
 import { JsonSyntaxError, parseLosslessJson } from '../../../src/template/lossless-json.js';
+import type { GoValue } from '../../../src/template/value.js';
 
 describe('parseLosslessJson', () => {
   it('keeps int and float typing of number literals', () => {
@@ -10,9 +11,9 @@ describe('parseLosslessJson', () => {
     expect(
       sprintf(
         '%T %T %T %T %T %T %T',
-        ['i', 'f', 'e', 'neg', 'big', 'u', 'huge'].map((k) => (v as Record<string, never>)[k]),
+        ['i', 'f', 'e', 'neg', 'big', 'u', 'huge'].map((k) => (v as Record<string, GoValue>)[k] ?? null),
       ),
-    ).toBe('int float64 float64 int int int float64');
+    ).toBe('int float64 float64 int int uint64 float64');
     expect(formatValue(v)).toBe(
       'map[big:9007199254740993 e:1000 f:1 huge:1.8446744073709552e+19 i:1 neg:-7 u:18446744073709551615]',
     );

@@ -1,0 +1,148 @@
+/**
+ * Releases around a run: the preview before a plan, the `--changed-only` selection, and the recorder that takes the
+ * lock (revision N+1), saves each kapp's state as it finishes and closes the release with its phase.
+ */
+import path from 'node:path';
+import { redactUrl } from '../release/redact.js';
+import type { ReleaseStore } from '../release/store.js';
+import type { PreviewRow, ReleaseRecorder } from '../release/index.js';
+import type { KappResult, RunSummary } from '../execute/types.js';
+import type { StackSpec } from '../plan/spec.js';
+import type { Stack } from '../stack/stack.js';
+import { toJS } from '../template/value.js';
+import type { ApplyArgs } from './run-args.js';
+import { kappsVersion } from './version.js';
+
+/** The release key and store of a stack. */
+export async function openTarget(
+  stack: Stack,
+  args: Pick<ApplyArgs, 'project' | 'backend' | 'stackFile' | 'stackName'>,
+): Promise<{ project: string; store: ReleaseStore; where: string }> {
+  const { resolveBackend, kappsHome, openReleaseStore, resolveProject, describeBackend } = await import('../release/index.js');
+  const { project } = resolveProject({
+    flag: args.project,
+    config: stack.project.project,
+    stackFile: args.stackFile,
+    cwd: process.cwd(),
+  });
+  const { spec } = resolveBackend({
+    flag: args.backend,
+    env: process.env.KAPPS_BACKEND,
+    config: stack.project.backend,
+    configDir: stack.project.file ? path.dirname(stack.project.file) : undefined,
+    cwd: process.cwd(),
+    kappsHome: kappsHome(process.env.KAPPS_HOME),
+  });
+  const store = await openReleaseStore(spec);
+  return { project, store, where: describeBackend(spec) };
+}
+
+/** The ids the run processes, in stack order. */
+function processedIds(stack: Stack): string[] {
+  return stack.selection.nodes.filter((n) => n.processed).map((n) => n.id);
+}
+
+/** Preview rows of the processed kapps against the latest release (Delete only for kapps gone from the stack). */
+export async function previewRows(
+  stack: Stack,
+  args: Pick<ApplyArgs, 'project' | 'backend' | 'stackFile' | 'stackName'>,
+): Promise<{ rows: PreviewRow[]; revision: number | null; project: string; spec: StackSpec }> {
+  const { computePreview, specDigest } = await import('../release/index.js');
+  const spec = stack.spec({ onlyIds: new Set(processedIds(stack)), checkNoValue: false });
+  const { project, store } = await openTarget(stack, args);
+  try {
+    const latest = await store.latest(project, stack.config.name);
+    const known = new Set(stack.kapps.map((k) => k.id));
+    const rows = computePreview(
+      spec.kapps.map((k) => ({ id: k.id, specDigest: specDigest(k) })),
+      latest?.state,
+    ).filter((r) => r.action !== 'Delete' || !known.has(r.id));
+    return { rows, revision: latest?.revision ?? null, project, spec };
+  } finally {
+    await store.close();
+  }
+}
+
+/** Print the preview table before a plan; a store that cannot be read is a warning, not a failure. */
+export async function printPreview(stack: Stack, args: ApplyArgs, out: NodeJS.WritableStream): Promise<void> {
+  try {
+    const { formatPreviewTable } = await import('../release/index.js');
+    const { rows, revision } = await previewRows(stack, args);
+    out.write(`Preview against ${revision === null ? 'no previous release' : `release ${revision}`}:\n`);
+    out.write(formatPreviewTable(rows));
+    out.write('\n');
+  } catch (e) {
+    out.write(`warning: no preview: ${redactUrl(e instanceof Error ? e.message : String(e))}\n`);
+  }
+}
+
+/** `--changed-only`: the processed kapps that are new or changed since the latest release. */
+export async function changedKapps(stack: Stack, args: ApplyArgs): Promise<Set<string>> {
+  const { rows } = await previewRows(stack, args);
+  return new Set(rows.filter((r) => r.action === 'Create' || r.action === 'Update').map((r) => r.id));
+}
+
+export interface RunRecorder {
+  record(result: KappResult): Promise<void>;
+  finish(summary: RunSummary): Promise<void>;
+  /** Release the store; a release not finished yet ends with `phase` (the run did not get to finish it). */
+  close(phase: 'failed' | 'cancelled'): Promise<void>;
+}
+
+/** Take the lock (create revision N+1) and return what records the run into it. */
+export async function beginRun(
+  stack: Stack,
+  args: ApplyArgs,
+  operation: 'install' | 'delete',
+  only: ReadonlySet<string> | undefined,
+): Promise<RunRecorder> {
+  const { beginRelease, specDigest } = await import('../release/index.js');
+  const ids = processedIds(stack).filter((id) => !only || only.has(id));
+  const spec = stack.spec({ onlyIds: new Set(ids), checkNoValue: false });
+  const digests = new Map(spec.kapps.map((k) => [k.id, specDigest(k)] as const));
+  const { project, store } = await openTarget(stack, args);
+  let recorder: ReleaseRecorder;
+  try {
+    recorder = await beginRelease({
+      store,
+      project,
+      stack: stack.config.name,
+      operation,
+      spec,
+      command: process.argv.slice(1).map((a) => redactUrl(a)),
+      selectors: { include: args.include, exclude: args.exclude },
+      kappsVersion: kappsVersion(),
+      stackFile: args.stackFile,
+    });
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  let closed = false;
+  return {
+    async record(result) {
+      // Kapps the run did not touch keep their previous state (a skipped kapp is not uninstalled).
+      if (result.role !== 'selected' || result.status === 'skipped') return;
+      const status =
+        result.status === 'succeeded' ? (operation === 'install' ? 'installed' : 'deleted') : result.status;
+      await recorder.recordKapp(result.id, {
+        status,
+        outputs: (result.outputs ? toJS(result.outputs) : {}) as never,
+        steps: [...result.steps],
+        ...(digests.has(result.id) ? { specDigest: digests.get(result.id) as string } : {}),
+      });
+    },
+    async finish(summary) {
+      await recorder.finish(summary.status);
+    },
+    async close(phase) {
+      if (closed) return;
+      closed = true;
+      try {
+        await recorder.finish(phase);
+      } finally {
+        await store.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The shared flow of install, delete, output, clean and template: open the stack, fill the workspace, check the
+ * commands, take the release lock (install/delete that apply), run with a reporter, record every kapp in the
+ * release, and map the outcome to an exit code. SIGINT/SIGTERM are owned here: the first stops the run cleanly
+ * (exit 130), a second kills every step at once.
+ */
+import { CancelledError, KappsError, SilentFailure } from '../diagnostics/errors.js';
+import type { RunCommand, RunMode, RunOptions, KappResult } from '../execute/types.js';
+import type { Reporter, RunEvent } from '../report/events.js';
+import type { Stack } from '../stack/stack.js';
+import type { ApplyArgs, RunArgs } from './run-args.js';
+import { flushWarnings, openStackFromArgs } from './stack-args.js';
+import { kappsVersion } from './version.js';
+
+function workersFrom(args: RunArgs, stack: Stack): number {
+  const fromEnv = process.env.KAPPS_WORKERS ? Number(process.env.KAPPS_WORKERS) : undefined;
+  const n = args.workers ?? fromEnv ?? stack.project.num_workers;
+  if (!Number.isInteger(n) || n < 1) throw new KappsError(`the number of workers must be a whole number ≥ 1, got ${String(n)}`);
+  return n;
+}
+
+function modeFrom(args: Partial<ApplyArgs>): RunMode {
+  if (args.oneShot) return 'one-shot';
+  return args.yes ? 'apply' : 'plan';
+}
+
+function stepEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+/** Fill the workspace for the kapps of the sub-graph that have sources; reopen the stack when anything was there to fetch. */
+async function prepareWorkspace(stack: Stack, args: RunArgs): Promise<Stack> {
+  const withSources = stack.selection.nodes.map((n) => stack.kapp(n.id)).filter((k) => k.sources.length > 0);
+  if (withSources.length === 0) return stack;
+  const { ensureWorkspace } = await import('../workspace/workspace.js');
+  const { gitRunner } = await import('./git-runner.js');
+  await ensureWorkspace(
+    withSources.map((k) => ({ fqId: k.id, cacheRoot: k.cacheRoot, sources: k.sources })),
+    {
+      update: false,
+      run: gitRunner,
+      onFetch: (id, source) => process.stderr.write(`Fetching ${source.id} for ${id}...\n`),
+    },
+  );
+  return openStackFromArgs(args);
+}
+
+/** Commands that cannot run: checked before anything runs (the first planning of every processed kapp). */
+async function preflight(stack: Stack, options: RunOptions, phases: readonly string[]): Promise<void> {
+  const { checkCommands } = await import('../execute/preflight.js');
+  const missing = checkCommands(stack, options, phases as never);
+  if (missing.length) {
+    throw new KappsError(
+      `${missing.length} command(s) not found, nothing was run:\n${missing.map((m) => `  kapp ${m.kapp}, ${m.phase} step '${m.step}': '${m.command}' not found ${m.where}`).join('\n')}\n(--no-validate skips this check)`,
+    );
+  }
+}
+
+/** Run one of the run commands. */
+export async function runCommand(command: RunCommand, args: RunArgs & Partial<ApplyArgs>): Promise<void> {
+  const { runStack, phasesFor } = await import('../execute/run-stack.js');
+  const { createReporter } = await import('../report/create-reporter.js');
+  const { onInterrupt } = await import('../run/interrupt.js');
+  const mode = modeFrom(args);
+  if (args.changedOnly && mode === 'plan') throw new KappsError('--changed-only needs --yes or --one-shot');
+
+  let stack = await openStackFromArgs(args);
+  if (!args.dryRun) stack = await prepareWorkspace(stack, args);
+  const options: RunOptions = {
+    command,
+    mode,
+    dryRun: args.dryRun,
+    workers: workersFrom(args, stack),
+    keepGoing: args.keepGoing,
+    ignoreErrors: args.ignoreErrors ?? false,
+    verbose: args.verbose,
+    env: stepEnv(),
+    killGraceMs: Math.max(0, args.killGrace * 1000),
+  };
+  if (args.validate && !args.dryRun) await preflight(stack, options, phasesFor(options));
+
+  const isTTY = process.stdout.isTTY === true;
+  const reporters: Reporter[] = [];
+  const reporter = createReporter({
+    kind: args.reporter,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    isTTY,
+    verbose: args.verbose,
+    color: args.color && isTTY && !process.env.NO_COLOR,
+    mode: { command, planOnly: (command === 'install' || command === 'delete') && mode === 'plan' },
+  });
+  reporters.push(reporter);
+
+  const records = command === 'install' || command === 'delete';
+  const recordRelease = records && mode !== 'plan' && !args.dryRun;
+  const release = records ? await import('./release-run.js') : undefined;
+  let only: ReadonlySet<string> | undefined;
+  if (release && command === 'install' && mode === 'plan' && !args.dryRun) {
+    await release.printPreview(stack, args as ApplyArgs, process.stderr);
+  }
+  if (release && args.changedOnly) only = await release.changedKapps(stack, args as ApplyArgs);
+  const controller = new AbortController();
+  const removeHandlers = onInterrupt(controller, {
+    onFirstSignal: (signal) => process.stderr.write(`\n${signal}: stopping (running steps are being stopped; press Ctrl-C again to kill them at once)\n`),
+  });
+  let recorder: Awaited<ReturnType<NonNullable<typeof release>['beginRun']>> | undefined;
+  try {
+    if (release && recordRelease) recorder = await release.beginRun(stack, args as ApplyArgs, command as 'install' | 'delete', only);
+    const emit = (e: RunEvent): void => {
+      for (const r of reporters) r.onEvent(e);
+    };
+    const summary = await runStack(stack, { ...options, ...(only ? { only } : {}) }, {
+      emit,
+      signal: controller.signal,
+      onKappFinished: recorder ? (r: KappResult) => recorder?.record(r) : undefined,
+    });
+    for (const r of reporters) await r.close();
+    reporters.length = 0;
+    await flushWarnings(stack);
+    if (recorder) await recorder.finish(summary);
+    if (summary.status === 'cancelled') throw new CancelledError('interrupted');
+    if (summary.status === 'failed') throw new SilentFailure('the run failed');
+  } finally {
+    for (const r of reporters) await r.close();
+    removeHandlers();
+    if (recorder) await recorder.close(controller.signal.aborted ? 'cancelled' : 'failed');
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * One visit of one kapp during a run: render its templates, run the steps of the phases the command asks for (each
+ * step's conditions evaluated when it is reached, outputs loaded after `load_outputs` steps and the remaining steps
+ * re-planned with them), then load its outputs when the command needs them. Emits the kapp's events.
+ */
+import { mkdirSync } from 'node:fs';
+import { ConfigError, KappsError } from '../diagnostics/errors.js';
+import { evaluateConditions } from '../plan/go-bool.js';
+import type { PlannedStep } from '../plan/steps.js';
+import { formatDiagnostics } from '../report/diagnostic-printer.js';
+import type { KappStatus, Phase, StepStatus } from '../report/events.js';
+import type { KappModel } from '../stack/kapp-model.js';
+import type { Stack } from '../stack/stack.js';
+import { newGoMap, type GoMap } from '../template/value.js';
+import { outputsView, withPlaceholders } from '../vars/outputs.js';
+import { loadOutputs } from './outputs.js';
+import type { Redactor } from './redact.js';
+import { runStep } from './step-runner.js';
+import { removeSensitiveTemplates, renderKappTemplates } from './templates.js';
+import type { EmitEvent, KappResult, RunOptions, StepRecord } from './types.js';
+
+/** What a visit does, decided by the command. */
+export interface VisitPlan {
+  readonly role: 'selected' | 'outputs';
+  /** Render templates before (and after loading outputs). */
+  readonly templates: boolean;
+  /** Phases to run in order. */
+  readonly phases: readonly Phase[];
+  /** Afterwards: run the output phase and load outputs (if the kapp declares any). */
+  readonly loadOutputs: 'no' | 'tolerate-missing' | 'must-exist';
+  /** Failing steps of this visit are reported and passed over. */
+  readonly ignoreErrors: boolean;
+  /** Emit kapp-started/kapp-finished (false for the output-loading pass of delete). */
+  readonly kappEvents: boolean;
+}
+
+/** Shared state of a run's visits. */
+export interface VisitContext {
+  readonly stack: Stack;
+  readonly options: RunOptions;
+  readonly emit: EmitEvent;
+  readonly redactor: Redactor;
+  /** Each kapp's own loaded outputs (registry keys), kept across walks. */
+  readonly ownOutputs: Map<string, GoMap>;
+  /** Each visited kapp's `.outputs` view, for its children. */
+  readonly views: Map<string, GoMap>;
+}
+
+const now = (): string => new Date().toISOString();
+
+class StepFailure extends Error {
+  constructor(
+    message: string,
+    readonly status: 'failed' | 'cancelled',
+  ) {
+    super(message);
+  }
+}
+
+/** The `.outputs` view of a kapp from its parents' views and its own outputs (placeholders for missing ones). */
+export function viewFor(ctx: VisitContext, kapp: KappModel): GoMap {
+  const node = ctx.stack.planNode(kapp.id);
+  const parents = (node?.dependsOn ?? [])
+    .map((p) => ({ manifestId: ctx.stack.kapp(p).manifestId, view: ctx.views.get(p) }))
+    .filter((p): p is { manifestId: string; view: GoMap } => p.view !== undefined);
+  const own = withPlaceholders(ctx.ownOutputs.get(kapp.id) ?? newGoMap(), kapp.outputIds);
+  return outputsView({ manifestId: kapp.manifestId, kappId: kapp.kappId, values: own }, parents);
+}
+
+function describe(e: unknown): { reason: string; detail?: string } {
+  if (e instanceof ConfigError) {
+    return { reason: e.diagnostics[0]?.message ?? e.message, detail: formatDiagnostics(e.diagnostics) };
+  }
+  if (e instanceof StepFailure || e instanceof KappsError) return { reason: e.message };
+  throw e;
+}
+
+/** Visit a kapp. Never throws for a kapp's own failure: it is the result. */
+export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitPlan, signal: AbortSignal): Promise<KappResult> {
+  const { stack, options, emit, redactor } = ctx;
+  const started = Date.now();
+  const steps: StepRecord[] = [];
+  const dryRun = options.dryRun;
+  let recordable: GoMap | undefined;
+  let sensitiveFiles: string[] = [];
+  let renderedTemplates: ReadonlyMap<string, string> | undefined;
+  if (plan.kappEvents) emit({ type: 'kapp-started', time: now(), kapp: kapp.id, role: plan.role });
+
+  const runtime = () => ({
+    outputs: viewFor(ctx, kapp),
+    ...(renderedTemplates ? { renderedTemplates } : {}),
+  });
+  const renderTemplates = (): void => {
+    const rendered = renderKappTemplates(stack, kapp, stack.variables(kapp, runtime()), { dryRun });
+    renderedTemplates = rendered.paths;
+    sensitiveFiles = [...new Set([...sensitiveFiles, ...rendered.sensitive])];
+  };
+  const load = (mustExist: boolean): void => {
+    if (kapp.outputIds.length === 0) return;
+    const loaded = loadOutputs(stack, kapp, stack.variables(kapp, runtime()), { mustExist, dryRun, redactor });
+    ctx.ownOutputs.set(kapp.id, { ...ctx.ownOutputs.get(kapp.id), ...loaded.values });
+    recordable = { ...recordable, ...loaded.recordable };
+  };
+
+  const runPhase = async (phase: Phase, ignoreErrors: boolean): Promise<void> => {
+    let planned: PlannedStep[] = stack.planPhase(kapp, phase, runtime(), dryRun);
+    for (let i = 0; i < planned.length; i++) {
+      const step = planned[i] as PlannedStep;
+      if (signal.aborted) throw new StepFailure('cancelled', 'cancelled');
+      const stepStarted = new Date();
+      const record = (status: StepStatus, exitCode: number | null, durationMs: number, timedOut: boolean): void => {
+        steps.push({
+          phase,
+          name: step.name,
+          status,
+          exitCode,
+          startedAt: stepStarted.toISOString(),
+          endedAt: now(),
+          durationMs,
+          timedOut,
+        });
+      };
+      if (!evaluateConditions(step.conditions, step.conditionSite)) {
+        emit({ type: 'step-finished', time: now(), kapp: kapp.id, phase, step: step.name, status: 'skipped', exitCode: null, durationMs: 0, reason: 'conditions are false' });
+        record('skipped', null, 0, false);
+        continue;
+      }
+      emit({
+        type: 'step-started',
+        time: stepStarted.toISOString(),
+        kapp: kapp.id,
+        phase,
+        step: step.name,
+        command: redactor.text(step.command),
+        args: redactor.list(step.args),
+        workingDir: step.workingDir,
+      });
+      if (dryRun) {
+        emit({ type: 'step-finished', time: now(), kapp: kapp.id, phase, step: step.name, status: 'succeeded', exitCode: null, durationMs: 0 });
+        record('succeeded', null, 0, false);
+        continue;
+      }
+      const outcome = await runStep(step, {
+        kappId: kapp.id,
+        phase,
+        baseEnv: options.env,
+        verbose: options.verbose,
+        ignoreAllErrors: ignoreErrors,
+        signal,
+        ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+        redactor,
+        onOutput: (stream, text) => emit({ type: 'step-output', time: now(), kapp: kapp.id, phase, step: step.name, stream, text }),
+      });
+      emit({
+        type: 'step-finished',
+        time: now(),
+        kapp: kapp.id,
+        phase,
+        step: step.name,
+        status: outcome.status,
+        exitCode: outcome.exitCode,
+        ...(outcome.signal ? { signal: outcome.signal } : {}),
+        durationMs: outcome.durationMs,
+        ...(outcome.timedOut ? { timedOut: true } : {}),
+        ...(step.timeout ? { timeoutMs: step.timeout * 1000 } : {}),
+        ...(outcome.reason ? { reason: redactor.text(outcome.reason) } : {}),
+        ...(outcome.status !== 'succeeded' && outcome.outputTail ? { outputTail: outcome.outputTail } : {}),
+      });
+      record(outcome.status, outcome.exitCode, outcome.durationMs, outcome.timedOut);
+      if (outcome.status === 'cancelled') throw new StepFailure('cancelled while running', 'cancelled');
+      if (outcome.status === 'failed') {
+        throw new StepFailure(`${phase} step '${step.name}' ${redactor.text(outcome.reason ?? 'failed')}`, 'failed');
+      }
+      if (step.loadOutputs && outcome.status === 'succeeded' && kapp.outputIds.length > 0) {
+        load(false);
+        if (plan.templates) renderTemplates();
+        // Re-plan the rest of the phase with the new outputs and continue after this step.
+        const replanned = stack.planPhase(kapp, phase, runtime(), dryRun);
+        const at = replanned.findIndex((s) => s.unit === step.unit && s.name === step.name && s.declaredIn === step.declaredIn);
+        planned = replanned;
+        if (at >= 0) i = at;
+      }
+    }
+  };
+
+  let status: KappStatus = 'succeeded';
+  let reason: string | undefined;
+  try {
+    if (!dryRun) mkdirSync(kapp.cacheRoot, { recursive: true });
+    if (plan.templates) renderTemplates();
+    for (const phase of plan.phases) await runPhase(phase, plan.ignoreErrors);
+    if (plan.loadOutputs !== 'no' && kapp.outputIds.length > 0) {
+      const mustExist = plan.loadOutputs === 'must-exist' && !dryRun;
+      await runPhase('output', !mustExist);
+      if (!dryRun) load(mustExist);
+      if (plan.templates) renderTemplates();
+    }
+  } catch (e) {
+    if (e instanceof StepFailure && e.status === 'cancelled') {
+      status = 'cancelled';
+      reason = 'cancelled';
+    } else {
+      const d = describe(e);
+      status = signal.aborted ? 'cancelled' : 'failed';
+      reason = d.reason;
+      if (d.detail) emit({ type: 'log', time: now(), level: 'error', message: d.detail, kapp: kapp.id });
+    }
+  } finally {
+    if (!dryRun && sensitiveFiles.length) removeSensitiveTemplates(sensitiveFiles);
+  }
+  ctx.views.set(kapp.id, viewFor(ctx, kapp));
+  if (plan.kappEvents) {
+    emit({
+      type: 'kapp-finished',
+      time: now(),
+      kapp: kapp.id,
+      status,
+      ...(reason ? { reason: redactor.text(reason) } : {}),
+      durationMs: Date.now() - started,
+    });
+  }
+  return {
+    id: kapp.id,
+    status,
+    ...(reason ? { reason: redactor.text(reason) } : {}),
+    role: plan.role,
+    steps,
+    ...(recordable ? { outputs: recordable } : {}),
+  };
+}

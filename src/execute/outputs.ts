@@ -1,0 +1,80 @@
+/**
+ * Loading a kapp's declared outputs from the files its steps wrote: each output whose conditions hold is read
+ * from `path` (relative to the kapp's config directory), parsed as json, yaml or text, and, when `sensitive`,
+ * deleted right after and remembered by the redactor.
+ */
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parseOutputFile } from '../config/index.js';
+import { locationOf } from '../config/locations.js';
+import type { OutputConfig } from '../config/types.js';
+import { error as diagnosticError } from '../diagnostics/diagnostic.js';
+import { ConfigError, KappsError } from '../diagnostics/errors.js';
+import { evaluateConditions } from '../plan/go-bool.js';
+import type { KappModel } from '../stack/kapp-model.js';
+import type { Stack } from '../stack/stack.js';
+import { newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { registryKey } from '../vars/outputs.js';
+import type { Redactor } from './redact.js';
+
+export interface LoadedOutputs {
+  /** By registry key (hyphens as underscores); missing tolerated outputs are absent. */
+  readonly values: GoMap;
+  /** Non-sensitive values by output id, for the release state. */
+  readonly recordable: GoMap;
+  /** Declared outputs whose file was missing (tolerated). */
+  readonly missing: readonly string[];
+}
+
+/**
+ * Load the outputs. `mustExist`: a missing or empty file is an error (after an install); otherwise it is passed
+ * over. Never deletes anything in a dry run.
+ */
+export function loadOutputs(
+  stack: Stack,
+  kapp: KappModel,
+  vars: GoMap,
+  options: { mustExist: boolean; dryRun: boolean; redactor: Redactor },
+): LoadedOutputs {
+  const values = newGoMap();
+  const recordable = newGoMap();
+  const missing: string[] = [];
+  const declared: OutputConfig[] = stack.render(kapp, kapp.descriptor.outputs ?? [], vars, 'outputs');
+  for (const output of declared) {
+    const ok = evaluateConditions(output.conditions ?? [], {
+      kapp: kapp.id,
+      owner: `output '${output.id}'`,
+      ...(locationOf(output) ? { location: locationOf(output) } : {}),
+    });
+    if (!ok) continue;
+    if (!output.path) {
+      throw new ConfigError([diagnosticError(`kapp ${kapp.id}: output '${output.id}' has no path`, locationOf(output))]);
+    }
+    const file = path.resolve(kapp.configDir, output.path);
+    const empty = !existsSync(file) || statSync(file).size === 0;
+    if (empty) {
+      if (options.mustExist) {
+        throw new KappsError(
+          `kapp ${kapp.id}: output '${output.id}' was not produced: ${file} ${existsSync(file) ? 'is empty' : 'does not exist'} after the install`,
+        );
+      }
+      missing.push(output.id);
+      continue;
+    }
+    let value: GoValue;
+    try {
+      value = parseOutputFile(readFileSync(file, 'utf8'), output.format ?? '', file);
+    } catch (e) {
+      if (e instanceof ConfigError) throw e;
+      throw new KappsError(`kapp ${kapp.id}: cannot read output '${output.id}' from ${file}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    values[registryKey(output.id)] = value;
+    if (output.sensitive) {
+      options.redactor.add(value);
+      if (!options.dryRun) rmSync(file, { force: true });
+    } else {
+      recordable[output.id] = value;
+    }
+  }
+  return { values, recordable, missing };
+}

@@ -1,0 +1,55 @@
+/**
+ * Before anything runs: every command a processed kapp's steps will run must exist (on PATH, or relative to the
+ * step's working directory). Steps whose conditions are already false when planned are not checked; a command that
+ * only appears once outputs exist cannot be checked in advance and is checked when its step is reached.
+ */
+import { ConfigError } from '../diagnostics/errors.js';
+import { parseGoBool } from '../plan/go-bool.js';
+import type { Phase } from '../report/events.js';
+import { resolveCommand } from '../run/resolve-command.js';
+import type { Stack } from '../stack/stack.js';
+import { newGoMap } from '../template/value.js';
+import type { RunOptions } from './types.js';
+
+export interface MissingStepCommand {
+  readonly kapp: string;
+  readonly phase: Phase;
+  readonly step: string;
+  readonly command: string;
+  /** `on PATH` or `relative to <dir>`. */
+  readonly where: string;
+}
+
+/** The commands of the run's steps that cannot be found. Planning errors are left for the run to report. */
+export function checkCommands(stack: Stack, options: RunOptions, phases: readonly Phase[]): MissingStepCommand[] {
+  const views = stack.placeholderViews();
+  const missing: MissingStepCommand[] = [];
+  const pathEnv = options.env.PATH;
+  for (const node of stack.selection.nodes) {
+    if (!node.processed || !node.conditionsOk) continue;
+    if (options.only && !options.only.has(node.id)) continue;
+    const kapp = stack.kapp(node.id);
+    for (const phase of phases) {
+      let steps;
+      try {
+        steps = stack.planPhase(kapp, phase, { outputs: views.get(node.id) ?? newGoMap() }, false, false);
+      } catch (e) {
+        if (e instanceof ConfigError) continue;
+        throw e;
+      }
+      for (const step of steps) {
+        if (step.conditions.some((c) => parseGoBool(c) !== true)) continue;
+        if (step.command === '' || step.command.includes('<no value>')) continue;
+        if (resolveCommand(step.command, { cwd: step.workingDir, pathEnv })) continue;
+        missing.push({
+          kapp: node.id,
+          phase,
+          step: step.name,
+          command: step.command,
+          where: step.command.includes('/') ? `relative to ${step.workingDir}` : 'on PATH',
+        });
+      }
+    }
+  }
+  return missing;
+}

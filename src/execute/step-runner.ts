@@ -1,0 +1,119 @@
+/**
+ * Running one planned step: resolve its command, build its environment (the process environment, then the unit's
+ * and the step's `env_vars` — the step wins), spawn it without a shell in its working directory with its timeout,
+ * stream the output the step's `print` setting shows, write its `stdout`/`stderr` capture files (even when it
+ * fails), and judge the exit code against `expected_exit_code`.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { PlannedStep } from '../plan/steps.js';
+import type { Phase, StepStatus } from '../report/events.js';
+import { resolveCommand } from '../run/resolve-command.js';
+import { spawnStep, type SpawnResult } from '../run/spawn.js';
+import type { Redactor } from './redact.js';
+
+/** What happened to a step. */
+export interface StepOutcome {
+  readonly status: Exclude<StepStatus, 'skipped'>;
+  readonly exitCode: number | null;
+  readonly signal?: string;
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+  /** One line saying why it failed. */
+  readonly reason?: string;
+  readonly outputTail?: readonly string[];
+  /** The captured stdout (for callers that need it, e.g. outputs written by `stdout:`). */
+  readonly result?: SpawnResult;
+}
+
+export interface StepRunContext {
+  readonly kappId: string;
+  readonly phase: Phase;
+  readonly baseEnv: Readonly<Record<string, string>>;
+  readonly verbose: boolean;
+  /** `--ignore-errors`: failures are reported and passed over. */
+  readonly ignoreAllErrors: boolean;
+  readonly signal: AbortSignal;
+  readonly killGraceMs?: number;
+  readonly redactor: Redactor;
+  /** Output the user should see, as it arrives. */
+  readonly onOutput: (stream: 'stdout' | 'stderr', text: string) => void;
+}
+
+/** Whether output of a step with this `print` setting is shown: `verbose` with -v, `false`/empty never, other text always. */
+export function showsOutput(print: string | undefined, verbose: boolean): boolean {
+  if (print === undefined || print === '' || print === 'false') return false;
+  if (print === 'verbose') return verbose;
+  return true;
+}
+
+function writeCapture(file: string, content: Buffer): string | undefined {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, content, { mode: 0o644 });
+    return undefined;
+  } catch (e) {
+    return `cannot write ${file}: ${e instanceof Error ? e.message : String(e)}`;
+  }
+}
+
+/** Run a step that has passed its conditions. */
+export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<StepOutcome> {
+  const env: Record<string, string> = { ...ctx.baseEnv, ...step.env };
+  const failedStatus = step.ignoreErrors || ctx.ignoreAllErrors ? 'ignored' : 'failed';
+  if (step.command === '') {
+    return { status: failedStatus, exitCode: null, timedOut: false, durationMs: 0, reason: `step '${step.name}' of kapp ${ctx.kappId} names no command` };
+  }
+  const resolved = resolveCommand(step.command, { cwd: step.workingDir, pathEnv: env.PATH });
+  if (!resolved) {
+    const where = step.command.includes('/') ? `relative to ${step.workingDir}` : 'on PATH';
+    return {
+      status: failedStatus,
+      exitCode: null,
+      timedOut: false,
+      durationMs: 0,
+      reason: `command '${step.command}' of step '${step.name}' (kapp ${ctx.kappId}) was not found ${where}`,
+    };
+  }
+  const show = showsOutput(step.print, ctx.verbose);
+  const result = await spawnStep({
+    command: resolved,
+    args: step.args,
+    cwd: step.workingDir,
+    env,
+    ...(step.timeout ? { timeoutMs: step.timeout * 1000 } : {}),
+    ...(ctx.killGraceMs !== undefined ? { killGraceMs: ctx.killGraceMs } : {}),
+    signal: ctx.signal,
+    ...(show ? { onOutput: (stream: 'stdout' | 'stderr', text: string) => ctx.onOutput(stream, ctx.redactor.text(text)) } : {}),
+  });
+  const captureProblems: string[] = [];
+  if (step.stdout) {
+    const p = writeCapture(step.stdout, result.stdout);
+    if (p) captureProblems.push(p);
+  }
+  if (step.stderr) {
+    const p = writeCapture(step.stderr, result.stderr);
+    if (p) captureProblems.push(p);
+  }
+  const base = {
+    exitCode: result.exitCode,
+    ...(result.signal ? { signal: result.signal } : {}),
+    timedOut: result.timedOut,
+    durationMs: Math.round(result.durationMs),
+    outputTail: ctx.redactor.list(result.outputTail),
+    result,
+  };
+  if (result.cancelled) return { ...base, status: 'cancelled', reason: 'cancelled' };
+  let reason: string | undefined;
+  if (result.spawnError) reason = result.spawnError;
+  else if (result.timedOut) reason = `timed out after ${step.timeout ?? 0} s`;
+  else if (result.exitCode === null) reason = `killed by ${result.signal ?? 'a signal'}`;
+  else if (result.exitCode !== step.expectedExitCode) {
+    reason =
+      step.expectedExitCode === 0
+        ? `exited with code ${result.exitCode}`
+        : `exited with code ${result.exitCode}, expected ${step.expectedExitCode}`;
+  } else if (captureProblems.length) reason = captureProblems.join('; ');
+  if (reason === undefined) return { ...base, status: 'succeeded' };
+  return { ...base, status: failedStatus, reason };
+}

@@ -1,0 +1,64 @@
+/**
+ * Rendering a kapp's templates (`templates.<id>: {source, dest, conditions, sensitive}`): the source is found
+ * relative to the kapp's config directory, then in each of the stack's `template_dirs`; the destination is relative
+ * to the config directory. Nothing is written in a dry run. Sensitive templates are deleted after the kapp's run.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { locationOf } from '../config/locations.js';
+import { ConfigError } from '../diagnostics/errors.js';
+import { error as diagnosticError } from '../diagnostics/diagnostic.js';
+import type { KappModel } from '../stack/kapp-model.js';
+import type { Stack } from '../stack/stack.js';
+import { renderTemplate, TemplateError } from '../template/index.js';
+import type { GoMap } from '../template/value.js';
+
+export interface RenderedTemplates {
+  /** Template id → absolute path written (or that would be written). */
+  readonly paths: Map<string, string>;
+  /** Paths of sensitive templates, to delete when the kapp is done. */
+  readonly sensitive: string[];
+}
+
+/** Render the templates of a kapp whose conditions hold. */
+export function renderKappTemplates(stack: Stack, kapp: KappModel, vars: GoMap, options: { dryRun: boolean }): RenderedTemplates {
+  const paths = new Map<string, string>();
+  const sensitive: string[] = [];
+  for (const [id, target] of stack.templateTargets(kapp, vars)) {
+    const at = locationOf(target.template, 'source') ?? locationOf(target.template);
+    if (target.source === '') {
+      throw new ConfigError([diagnosticError(`kapp ${kapp.id}: template '${id}' has no source`, at)]);
+    }
+    const candidates = path.isAbsolute(target.source)
+      ? [target.source]
+      : [path.resolve(kapp.configDir, target.source), ...stack.config.template_dirs.map((d) => path.resolve(d, target.source))];
+    const source = candidates.find((c) => existsSync(c));
+    if (!source) {
+      throw new ConfigError([
+        diagnosticError(
+          `kapp ${kapp.id}: template '${id}': source ${target.source} not found (looked in ${candidates.join(', ')})`,
+          at,
+        ),
+      ]);
+    }
+    let content: string;
+    try {
+      content = renderTemplate(readFileSync(source, 'utf8'), vars, { name: path.basename(source) });
+    } catch (e) {
+      const detail = e instanceof TemplateError ? e.message : e instanceof Error ? e.message : String(e);
+      throw new ConfigError([diagnosticError(`kapp ${kapp.id}: template '${id}' (${source}): ${detail}`, at)]);
+    }
+    if (!options.dryRun) {
+      mkdirSync(path.dirname(target.dest), { recursive: true });
+      writeFileSync(target.dest, content, { mode: target.template.sensitive ? 0o600 : 0o644 });
+    }
+    paths.set(id, target.dest);
+    if (target.template.sensitive) sensitive.push(target.dest);
+  }
+  return { paths, sensitive };
+}
+
+/** Delete rendered sensitive templates. */
+export function removeSensitiveTemplates(files: readonly string[]): void {
+  for (const f of files) rmSync(f, { force: true });
+}

@@ -1,0 +1,64 @@
+/** The vocabulary of running a stack: commands, modes, per-kapp results. */
+import type { GoMap } from '../template/value.js';
+import type { KappStatus, Phase, RunEvent, StepStatus } from '../report/events.js';
+
+/** What a run does. */
+export type RunCommand = 'install' | 'delete' | 'output' | 'clean' | 'template';
+
+/** Plan only, apply only, or plan then apply in one visit (install/delete). */
+export type RunMode = 'plan' | 'apply' | 'one-shot';
+
+export interface RunOptions {
+  readonly command: RunCommand;
+  /** For install and delete. */
+  readonly mode: RunMode;
+  /** Print what would run; run nothing, write nothing. */
+  readonly dryRun: boolean;
+  /** Kapps processed at once. */
+  readonly workers: number;
+  /** After a failure, go on with every kapp not downstream of it. */
+  readonly keepGoing: boolean;
+  /** `delete --ignore-errors`: a failing step does not stop the kapp. */
+  readonly ignoreErrors: boolean;
+  /** Show `print: verbose` output. */
+  readonly verbose: boolean;
+  /** The environment steps start from (their `env_vars` are added on top). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Milliseconds between SIGTERM and SIGKILL when a step is stopped. */
+  readonly killGraceMs?: number;
+  /** Process only these of the selected kapps (`--changed-only`); the others only provide their outputs. */
+  readonly only?: ReadonlySet<string>;
+}
+
+/** One step as it ran (for the release state). */
+export interface StepRecord {
+  readonly phase: Phase;
+  readonly name: string;
+  readonly status: StepStatus;
+  readonly exitCode: number | null;
+  readonly startedAt: string;
+  readonly endedAt: string;
+  readonly durationMs: number;
+  readonly timedOut: boolean;
+}
+
+/** How a kapp's visit ended. */
+export interface KappResult {
+  readonly id: string;
+  readonly status: KappStatus;
+  readonly reason?: string;
+  /** Whether the kapp was processed (selected) or only provided outputs. */
+  readonly role: 'selected' | 'outputs';
+  readonly steps: readonly StepRecord[];
+  /** Non-sensitive outputs loaded in this run, by output id. */
+  readonly outputs?: GoMap;
+}
+
+/** The outcome of a run. */
+export interface RunSummary {
+  readonly status: 'succeeded' | 'failed' | 'cancelled';
+  readonly results: ReadonlyMap<string, KappResult>;
+}
+
+/** Where events go. */
+export type EmitEvent = (event: RunEvent) => void;

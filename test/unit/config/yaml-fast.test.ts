@@ -1,0 +1,200 @@
+/**
+ * The fast YAML front-end must give exactly the tree the `yaml` package front-end gives (values, texts and
+ * positions), or give up; it must never accept a document the `yaml` package rejects.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseFast } from '../../../src/config/yaml-fast-parse.js';
+import { parseWithYamlLib } from '../../../src/config/yaml-lib-parse.js';
+import { ConfigError } from '../../../src/diagnostics/errors.js';
+
+type Outcome = { tree: unknown } | { errors: unknown } | { gaveUp: true };
+
+function lib(text: string): Outcome {
+  try {
+    return { tree: parseWithYamlLib(text, 'f.yaml') };
+  } catch (e) {
+    if (e instanceof ConfigError) return { errors: e.diagnostics };
+    throw e;
+  }
+}
+
+function fast(text: string): Outcome {
+  try {
+    const tree = parseFast(text, 'f.yaml');
+    return tree === undefined ? { gaveUp: true } : { tree };
+  } catch (e) {
+    if (e instanceof ConfigError) return { errors: e.diagnostics };
+    throw e;
+  }
+}
+
+/** Fast agrees with lib, or gave up. Returns whether fast handled the text. */
+function agree(text: string): boolean {
+  const f = fast(text);
+  if ('gaveUp' in f) return false;
+  expect(f, JSON.stringify(text)).toEqual(lib(text));
+  return true;
+}
+
+function yamlFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) return yamlFiles(p);
+    return /\.ya?ml$/.test(name) ? [p] : [];
+  });
+}
+
+const fixtures = yamlFiles(path.join(import.meta.dirname, '../../fixtures'));
+
+const SNIPPETS = [
+  'a: 1\nb: [1, "two", \'3\']\nc: {d: e, f: [g]}\n',
+  'a:\n  b: 1 # c\n  c: |\n    x\n    y\n\n# comment\nd: # c\n- e\ne: &x [1, "q"]\nf: *x\n',
+  'g:\n- a:\n  b: 2\n-\nh: \'s\' \n',
+  'a:   # c\nb:\n  # c2\nc:  \n-  \n',
+  '- \n-   # x\n-\n  # c\n- a:\n  b:   \n',
+  'a: &x\n  b: 1\nc: [a , b ]\ne: {a: 1 , b: "x" }\n',
+  'base: &b\n  x: 1\n  y: 2\nm:\n  <<: *b\n  y: 3\n',
+  'm: {a: 1, <<: {a: 2}}\n',
+  'a: |-\n  keep\n  lines\nb: >\n  folded\n  text\n\n  para\nc: >-\n  x\n',
+  'a: |\n\n  leading\n\n  inner\n\n\nb: 1\n',
+  '---\na: 1\n...\nb: [\n',
+  '--- # start\n- 1\n- - 2\n  - 3\n- {a: b}\n',
+  'a: "esc \\t \\n \\u00e9 \\x41 \\" \\\\"\nb: \'it\'\'s\'\n',
+  '"quoted key": 1\n\'single\': 2\n',
+  'a: b: c\n',
+  'a: 1\n b: 2\n',
+  'a:\n  - 1\n  b: 2\n',
+  'a: [1, 2\n',
+  'a: {b: 1\n',
+  'a: "unterminated\n',
+  'a: 1\na: 2\n',
+  'm:\n  y: 1\n  yes: 2\n',
+  'a: *nope\n',
+  'a: &x [*x]\n',
+  '- a\nb: 1\n',
+  'a: {{ .x }}\n',
+  'a: @x\n',
+  'a: - b\n',
+  'a: b\n  c\n',
+  '- a\n  - b\n',
+  'a: |\n  x\n# c\n  y\n',
+  'a: |\n    x\n  y\n',
+  'a: |\n  x\n   \n  y\n',
+  'a: >\n  x\n    more\n  y\n',
+  'a: |+\n  x\n\n',
+  'a: |2\n   x\n',
+  'a: |\n  x',
+  'hello\n',
+  'hello\nworld\n',
+  '[1, 2]\n',
+  '? a\n: b\n',
+  'a: !!str 5\n',
+  '%YAML 1.1\n---\na: 1\n',
+  'a:\tb\n',
+  'a: b\r\nc: d\r\n',
+  'k: [a, , b]\n',
+  'k: [a, b,]\n',
+  'k: {a}\n',
+  'k: {a: 1, b}\n',
+  'k: {"a":1}\n',
+  'k: [a: 1]\n',
+  'k: [a #c\n, b]\n',
+  'k: a#b\nl: a #b\n',
+  'k: -1\nl: -x\nm: :x\nn: ?x\n',
+  'k: "a" b\n',
+  'k: "a"# c\n',
+  '-a: 1\n',
+  'a  : b\n',
+  'a: b:\n',
+  '  a: 1\n  b: 2\n',
+  'a:\n- b\n- c\nd: e\n',
+  '- - - x\n    - y\n  - z\n',
+  'x: &a 1\ny: *a\nz: &a 2\nw: *a\n',
+  'x: *a\n',
+  '&a a: 1\n',
+  'a: &b *c\n',
+  'a: &b\n',
+  '*a : 1\n',
+  'a: >\n\n  x\n',
+  'a: |\n  \n  x\n',
+  'a: |\n     \n  x\n',
+  'a:\n  |\n  x\n',
+  'a: |\n',
+  'a: |\nb: 1\n',
+  'a: [[1, 2], {b: [c]}, "d", *x]\n',
+  'x: &x 1\na: [[1, 2], {b: [c]}, "d", *x]\n',
+  '<<: {a: 1}\nb: 2\n',
+  '"<<": {a: 1}\n',
+  'a: "x"\n"b": \'y\'\n',
+  '# only comment\n',
+  '',
+  '\n\n',
+  '...\n',
+  '---\n',
+  'a: 1 #c\n# c\n\n',
+  'key with spaces: value with spaces   \n',
+  'url: http://example.com:8080/path\n',
+  'time: 12:30:45\n',
+  'list:\n  - name: x\n    command: y\n    args: --a=b c\n  - name: z\n',
+];
+
+describe('fast YAML front-end', () => {
+  it('parses every fixture file, exactly like the yaml package', () => {
+    expect(fixtures.length).toBeGreaterThan(10);
+    for (const file of fixtures) {
+      const text = readFileSync(file, 'utf8');
+      expect(agree(text), file).toBe(true);
+    }
+  });
+
+  it('agrees with the yaml package on tricky snippets or gives up', () => {
+    let handled = 0;
+    for (const text of SNIPPETS) if (agree(text)) handled++;
+    expect(handled).toBeGreaterThan(40);
+  });
+
+  it('never accepts a document the yaml package rejects (random documents)', () => {
+    const fragment = fc.constantFrom(
+      'a:',
+      'b: 1',
+      'c: x y',
+      '- ',
+      '-',
+      '- d',
+      '- e: 1',
+      '  ',
+      '# c',
+      'f: [1, 2]',
+      'g: {h: i}',
+      'j: "q"',
+      "k: 'q'",
+      'l: |',
+      'm: >-',
+      'n: &an',
+      'o: *an',
+      '<<: *an',
+      'p: a: b',
+      'q: #',
+      'r: "open',
+      's: [1,',
+      'text',
+      '---',
+      't: -',
+      'u: x # y',
+      'v: x#y',
+      '"w": 1',
+      'y: yes',
+    );
+    const line = fc.tuple(fc.integer({ min: 0, max: 6 }), fragment).map(([n, f]) => ' '.repeat(n) + f);
+    const doc = fc.array(line, { maxLength: 8 }).map((lines) => lines.join('\n') + '\n');
+    fc.assert(
+      fc.property(doc, (text) => {
+        agree(text);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
