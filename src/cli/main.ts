@@ -24,7 +24,7 @@ export async function main(argv: string[]): Promise<void> {
     .strict()
     .demandCommand(1, 'Name a command; see the list above.')
     .recommendCommands()
-    .wrap(Math.min(120, process.stdout.columns || 100))
+    .wrap(Math.min(120, process.stdout.columns || 120))
     .epilogue(
       'Stack commands take <stack-file> <stack-name> [workspace-dir]; the workspace defaults to ' +
         '.kapps-workspace/<stack-name> next to the stack file. Run `kapps <command> --help` for its options.',

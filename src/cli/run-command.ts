@@ -8,9 +8,9 @@ import { CancelledError, KappsError, SilentFailure } from '../diagnostics/errors
 import type { RunCommand, RunMode, RunOptions, KappResult } from '../execute/types.js';
 import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
+import type { RunRecorder } from './release-run.js';
 import type { ApplyArgs, RunArgs } from './run-args.js';
 import { flushWarnings, openStackFromArgs } from './stack-args.js';
-import { kappsVersion } from './version.js';
 
 function workersFrom(args: RunArgs, stack: Stack): number {
   const fromEnv = process.env.KAPPS_WORKERS ? Number(process.env.KAPPS_WORKERS) : undefined;
@@ -31,7 +31,7 @@ function stepEnv(): Record<string, string> {
 }
 
 /** Fill the workspace for the kapps of the sub-graph that have sources; reopen the stack when anything was there to fetch. */
-async function prepareWorkspace(stack: Stack, args: RunArgs): Promise<Stack> {
+async function prepareWorkspace(stack: Stack, args: RunArgs, signal: AbortSignal): Promise<Stack> {
   const withSources = stack.selection.nodes.map((n) => stack.kapp(n.id)).filter((k) => k.sources.length > 0);
   if (withSources.length === 0) return stack;
   const { ensureWorkspace } = await import('../workspace/workspace.js');
@@ -41,16 +41,19 @@ async function prepareWorkspace(stack: Stack, args: RunArgs): Promise<Stack> {
     {
       update: false,
       run: gitRunner,
+      signal,
       onFetch: (id, source) => process.stderr.write(`Fetching ${source.id} for ${id}...\n`),
     },
   );
   return openStackFromArgs(args);
 }
 
-/** Commands that cannot run: checked before anything runs (the first planning of every processed kapp). */
-async function preflight(stack: Stack, options: RunOptions, phases: readonly string[]): Promise<void> {
+/** Commands that cannot run: checked before anything runs (the first planning of every kapp the run visits). */
+async function preflight(stack: Stack, options: RunOptions): Promise<void> {
   const { checkCommands } = await import('../execute/preflight.js');
-  const missing = checkCommands(stack, options, phases as never);
+  const { plannedPhases } = await import('../execute/run-stack.js');
+  // A dry run may have no workspace yet: only commands looked up on PATH can be checked.
+  const missing = checkCommands(stack, options, plannedPhases(stack, options), { pathOnly: options.dryRun });
   if (missing.length) {
     throw new KappsError(
       `${missing.length} command(s) not found, nothing was run:\n${missing.map((m) => `  kapp ${m.kapp}, ${m.phase} step '${m.step}': '${m.command}' not found ${m.where}`).join('\n')}\n(--no-validate skips this check)`,
@@ -60,62 +63,66 @@ async function preflight(stack: Stack, options: RunOptions, phases: readonly str
 
 /** Run one of the run commands. */
 export async function runCommand(command: RunCommand, args: RunArgs & Partial<ApplyArgs>): Promise<void> {
-  const { runStack, phasesFor } = await import('../execute/run-stack.js');
+  const { runStack } = await import('../execute/run-stack.js');
   const { createReporter } = await import('../report/create-reporter.js');
   const { onInterrupt } = await import('../run/interrupt.js');
   const mode = modeFrom(args);
   if (args.changedOnly && mode === 'plan') throw new KappsError('--changed-only needs --yes or --one-shot');
 
-  let stack = await openStackFromArgs(args);
-  if (!args.dryRun) stack = await prepareWorkspace(stack, args);
-  const options: RunOptions = {
-    command,
-    mode,
-    dryRun: args.dryRun,
-    workers: workersFrom(args, stack),
-    keepGoing: args.keepGoing,
-    ignoreErrors: args.ignoreErrors ?? false,
-    verbose: args.verbose,
-    env: stepEnv(),
-    killGraceMs: Math.max(0, args.killGrace * 1000),
-  };
-  if (args.validate && !args.dryRun) await preflight(stack, options, phasesFor(options));
-
-  const isTTY = process.stdout.isTTY === true;
-  const reporters: Reporter[] = [];
-  const reporter = createReporter({
-    kind: args.reporter,
-    stdout: process.stdout,
-    stderr: process.stderr,
-    isTTY,
-    verbose: args.verbose,
-    color: args.color && isTTY && !process.env.NO_COLOR,
-    mode: { command, planOnly: (command === 'install' || command === 'delete') && mode === 'plan' },
-  });
-  reporters.push(reporter);
-
-  const records = command === 'install' || command === 'delete';
-  const recordRelease = records && mode !== 'plan' && !args.dryRun;
-  const release = records ? await import('./release-run.js') : undefined;
-  let only: ReadonlySet<string> | undefined;
-  if (release && command === 'install' && mode === 'plan' && !args.dryRun) {
-    await release.printPreview(stack, args as ApplyArgs, process.stderr);
-  }
-  if (release && args.changedOnly) only = await release.changedKapps(stack, args as ApplyArgs);
+  // Signals are ours from the start, so that Ctrl-C while sources are fetched also stops git cleanly.
   const controller = new AbortController();
   const removeHandlers = onInterrupt(controller, {
     onFirstSignal: (signal) => process.stderr.write(`\n${signal}: stopping (running steps are being stopped; press Ctrl-C again to kill them at once)\n`),
   });
-  let recorder: Awaited<ReturnType<NonNullable<typeof release>['beginRun']>> | undefined;
+  const reporters: Reporter[] = [];
+  let recorder: RunRecorder | undefined;
   try {
-    if (release && recordRelease) recorder = await release.beginRun(stack, args as ApplyArgs, command as 'install' | 'delete', only);
+    let stack = await openStackFromArgs(args);
+    if (!args.dryRun) stack = await prepareWorkspace(stack, args, controller.signal);
+    if (controller.signal.aborted) throw new CancelledError('interrupted');
+    const options: RunOptions = {
+      command,
+      mode,
+      dryRun: args.dryRun,
+      workers: workersFrom(args, stack),
+      keepGoing: args.keepGoing,
+      ignoreErrors: args.ignoreErrors ?? false,
+      verbose: args.verbose,
+      env: stepEnv(),
+      killGraceMs: Math.max(0, args.killGrace * 1000),
+    };
+    if (args.validate) await preflight(stack, options);
+
+    const isTTY = process.stdout.isTTY === true;
+    reporters.push(
+      createReporter({
+        kind: args.reporter,
+        stdout: process.stdout,
+        stderr: process.stderr,
+        isTTY,
+        verbose: args.verbose,
+        color: args.color && isTTY && !process.env.NO_COLOR,
+        mode: { command, planOnly: (command === 'install' || command === 'delete') && mode === 'plan' },
+      }),
+    );
+
+    const records = command === 'install' || command === 'delete';
+    const recordRelease = records && mode !== 'plan' && !args.dryRun;
+    const release = records ? await import('./release-run.js') : undefined;
+    let only: ReadonlySet<string> | undefined;
+    if (release && command === 'install' && mode === 'plan' && !args.dryRun) {
+      await release.printPreview(stack, args as ApplyArgs, process.stderr);
+    }
+    if (release && args.changedOnly) only = await release.changedKapps(stack, args as ApplyArgs);
+    if (release && recordRelease) recorder = await release.beginRun(stack, args as ApplyArgs, command, only);
     const emit = (e: RunEvent): void => {
       for (const r of reporters) r.onEvent(e);
     };
+    const active = recorder;
     const summary = await runStack(stack, { ...options, ...(only ? { only } : {}) }, {
       emit,
       signal: controller.signal,
-      onKappFinished: recorder ? (r: KappResult) => recorder?.record(r) : undefined,
+      onKappFinished: active ? (r: KappResult) => active.record(r) : undefined,
     });
     for (const r of reporters) await r.close();
     reporters.length = 0;

@@ -17,7 +17,7 @@ import type {
   TemplateConfig,
 } from './types.js';
 import { PHASE_KEYS } from './types.js';
-import { setLocation } from './locations.js';
+import { setLocation, setLocationNode } from './locations.js';
 import type {
   ConfigReader} from './reader.js';
 import {
@@ -36,7 +36,6 @@ import {
 } from './reader.js';
 import { PROGRAM_FIELDS } from './schema.js';
 import { SourceUriError, defaultSourceId, parseSourceUri } from './source-uri.js';
-import { formatPath, type FieldPath } from './validate.js';
 import type { YamlMapEntry, YamlNode } from './yaml.js';
 
 /**
@@ -48,22 +47,24 @@ export type DescriptorShape = 'lists' | 'maps' | 'defaults' | 'program';
 
 const PHASES = new Set<string>(PHASE_KEYS);
 const OUTPUT_FORMATS = new Set(['json', 'yaml', 'text']);
-const ACTION_LISTS = ['pre_install_actions', 'post_install_actions', 'pre_delete_actions', 'post_delete_actions'];
+const ACTION_LISTS = new Set(['pre_install_actions', 'post_install_actions', 'pre_delete_actions', 'post_delete_actions']);
+const PROGRAM = new Set<string>(PROGRAM_FIELDS);
 
 function isTemplate(s: string): boolean {
   return s.includes('{{');
 }
 
-/** Assign `value` to `obj[key]` and record where it came from, unless it is undefined. */
-function put<T extends object, K extends keyof T & string>(obj: T, key: K, value: T[K] | undefined, node: YamlNode) {
-  if (value === undefined) return;
-  obj[key] = value;
-  setLocation(obj, node.loc, key);
+/**
+ * Assign `value` to `obj[key]` unless it is undefined. The field's location comes from the node `obj` is linked
+ * to (`setLocationNode`), whose entry `key` it is.
+ */
+function put<T extends object, K extends keyof T & string>(obj: T, key: K, value: T[K] | undefined): void {
+  if (value !== undefined) obj[key] = value;
 }
 
-function readStep(r: ConfigReader, node: YamlNode, path: FieldPath): RunStepConfig {
+function readStep(r: ConfigReader, node: YamlNode): RunStepConfig {
   const step: RunStepConfig = {};
-  setLocation(step, node.loc);
+  setLocationNode(step, node);
   for (const { key, value } of entriesOf(node)) {
     if (isNull(value)) continue;
     switch (key.text) {
@@ -75,25 +76,25 @@ function readStep(r: ConfigReader, node: YamlNode, path: FieldPath): RunStepConf
       case 'stderr':
       case 'print':
       case 'call':
-        put(step, key.text, readText(value), value);
+        put(step, key.text, readText(value));
         break;
       case 'env_vars':
-        put(step, 'env_vars', readTextMap(value), value);
+        put(step, 'env_vars', readTextMap(value));
         break;
       case 'expected_exit_code':
       case 'timeout':
-        put(step, key.text, readIntOrTemplate(value), value);
+        put(step, key.text, readIntOrTemplate(value));
         break;
       case 'ignore_errors':
       case 'load_outputs':
-        put(step, key.text, readBoolOrTemplate(value), value);
+        put(step, key.text, readBoolOrTemplate(value));
         break;
       case 'conditions':
       case 'binaries':
-        put(step, key.text, readTexts(value), value);
+        put(step, key.text, readTexts(value));
         break;
       case 'merge_priority':
-        put(step, 'merge_priority', readInt(value), value);
+        put(step, 'merge_priority', readInt(value));
         break;
       default:
         break;
@@ -101,113 +102,111 @@ function readStep(r: ConfigReader, node: YamlNode, path: FieldPath): RunStepConf
   }
   if (step.call !== undefined && step.command !== undefined) {
     r.error("a run step can't have both `call` and `command`", node.loc, {
-      path: formatPath(path),
+      path: r.pathOf(node),
       hint: '`call` replaces the step by other steps; move the command to a step of its own',
     });
   }
   return step;
 }
 
-function readRunUnit(r: ConfigReader, name: string, node: YamlNode, path: FieldPath): RunUnitConfig {
+function readRunUnit(r: ConfigReader, name: string, node: YamlNode): RunUnitConfig {
   const unit: RunUnitConfig = { name };
-  setLocation(unit, node.loc);
+  setLocationNode(unit, node);
   for (const { key, value } of entriesOf(node)) {
     if (isNull(value)) continue;
     const k = key.text;
-    if (k === 'working_dir') put(unit, k, readText(value), value);
-    else if (k === 'conditions' || k === 'binaries') put(unit, k, readTexts(value), value);
-    else if (k === 'env_vars') put(unit, k, readTextMap(value), value);
+    if (k === 'working_dir') put(unit, k, readText(value));
+    else if (k === 'conditions' || k === 'binaries') put(unit, k, readTexts(value));
+    else if (k === 'env_vars') put(unit, k, readTextMap(value));
     else if (PHASES.has(k) && value.kind === 'seq') {
-      const steps = value.items.map((item, i) => readStep(r, item, [...path, k, i]));
-      steps.forEach((s, i) => setLocation(steps, value.items[i]?.loc ?? value.loc, i));
-      setLocation(steps, value.loc);
-      put(unit, k as PhaseKey, steps, value);
+      const steps = value.items.map((item) => readStep(r, item));
+      setLocationNode(steps, value);
+      put(unit, k as PhaseKey, steps);
     }
   }
   return unit;
 }
 
 /** `run_units` (a map of units) → units in file order. */
-export function readRunUnits(r: ConfigReader, node: YamlNode, path: FieldPath): RunUnitConfig[] {
-  const units = entriesOf(node).map(({ key, value }) => readRunUnit(r, key.text, value, [...path, key.text]));
-  setLocation(units, node.loc);
+export function readRunUnits(r: ConfigReader, node: YamlNode): RunUnitConfig[] {
+  const units = entriesOf(node).map(({ key, value }) => readRunUnit(r, key.text, value));
+  setLocationNode(units, node);
   return units;
 }
 
 /** The global run unit of sugarkube-conf.yaml (`run_units:` holds one unit). */
-export function readGlobalRunUnit(r: ConfigReader, node: YamlNode, path: FieldPath): RunUnitConfig {
-  return readRunUnit(r, 'sugarkube_config_file', node, path);
+export function readGlobalRunUnit(r: ConfigReader, node: YamlNode): RunUnitConfig {
+  return readRunUnit(r, 'sugarkube_config_file', node);
 }
 
 /** Report the second of two entries with the same id. */
-function checkUnique(r: ConfigReader, what: string, items: { id: string; node: YamlNode }[], path: FieldPath) {
+function checkUnique(r: ConfigReader, what: string, items: { id: string; node: YamlNode }[]) {
   const seen = new Map<string, YamlNode>();
-  items.forEach(({ id, node }, i) => {
+  items.forEach(({ id, node }) => {
     const first = seen.get(id);
     if (first) {
       r.error(`duplicate ${what} id \`${id}\``, node.loc, {
-        path: formatPath([...path, i]),
+        path: r.pathOf(node),
         related: [{ message: `\`${id}\` first defined here`, location: first.loc }],
       });
     } else seen.set(id, node);
   });
 }
 
-function readSource(r: ConfigReader, node: YamlNode, keyId: string | undefined, path: FieldPath): SourceConfig {
-  const fields = new Map(entriesOf(node).map((e) => [e.key.text, e] as const));
-  const idEntry = fields.get('id');
-  const uriEntry = fields.get('uri');
-  const explicit = readText(idEntry?.value);
-  const uri = readText(uriEntry?.value);
+function readSource(r: ConfigReader, node: YamlNode, keyId: string | undefined): SourceConfig {
+  let idNode: YamlNode | undefined;
+  let uriNode: YamlNode | undefined;
+  let optionsNode: YamlNode | undefined;
+  for (const { key, value } of entriesOf(node)) {
+    if (key.text === 'id') idNode = value;
+    else if (key.text === 'uri') uriNode = value;
+    else if (key.text === 'options') optionsNode = value;
+  }
+  const explicit = readText(idNode);
+  const uri = readText(uriNode);
   let derived = '';
-  if (uri !== undefined && uriEntry) {
+  if (uri !== undefined && uriNode) {
     try {
       derived = defaultSourceId(parseSourceUri(uri));
     } catch (e) {
       if (!(e instanceof SourceUriError)) throw e;
-      r.error(e.message, uriEntry.value.loc, { path: formatPath([...path, 'uri']) });
+      r.error(e.message, uriNode.loc, { path: r.pathOf(uriNode), ...(e.hint ? { hint: e.hint } : {}) });
     }
   }
-  if (keyId !== undefined && explicit !== undefined && explicit !== keyId && idEntry) {
-    r.error(`source id \`${explicit}\` differs from its key \`${keyId}\``, idEntry.value.loc, {
-      path: formatPath([...path, 'id']),
-    });
+  if (keyId !== undefined && explicit !== undefined && explicit !== keyId && idNode) {
+    r.error(`source id \`${explicit}\` differs from its key \`${keyId}\``, idNode.loc, { path: r.pathOf(idNode) });
   }
   const source: SourceConfig = { id: keyId ?? explicit ?? derived, explicitId: explicit !== undefined };
-  setLocation(source, node.loc);
-  if (idEntry) setLocation(source, idEntry.value.loc, 'id');
-  if (uri !== undefined && uriEntry) put(source, 'uri', uri, uriEntry.value);
-  const options = fields.get('options');
-  if (options && !isNull(options.value)) put(source, 'options', readMap(options.value), options.value);
+  setLocationNode(source, node);
+  if (uri !== undefined && uriNode) put(source, 'uri', uri);
+  if (optionsNode && !isNull(optionsNode)) put(source, 'options', readMap(optionsNode));
   return source;
 }
 
-function readOutput(r: ConfigReader, node: YamlNode, keyId: string | undefined, path: FieldPath): OutputConfig {
+function readOutput(r: ConfigReader, node: YamlNode, keyId: string | undefined): OutputConfig {
   const output: OutputConfig = { id: keyId ?? '' };
-  setLocation(output, node.loc);
+  setLocationNode(output, node);
   for (const { key, value } of entriesOf(node)) {
     if (isNull(value)) continue;
     const k = key.text;
     if (k === 'id') {
       const id = readText(value);
       if (id !== undefined && keyId !== undefined && id !== keyId) {
-        r.error(`output id \`${id}\` differs from its key \`${keyId}\``, value.loc, {
-          path: formatPath([...path, 'id']),
-        });
+        r.error(`output id \`${id}\` differs from its key \`${keyId}\``, value.loc, { path: r.pathOf(value) });
       }
-      if (id !== undefined) put(output, 'id', keyId ?? id, value);
-    } else if (k === 'path') put(output, k, readText(value), value);
+      if (id !== undefined) put(output, 'id', keyId ?? id);
+    } else if (k === 'path') put(output, k, readText(value));
     else if (k === 'format') {
       const format = readText(value);
       if (format !== undefined && !isTemplate(format) && !OUTPUT_FORMATS.has(format.toLowerCase())) {
         r.error(`unsupported output format \`${format}\``, value.loc, {
-          path: formatPath([...path, 'format']),
+          path: r.pathOf(value),
           hint: 'use json, yaml or text',
         });
       }
-      put(output, k, format, value);
-    } else if (k === 'sensitive') put(output, k, readBool(value), value);
-    else if (k === 'conditions') put(output, k, readTexts(value), value);
+      put(output, k, format);
+    } else if (k === 'sensitive') put(output, k, readBool(value));
+    else if (k === 'conditions') put(output, k, readTexts(value));
   }
   return output;
 }
@@ -218,30 +217,23 @@ function readKeyed<T extends { id: string }>(
   what: string,
   node: YamlNode,
   keyed: boolean,
-  path: FieldPath,
-  read: (r: ConfigReader, node: YamlNode, keyId: string | undefined, path: FieldPath) => T,
+  read: (r: ConfigReader, node: YamlNode, keyId: string | undefined) => T,
 ): T[] {
   const out: T[] = [];
   if (keyed) {
     for (const { key, value } of entriesOf(node)) {
-      const item = read(r, value, key.text, [...path, key.text]);
-      setLocation(out, value.loc, out.length);
-      out.push(item);
+      out.push(read(r, value, key.text));
     }
   } else {
     const items = itemsOf(node);
-    items.forEach((item, i) => {
-      setLocation(out, item.loc, i);
-      out.push(read(r, item, undefined, [...path, i]));
-    });
+    for (const item of items) out.push(read(r, item, undefined));
     checkUnique(
       r,
       what,
       out.map((o, i) => ({ id: o.id, node: items[i] ?? node })),
-      path,
     );
   }
-  setLocation(out, node.loc);
+  setLocationNode(out, node);
   return out;
 }
 
@@ -249,35 +241,35 @@ function readTemplates(node: YamlNode): TemplateConfig[] {
   const out: TemplateConfig[] = [];
   for (const { key, value } of entriesOf(node)) {
     const t: TemplateConfig = { id: key.text };
-    setLocation(t, value.loc);
+    setLocationNode(t, value);
     setLocation(t, key.loc, 'id');
     for (const { key: f, value: v } of entriesOf(value)) {
       if (isNull(v)) continue;
-      if (f.text === 'source' || f.text === 'dest') put(t, f.text, readText(v), v);
-      else if (f.text === 'sensitive') put(t, 'sensitive', readBool(v), v);
-      else if (f.text === 'conditions') put(t, 'conditions', readTexts(v), v);
+      if (f.text === 'source' || f.text === 'dest') put(t, f.text, readText(v));
+      else if (f.text === 'sensitive') put(t, 'sensitive', readBool(v));
+      else if (f.text === 'conditions') put(t, 'conditions', readTexts(v));
     }
-    setLocation(out, value.loc, out.length);
     out.push(t);
   }
-  setLocation(out, node.loc);
+  setLocationNode(out, node);
   return out;
 }
 
 function readDependsOn(node: YamlNode): DependsOnConfig[] {
   const out: DependsOnConfig[] = [];
   for (const item of itemsOf(node)) {
-    const fields = new Map(entriesOf(item).map((e) => [e.key.text, e.value] as const));
-    const id = fields.get('id');
-    const dep: DependsOnConfig = { id: readText(id) ?? '' };
-    setLocation(dep, item.loc);
-    if (id) setLocation(dep, id.loc, 'id');
-    const conditions = fields.get('conditions');
-    if (conditions && !isNull(conditions)) put(dep, 'conditions', readTexts(conditions), conditions);
-    setLocation(out, item.loc, out.length);
+    let idNode: YamlNode | undefined;
+    let conditions: YamlNode | undefined;
+    for (const { key, value } of entriesOf(item)) {
+      if (key.text === 'id') idNode = value;
+      else if (key.text === 'conditions') conditions = value;
+    }
+    const dep: DependsOnConfig = { id: readText(idNode) ?? '' };
+    setLocationNode(dep, item);
+    if (conditions && !isNull(conditions)) put(dep, 'conditions', readTexts(conditions));
     out.push(dep);
   }
-  setLocation(out, node.loc);
+  setLocationNode(out, node);
   return out;
 }
 
@@ -291,9 +283,9 @@ function readActions(node: YamlNode): ActionConfig[] {
       const params = entriesOf(value).find((e: YamlMapEntry) => e.key.text === 'params')?.value;
       if (params?.kind === 'seq') {
         const list: GoValue[] = params.items.map((p) => readValue(p));
-        params.items.forEach((p, i) => setLocation(list, p.loc, i));
-        setLocation(list, params.loc);
-        put(action, 'params', list, params);
+        setLocationNode(list, params);
+        action.params = list;
+        setLocation(action, params.loc, 'params');
       }
       setLocation(out, key.loc, out.length);
       out.push(action);
@@ -303,56 +295,51 @@ function readActions(node: YamlNode): ActionConfig[] {
   return out;
 }
 
-/**
- * Convert a descriptor node. Fields the shape does not allow are skipped (validation reported them).
- * @param path the node's field path in its file, for diagnostics
- */
-export function readDescriptor(r: ConfigReader, node: YamlNode, shape: DescriptorShape, path: FieldPath): KappDescriptor {
+/** Convert a descriptor node. Fields the shape does not allow are skipped (validation reported them). */
+export function readDescriptor(r: ConfigReader, node: YamlNode, shape: DescriptorShape): KappDescriptor {
   const d: KappDescriptor = {};
-  setLocation(d, node.loc);
-  const program = new Set<string>(PROGRAM_FIELDS);
+  setLocationNode(d, node);
   for (const { key, value } of entriesOf(node)) {
     const k = key.text;
     if (isNull(value)) continue;
-    if (shape === 'program' && !program.has(k)) continue;
-    const at: FieldPath = [...path, k];
+    if (shape === 'program' && !PROGRAM.has(k)) continue;
     switch (k) {
       case 'id':
-        if (shape !== 'defaults') put(d, 'id', readText(value), value);
+        if (shape !== 'defaults') put(d, 'id', readText(value));
         break;
       case 'sources':
         if (shape === 'lists' || shape === 'maps') {
-          put(d, 'sources', readKeyed(r, 'source', value, shape === 'maps', at, readSource), value);
+          put(d, 'sources', readKeyed(r, 'source', value, shape === 'maps', readSource));
         }
         break;
       case 'outputs':
         if (shape === 'lists' || shape === 'maps') {
-          put(d, 'outputs', readKeyed(r, 'output', value, shape === 'maps', at, readOutput), value);
+          put(d, 'outputs', readKeyed(r, 'output', value, shape === 'maps', readOutput));
         }
         break;
       case 'requires':
       case 'conditions':
-        put(d, k, readTexts(value), value);
+        put(d, k, readTexts(value));
         break;
       case 'vars':
       case 'metadata':
-        put(d, k, readMap(value), value);
+        put(d, k, readMap(value));
         break;
       case 'templates':
-        if (value.kind === 'map') put(d, 'templates', readTemplates(value), value);
+        if (value.kind === 'map') put(d, 'templates', readTemplates(value));
         break;
       case 'run_units':
-        if (value.kind === 'map') put(d, 'run_units', readRunUnits(r, value, at), value);
+        if (value.kind === 'map') put(d, 'run_units', readRunUnits(r, value));
         break;
       case 'depends_on':
-        if (value.kind === 'seq') put(d, 'depends_on', readDependsOn(value), value);
+        if (value.kind === 'seq') put(d, 'depends_on', readDependsOn(value));
         break;
       case 'ignore_global_defaults':
-        put(d, 'ignore_global_defaults', readBool(value), value);
+        put(d, 'ignore_global_defaults', readBool(value));
         break;
       default:
-        if (ACTION_LISTS.includes(k) && value.kind === 'seq') {
-          put(d, k as 'pre_install_actions', readActions(value), value);
+        if (ACTION_LISTS.has(k) && value.kind === 'seq') {
+          put(d, k as 'pre_install_actions', readActions(value));
         }
         break;
     }

@@ -16,9 +16,9 @@ import { parseYamlTree } from './yaml.js';
  */
 export function loadKappDescriptor(file: string): { descriptor: KappDescriptor; warnings: Diagnostic[] } {
   const root = parseYamlTree(readConfigText(file, 'kapp descriptor'), { file });
-  const r = new ConfigReader(file);
+  const r = new ConfigReader(file, root);
   r.diagnostics.push(...validateTree(kappDescriptor, root, { file, unknownKeys: 'error' }));
-  const descriptor = root ? readDescriptor(r, root, 'lists', []) : {};
+  const descriptor = root ? readDescriptor(r, root, 'lists') : {};
   const diagnostics = sortByLocation(r.diagnostics);
   throwIfErrors(diagnostics);
   return { descriptor, warnings: diagnostics };

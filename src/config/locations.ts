@@ -2,13 +2,20 @@
  * Where each configuration object and field came from. A side table keyed by object identity, so the objects
  * themselves stay plain data. The loader records locations; later stages copy them to the objects they derive
  * (`copyLocations`) and diagnostics read them (`locationOf`).
+ *
+ * Most objects are recorded by linking them to the YAML node they were read from (`setLocationNode`): a field's
+ * location is then looked up in the node when asked for. Loading a large stack creates hundreds of thousands of
+ * objects; one link per object is far cheaper than one entry per field.
  */
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
+import type { GoKey } from '../template/value.js';
+import { formatGoKey } from './yaml-scalar.js';
+import type { YamlNode } from './yaml-tree.js';
 
-// Two tables rather than one entry object per object: loading a large stack records hundreds of thousands of
-// locations, and the fewer objects this allocates the faster it is.
 const selfTable = new WeakMap<object, SourceLocation>();
 const fieldTable = new WeakMap<object, Map<string | number, SourceLocation>>();
+/** The YAML node(s) an object was read from, in the order they were linked. */
+const nodeTable = new WeakMap<object, YamlNode | YamlNode[]>();
 
 /** Record where an object starts (`key` omitted) or where one of its fields' value is (`key` given). */
 export function setLocation(obj: object, loc: SourceLocation, key?: string | number): void {
@@ -24,23 +31,70 @@ export function setLocation(obj: object, loc: SourceLocation, key?: string | num
   fields.set(key, loc);
 }
 
+/**
+ * Record that `obj` was read from `node`: the object is where the node is, a field `k` is where the node's entry
+ * `k` is (matched by key text, or by the key's value as Go's `%v` prints it), and an index `i` is where the node's
+ * item (or entry) `i` is. Explicit `setLocation` records take precedence.
+ */
+export function setLocationNode(obj: object, node: YamlNode): void {
+  const cur = nodeTable.get(obj);
+  if (cur === undefined) nodeTable.set(obj, node);
+  else if (Array.isArray(cur)) {
+    if (!cur.includes(node)) cur.push(node);
+  } else if (cur !== node) nodeTable.set(obj, [cur, node]);
+}
+
+function nodeFieldLocation(node: YamlNode, key: string | number): SourceLocation | undefined {
+  if (node.kind === 'seq') return typeof key === 'number' ? node.items[key]?.loc : undefined;
+  if (node.kind !== 'map') return undefined;
+  if (typeof key === 'number') return node.entries[key]?.value.loc;
+  const entries = node.entries;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i];
+    if (e?.key.text === key) return e.value.loc;
+  }
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i];
+    if (e && typeof e.key.value !== 'string' && formatGoKey(e.key.value as GoKey) === key) return e.value.loc;
+  }
+  return undefined;
+}
+
+function nodesOf(obj: object): readonly YamlNode[] {
+  const linked = nodeTable.get(obj);
+  return linked === undefined ? [] : Array.isArray(linked) ? linked : [linked];
+}
+
 /** Where the object (or its field `key`) came from; a field falls back to its object's location. */
 export function locationOf(obj: object | undefined, key?: string | number): SourceLocation | undefined {
   if (!obj) return undefined;
-  if (key !== undefined) return fieldTable.get(obj)?.get(key) ?? selfTable.get(obj);
-  return selfTable.get(obj);
+  const nodes = nodesOf(obj);
+  if (key !== undefined) {
+    const explicit = fieldTable.get(obj)?.get(key);
+    if (explicit) return explicit;
+    for (const n of nodes) {
+      const loc = nodeFieldLocation(n, key);
+      if (loc) return loc;
+    }
+  }
+  return selfTable.get(obj) ?? nodes[0]?.loc;
 }
 
 /** Give `to` the locations recorded for `from` (fields included), keeping any `to` already has. */
 export function copyLocations(from: object, to: object): void {
+  const own = nodesOf(to);
   const self = selfTable.get(from);
-  if (self && !selfTable.has(to)) selfTable.set(to, self);
+  if (self && !selfTable.has(to) && own.length === 0) selfTable.set(to, self);
   const src = fieldTable.get(from);
-  if (!src) return;
-  let dst = fieldTable.get(to);
-  if (!dst) {
-    dst = new Map();
-    fieldTable.set(to, dst);
+  if (src) {
+    let dst = fieldTable.get(to);
+    if (!dst) {
+      dst = new Map();
+      fieldTable.set(to, dst);
+    }
+    for (const [k, v] of src) {
+      if (!dst.has(k) && !own.some((n) => nodeFieldLocation(n, k))) dst.set(k, v);
+    }
   }
-  for (const [k, v] of src) if (!dst.has(k)) dst.set(k, v);
+  for (const n of nodesOf(from)) setLocationNode(to, n);
 }

@@ -10,7 +10,7 @@ import { readConfigText, throwIfErrors } from './read-file.js';
 import { manifestFile } from './schema.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import type { KappDescriptor, ManifestConfig, ManifestRefConfig } from './types.js';
-import { formatPath, sortByLocation, validateTree } from './validate.js';
+import { sortByLocation, validateTree } from './validate.js';
 import { mapEntry, parseYamlTree, type YamlNode } from './yaml.js';
 
 /** Characters a kapp id must not contain (they separate ids in selectors and fully-qualified ids). */
@@ -21,21 +21,20 @@ function readKapps(r: ConfigReader, node: YamlNode): (KappDescriptor & { id: str
   const seen = new Map<string, YamlNode>();
   itemsOf(node).forEach((item, i) => {
     if (item.kind !== 'map') return;
-    const d = readDescriptor(r, item, 'lists', ['kapps', i]);
+    const d = readDescriptor(r, item, 'lists');
     const idNode = mapEntry(item, 'id')?.value;
     if (d.id === undefined || !idNode) return;
     const id = d.id;
-    const path = formatPath(['kapps', i, 'id']);
     if (RESERVED.test(id)) {
       r.error(`kapp id \`${id}\` contains a reserved character`, idNode.loc, {
-        path,
+        path: r.pathOf(idNode),
         hint: 'kapp ids must not contain `.`, `:` or `*`',
       });
     }
     const first = seen.get(id);
     if (first) {
       r.error(`duplicate kapp id \`${id}\``, idNode.loc, {
-        path,
+        path: r.pathOf(idNode),
         related: [{ message: `\`${id}\` first defined here`, location: first.loc }],
       });
     } else seen.set(id, idNode);
@@ -53,7 +52,7 @@ function readKapps(r: ConfigReader, node: YamlNode): (KappDescriptor & { id: str
 export function loadManifest(ref: ManifestRefConfig): { manifest: ManifestConfig; warnings: Diagnostic[] } {
   const file = ref.uri;
   const root = parseYamlTree(readConfigText(file, 'manifest', locationOf(ref, 'uri')), { file });
-  const r = new ConfigReader(file);
+  const r = new ConfigReader(file, root);
   r.diagnostics.push(...validateTree(manifestFile, root, { file, unknownKeys: 'error' }));
   const manifest: ManifestConfig = { id: ref.id, file, sequential: false, defaults: {}, kapps: [] };
   if (root) setLocation(manifest, root.loc);
@@ -63,7 +62,7 @@ export function loadManifest(ref: ManifestRefConfig): { manifest: ManifestConfig
     if (isNull(value)) continue;
     switch (key.text) {
       case 'defaults':
-        manifest.defaults = readDescriptor(r, value, 'defaults', ['defaults']);
+        manifest.defaults = readDescriptor(r, value, 'defaults');
         setLocation(manifest, value.loc, 'defaults');
         break;
       case 'options': {

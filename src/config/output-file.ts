@@ -20,7 +20,7 @@ function positionOf(text: string, offset: number, file: string): SourceLocation 
   const before = text.slice(0, offset);
   const line = before.split('\n').length;
   const column = offset - before.lastIndexOf('\n');
-  return { file, line, column };
+  return { file, line, column, endLine: line, endColumn: column + 1 };
 }
 
 function parseJson(text: string, file: string): GoValue {

@@ -78,7 +78,7 @@ export function defaultProjectConfig(): ProjectConfig {
   return { num_workers: DEFAULT_NUM_WORKERS, programs: new Map() };
 }
 
-const HONOURED = PROGRAM_FIELDS.join(', ');
+const HONOURED = `${PROGRAM_FIELDS.slice(0, -1).join(', ')} and ${PROGRAM_FIELDS[PROGRAM_FIELDS.length - 1] ?? ''}`;
 
 /**
  * Find and load the project configuration. Absent → defaults (`num_workers` 5, no programs). Unknown keys and
@@ -95,7 +95,7 @@ export function loadProjectConfig(opts: ProjectConfigSearch): { config: ProjectC
 /** Parse sugarkube-conf.yaml text (see `loadProjectConfig`). */
 export function parseProjectConfig(text: string, file: string): { config: ProjectConfig; warnings: Diagnostic[] } {
   const root = parseYamlTree(text, { file });
-  const r = new ConfigReader(file);
+  const r = new ConfigReader(file, root);
   r.diagnostics.push(
     ...validateTree(projectConfigFile, root, {
       file,
@@ -132,12 +132,12 @@ export function parseProjectConfig(text: string, file: string): { config: Projec
         set(key.text, readBool(value));
         break;
       case 'run_units':
-        if (value.kind === 'map') set('run_units', readGlobalRunUnit(r, value, ['run_units']));
+        if (value.kind === 'map') set('run_units', readGlobalRunUnit(r, value));
         break;
       case 'programs':
         for (const p of entriesOf(value)) {
           const name = p.key.text;
-          const program = readDescriptor(r, p.value, 'program', ['programs', name]);
+          const program = readDescriptor(r, p.value, 'program');
           config.programs.set(name, program);
           setLocation(config.programs, p.value.loc, name);
         }

@@ -6,16 +6,53 @@
 import { error as errorDiag, warning as warningDiag } from '../diagnostics/diagnostic.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/diagnostic.js';
 import type { GoMap, GoValue } from '../template/value.js';
-import { setLocation } from './locations.js';
+import { setLocationNode } from './locations.js';
+import { formatPath, type FieldPath } from './validate.js';
 import { yamlToGoValue, type YamlMapEntry, type YamlNode } from './yaml.js';
 
 const NO_ENTRIES: readonly YamlMapEntry[] = [];
+
+/** The path from `root` to `target` (a node or a key node), searched depth-first; undefined if absent. */
+function findPath(root: YamlNode, target: YamlNode): FieldPath | undefined {
+  if (root === target) return [];
+  if (root.kind === 'map') {
+    for (const e of root.entries) {
+      if (e.key === target) return [e.key.text];
+      const sub = findPath(e.value, target);
+      if (sub) return [e.key.text, ...sub];
+    }
+  } else if (root.kind === 'seq') {
+    for (let i = 0; i < root.items.length; i++) {
+      const item = root.items[i];
+      const sub = item && findPath(item, target);
+      if (sub) return [i, ...sub];
+    }
+  }
+  return undefined;
+}
 
 /** Collects the problems found while converting one file. */
 export class ConfigReader {
   readonly diagnostics: Diagnostic[] = [];
 
-  constructor(readonly file: string) {}
+  /**
+   * @param root the tree being converted, to name the field path of a node in a diagnostic
+   * @param base the path of `root` in its file (e.g. the stack name)
+   */
+  constructor(
+    readonly file: string,
+    readonly root?: YamlNode | null,
+    readonly base: FieldPath = [],
+  ) {}
+
+  /**
+   * The field path of `node` (`kapps[2].sources[0].uri`), plus `suffix`. Computed only when a diagnostic needs
+   * it, by searching the tree, so converting a valid file builds no paths.
+   */
+  pathOf(node: YamlNode, ...suffix: (string | number)[]): string | undefined {
+    const found = this.root ? findPath(this.root, node) : undefined;
+    return found ? formatPath([...this.base, ...found, ...suffix]) : undefined;
+  }
 
   error(message: string, loc: SourceLocation, extra: Partial<Diagnostic> = {}): void {
     this.diagnostics.push(errorDiag(message, loc, extra));
@@ -55,11 +92,8 @@ export function readText(node: YamlNode | undefined): string | undefined {
 export function readTexts(node: YamlNode | undefined): string[] | undefined {
   if (node?.kind !== 'seq') return undefined;
   const out: string[] = [];
-  node.items.forEach((item, i) => {
-    out.push(item.kind === 'scalar' && item.value !== null ? item.text : '');
-    setLocation(out, item.loc, i);
-  });
-  setLocation(out, node.loc);
+  for (const item of node.items) out.push(item.kind === 'scalar' && item.value !== null ? item.text : '');
+  setLocationNode(out, node);
   return out;
 }
 
@@ -107,8 +141,7 @@ export function readTextMap(node: YamlNode | undefined): Record<string, string> 
   for (const e of node.entries) {
     if (e.value.kind !== 'scalar') continue;
     out[e.key.text] = e.value.value === null ? '' : e.value.text;
-    setLocation(out, e.value.loc, e.key.text);
   }
-  setLocation(out, node.loc);
+  setLocationNode(out, node);
   return out;
 }

@@ -21,19 +21,23 @@ export const text = z
 /** A list of texts. */
 const textList = (description: string) => z.array(text, expecting('a list of strings')).meta({ description });
 
-/** A template: a string containing `{{`. */
-const template = z.string().regex(/\{\{/);
+/** A template (a string containing `{{`), for a field whose value is otherwise `what`. */
+const template = (what: string) => z.string(expecting(what)).regex(/\{\{/, expecting(what));
 
 /** A boolean (YAML 1.1 words accepted). */
 const bool = (description: string) => z.boolean(expecting('a boolean (true or false)')).meta({ description });
 
 /** A boolean, or a template rendered to `true`/`false` later. */
 const boolOrTemplate = (description: string) =>
-  z.union([z.boolean(), template], expecting('a boolean (true or false) or a template')).meta({ description });
+  z
+    .union([z.boolean(), template('a boolean (true or false) or a template')], expecting('a boolean or a template'))
+    .meta({ description });
 
 /** An integer, or a template rendered to one later. */
 const intOrTemplate = (description: string) =>
-  z.union([z.int(), template], expecting('an integer or a template')).meta({ description });
+  z
+    .union([z.int(), template('an integer or a template')], expecting('an integer or a template'))
+    .meta({ description });
 
 /** A map of names to scalars (environment variables). */
 const envVars = z
@@ -186,7 +190,7 @@ export const kappDescriptor = obj({
   sources: z.array(sourceItem, expecting('a list of sources')).optional().describe('Sources to fetch.'),
   outputs: z.array(outputItem, expecting('a list of outputs')).optional().describe('Outputs to load.'),
   ...kappConfigShape,
-}).meta({ id: 'KappDescriptor', title: 'Kapp descriptor (sugarkube.yaml)' });
+}).meta({ title: 'kapps kapp descriptor (sugarkube.yaml)' });
 
 /** A manifest's kapp entry: a descriptor with lists and a required id. */
 const manifestKapp = obj({

@@ -1,6 +1,7 @@
 /**
  * Source URIs of kapps (`sources[].uri`), with Sugarkube's rules: a URI containing `.git` is a git source written
- * `<repository>//<path inside it>#<ref>`, a `file://` URI is a local path, anything else is an error.
+ * `<repository>//<path inside it>#<ref>`, a `file://` URI is a local path, and so is a plain path (kapps' addition);
+ * a URL of any other kind is an error.
  *
  * Not done here: choosing the ref (`options.branch` beats `#ref`) and checking that a git source is complete
  * enough to fetch; those happen when a workspace is created.
@@ -23,13 +24,21 @@ export type ParsedSourceUri =
       readonly path: string;
     };
 
-/** A URI that names no usable source; the message is written for the user. */
-export class SourceUriError extends Error {}
+/** A URI that names no usable source; the message (and hint) are written for the user. */
+export class SourceUriError extends Error {
+  constructor(
+    message: string,
+    /** How to fix it. */
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Parse a source URI. Git: split at the **last** `//`; a `/` ending the repository part moves to the front of the
  * path; the rest splits at the first `#` into path and ref, both trimmed.
- * @throws SourceUriError for an empty URI, a URI that is neither git nor `file://`, or a git URI without `//`.
+ * @throws SourceUriError for an empty URI, a URL that is neither git nor `file://`, or a git URI without `//`.
  */
 export function parseSourceUri(uri: string): ParsedSourceUri {
   if (uri.trim() === '') throw new SourceUriError('a source needs a `uri`');
@@ -40,7 +49,8 @@ export function parseSourceUri(uri: string): ParsedSourceUri {
     // `https://host/repo.git` alone: the only `//` is the scheme's.
     if (at < 0 || repo === '' || /^[A-Za-z][A-Za-z0-9+.-]*:$/.test(repo)) {
       throw new SourceUriError(
-        `git source URI \`${uri}\` has no \`//\` between the repository and the path inside it (write \`<repository>//<path>#<ref>\`)`,
+        `git source URI \`${uri}\` has no \`//\` between the repository and the path inside it`,
+        'write `<repository>//<path>#<ref>`, e.g. `git@github.com:org/kapps.git//incubator/tiller#master`',
       );
     }
     if (repo.endsWith('/')) {
@@ -53,8 +63,11 @@ export function parseSourceUri(uri: string): ParsedSourceUri {
     return { kind: 'git', repo, path, ref };
   }
   if (uri.startsWith('file://')) return { kind: 'file', path: uri.slice('file://'.length) };
+  // A plain path (relative to the manifest, or absolute) is a file source too; a URL of another kind is not.
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(uri) && !/^[^/]*@[^/]*:/.test(uri)) return { kind: 'file', path: uri };
   throw new SourceUriError(
-    `can't tell how to fetch source URI \`${uri}\`: use a git URI (containing \`.git\`) or a \`file://\` path`,
+    `can't tell how to fetch source URI \`${uri}\``,
+    'use a git URI (containing `.git`) or a `file://` path',
   );
 }
 

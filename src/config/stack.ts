@@ -74,7 +74,7 @@ function readManifestRef(r: ConfigReader, node: YamlNode, dir: string, at: Field
   }
   const overrides = mapEntry(node, 'overrides')?.value;
   for (const { key, value } of entriesOf(overrides)) {
-    ref.overrides.set(key.text, readDescriptor(r, value, 'maps', [...at, 'overrides', key.text]));
+    ref.overrides.set(key.text, readDescriptor(r, value, 'maps'));
     setLocation(ref.overrides, value.loc, key.text);
   }
   if (overrides) {
@@ -92,7 +92,7 @@ function checkManifestIds(r: ConfigReader, refs: ManifestRefConfig[], at: FieldP
     const loc = locationOf(ref, 'id');
     if (first && loc) {
       r.error(`duplicate manifest id \`${ref.id}\``, loc, {
-        path: formatPath([...at, i]),
+        path: formatPath([...at, i, 'id']),
         hint: 'give one of them an explicit `id:`',
         related: [{ message: `\`${ref.id}\` first used here`, location: locationOf(first, 'id') }],
       });
@@ -132,7 +132,7 @@ export function loadStack(
     ]);
   }
   const node = entry.value;
-  const r = new ConfigReader(abs);
+  const r = new ConfigReader(abs, node, [name]);
   r.diagnostics.push(...validateTree(stackEntry, node, { file: abs, basePath: [name], unknownKeys: 'warning' }));
   const stack: StackConfig = {
     name,
@@ -201,7 +201,7 @@ export function loadStack(
         break;
       }
       case 'defaults':
-        stack.defaults = readDescriptor(r, value, 'defaults', at);
+        stack.defaults = readDescriptor(r, value, 'defaults');
         setLocation(stack, value.loc, k);
         break;
       case 'vars': {

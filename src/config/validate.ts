@@ -34,10 +34,13 @@ function toView(node: YamlNode): View {
     case 'seq':
       return node.items.map(toView);
     case 'map': {
-      const out = Object.create(null) as { [key: string]: View };
+      // A plain object: null-prototype objects are much slower to build, and this view is thrown away.
+      const out: { [key: string]: View } = {};
       for (const e of node.entries) {
         if (e.value.kind === 'scalar' && e.value.value === null) continue;
-        out[e.key.text] = toView(e.value);
+        const key = e.key.text;
+        if (key === '__proto__') Object.defineProperty(out, key, { value: toView(e.value), enumerable: true });
+        else out[key] = toView(e.value);
       }
       return out;
     }

@@ -192,43 +192,51 @@ class FastParser {
     return out;
   }
 
+  /** End of the key text found by the last successful `implicitKeyAt`. */
+  keyEnd = 0;
+  /** Position after the `:` of that key. */
+  keyAfter = 0;
+
   /**
-   * If an implicit key (`key: ...`) starts at i on this line, the end of the key text and the position after its
-   * `:`; otherwise undefined.
+   * Whether an implicit key (`key: ...`) starts at i on this line; if so, `keyEnd` and `keyAfter` are set.
    */
-  implicitKeyAt(i: number): { keyEnd: number; after: number } | undefined {
+  implicitKeyAt(i: number): boolean {
     const src = this.src;
     const c = this.code(i);
     if (c === 0x22 || c === 0x27) {
       const end = this.quotedEnd(i);
       let j = end;
       while (this.code(j) === SPACE) j++;
-      if (this.code(j) === COLON && this.isBlank(j + 1)) return { keyEnd: end, after: j + 1 };
-      return undefined;
+      if (this.code(j) !== COLON || !this.isBlank(j + 1)) return false;
+      this.keyEnd = end;
+      this.keyAfter = j + 1;
+      return true;
     }
-    if (RESERVED_START.has(c) || c === NL) return undefined;
-    if ((c === DASH || c === 0x3f || c === COLON) && this.isBlank(i + 1)) return undefined;
+    if (RESERVED_START.has(c) || c === NL) return false;
+    if ((c === DASH || c === 0x3f || c === COLON) && this.isBlank(i + 1)) return false;
     for (let j = i; ; j++) {
-      if (this.isEol(j)) return undefined;
+      if (this.isEol(j)) return false;
       const d = src.charCodeAt(j);
       if (d === COLON && this.isBlank(j + 1)) {
         let end = j;
         while (src.charCodeAt(end - 1) === SPACE) end--;
         if (end - i > 1024) this.giveUp();
-        return { keyEnd: end, after: j + 1 };
+        this.keyEnd = end;
+        this.keyAfter = j + 1;
+        return true;
       }
-      if (d === HASH && src.charCodeAt(j - 1) === SPACE) return undefined;
+      if (d === HASH && src.charCodeAt(j - 1) === SPACE) return false;
     }
   }
 
-  /** A key at pos (known to be an implicit key); leaves pos after the `:`. */
-  key(found: { keyEnd: number; after: number }): YamlScalarNode {
+  /** The key at pos, just found by `implicitKeyAt`; leaves pos after the `:`. */
+  key(): YamlScalarNode {
     const start = this.pos;
     const c = this.code(start);
     const quoted = c === 0x22 || c === 0x27;
-    const text = quoted ? this.unquote(start, found.keyEnd) : this.src.slice(start, found.keyEnd);
-    const node = this.asm.scalar(text, !quoted, undefined, this.span(start, found.keyEnd));
-    this.pos = found.after;
+    const text = quoted ? this.unquote(start, this.keyEnd) : this.src.slice(start, this.keyEnd);
+    const node = this.asm.scalar(text, !quoted, undefined, this.span(start, this.keyEnd));
+    this.pos = this.keyAfter;
     return node;
   }
 
@@ -238,9 +246,8 @@ class FastParser {
     const keys: YamlNode[] = [];
     const values: YamlNode[] = [];
     for (;;) {
-      const found = this.implicitKeyAt(this.pos);
-      if (!found) this.giveUp();
-      keys.push(this.key(found));
+      if (!this.implicitKeyAt(this.pos)) this.giveUp();
+      keys.push(this.key());
       values.push(this.valueAfterIndicator(indent, true));
       const next = this.nextContentLine();
       if (next < indent) break;

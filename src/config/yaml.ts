@@ -12,7 +12,7 @@
 import { error as errorDiag } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { GoIfaceMap, newGoMap, type GoKey, type GoMap, type GoValue } from '../template/value.js';
-import { setLocation } from './locations.js';
+import { setLocationNode } from './locations.js';
 import { parseFast } from './yaml-fast-parse.js';
 import { parseWithYamlLib } from './yaml-lib-parse.js';
 import { formatGoKey } from './yaml-scalar.js';
@@ -68,27 +68,22 @@ function convert(node: YamlNode, goMaps: boolean, record: boolean, top: boolean)
       return node.value;
     case 'seq': {
       const out: GoValue[] = new Array<GoValue>(node.items.length);
-      node.items.forEach((item, i) => {
-        out[i] = convert(item, goMaps, record, false);
-        if (record) setLocation(out, item.loc, i);
-      });
-      if (record) setLocation(out, node.loc);
+      for (let i = 0; i < out.length; i++) out[i] = convert(node.items[i] as YamlNode, goMaps, record, false);
+      if (record) setLocationNode(out, node);
       return out;
     }
     case 'map': {
       if (goMaps && !top) {
         const m = new GoIfaceMap();
         for (const e of node.entries) m.set(e.key.value as GoKey, convert(e.value, goMaps, record, false));
-        if (record) setLocation(m, node.loc);
+        if (record) setLocationNode(m, node);
         return m;
       }
       const m: GoMap = newGoMap();
       for (const e of node.entries) {
-        const key = top ? e.key.text : formatGoKey(e.key.value as GoKey);
-        m[key] = convert(e.value, goMaps, record, false);
-        if (record) setLocation(m, e.value.loc, key);
+        m[top ? e.key.text : formatGoKey(e.key.value as GoKey)] = convert(e.value, goMaps, record, false);
       }
-      if (record) setLocation(m, node.loc);
+      if (record) setLocationNode(m, node);
       return m;
     }
   }
@@ -117,12 +112,17 @@ export function parseYamlValue(text: string, options: ParseYamlValueOptions = {}
   return yamlToGoValue(root, { goMaps: options.goMaps ?? false, top: true });
 }
 
-/** "a list", "a map", or a scalar shown with its text, for messages such as "expected a string, got a list". */
+/**
+ * What a node is, for messages such as "expected a string, got a list": `a list`, `a map`, `nothing (null)`, a
+ * string in quotes (`"soon"`), or another scalar as written (`300`, `true`).
+ */
 export function nodeKindName(node: YamlNode): string {
   if (node.kind === 'seq') return 'a list';
   if (node.kind === 'map') return 'a map';
   if (node.value === null) return 'nothing (null)';
-  return `\`${node.text}\``;
+  if (typeof node.value !== 'string') return node.text;
+  const text = node.text.length > 40 ? `${node.text.slice(0, 37)}...` : node.text;
+  return JSON.stringify(text);
 }
 
 /** The entry of `map` whose key text is `key` (the last one if merges repeated it), if any. */

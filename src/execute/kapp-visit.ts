@@ -19,6 +19,14 @@ import { runStep } from './step-runner.js';
 import { removeSensitiveTemplates, renderKappTemplates } from './templates.js';
 import type { EmitEvent, KappResult, RunOptions, StepRecord } from './types.js';
 
+/** How a visit loads the kapp's outputs after its phases (only kapps that declare outputs load any). */
+export interface OutputLoading {
+  /** A declared output whose file is missing or empty: passed over (plan mode, ancestors), or an error. */
+  readonly missing: 'tolerate' | 'error';
+  /** A failing step of the output phase: reported and passed over (plan mode), or it fails the kapp. */
+  readonly stepErrors: 'ignore' | 'fail';
+}
+
 /** What a visit does, decided by the command. */
 export interface VisitPlan {
   readonly role: 'selected' | 'outputs';
@@ -27,11 +35,14 @@ export interface VisitPlan {
   /** Phases to run in order. */
   readonly phases: readonly Phase[];
   /** Afterwards: run the output phase and load outputs (if the kapp declares any). */
-  readonly loadOutputs: 'no' | 'tolerate-missing' | 'must-exist';
-  /** Failing steps of this visit are reported and passed over. */
+  readonly loadOutputs: OutputLoading | 'no';
+  /** Failing steps of the phases are reported and passed over (`delete --ignore-errors`). */
   readonly ignoreErrors: boolean;
-  /** Emit kapp-started/kapp-finished (false for the output-loading pass of delete). */
-  readonly kappEvents: boolean;
+  /**
+   * Which of kapp-started/kapp-finished this visit emits: both, or only the start (delete's output-loading pass
+   * of a kapp it deletes later) or only the finish (that kapp's deletion), so each kapp has one pair.
+   */
+  readonly kappEvents: 'both' | 'start' | 'finish';
 }
 
 /** Shared state of a run's visits. */
@@ -44,6 +55,8 @@ export interface VisitContext {
   readonly ownOutputs: Map<string, GoMap>;
   /** Each visited kapp's `.outputs` view, for its children. */
   readonly views: Map<string, GoMap>;
+  /** When each kapp's kapp-started was emitted (ms since the epoch), for the duration in its kapp-finished. */
+  readonly startedAt: Map<string, number>;
 }
 
 const now = (): string => new Date().toISOString();
@@ -56,6 +69,9 @@ class StepFailure extends Error {
     super(message);
   }
 }
+
+/** Identifies a planned step within its phase across re-plans. */
+const stepKey = (s: PlannedStep): string => `${s.unit}\u0000${s.declaredIn}\u0000${s.name}`;
 
 /** The `.outputs` view of a kapp from its parents' views and its own outputs (placeholders for missing ones). */
 export function viewFor(ctx: VisitContext, kapp: KappModel): GoMap {
@@ -78,13 +94,14 @@ function describe(e: unknown): { reason: string; detail?: string } {
 /** Visit a kapp. Never throws for a kapp's own failure: it is the result. */
 export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitPlan, signal: AbortSignal): Promise<KappResult> {
   const { stack, options, emit, redactor } = ctx;
-  const started = Date.now();
+  if (plan.kappEvents !== 'finish') ctx.startedAt.set(kapp.id, Date.now());
+  const started = ctx.startedAt.get(kapp.id) ?? Date.now();
   const steps: StepRecord[] = [];
   const dryRun = options.dryRun;
   let recordable: GoMap | undefined;
   let sensitiveFiles: string[] = [];
   let renderedTemplates: ReadonlyMap<string, string> | undefined;
-  if (plan.kappEvents) emit({ type: 'kapp-started', time: now(), kapp: kapp.id, role: plan.role });
+  if (plan.kappEvents !== 'finish') emit({ type: 'kapp-started', time: now(), kapp: kapp.id, role: plan.role });
 
   const runtime = () => ({
     outputs: viewFor(ctx, kapp),
@@ -96,7 +113,7 @@ export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitP
     sensitiveFiles = [...new Set([...sensitiveFiles, ...rendered.sensitive])];
   };
   const load = (mustExist: boolean): void => {
-    if (kapp.outputIds.length === 0) return;
+    if (kapp.outputIds.length === 0 || dryRun) return;
     const loaded = loadOutputs(stack, kapp, stack.variables(kapp, runtime()), { mustExist, dryRun, redactor });
     ctx.ownOutputs.set(kapp.id, { ...ctx.ownOutputs.get(kapp.id), ...loaded.values });
     recordable = { ...recordable, ...loaded.recordable };
@@ -104,8 +121,11 @@ export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitP
 
   const runPhase = async (phase: Phase, ignoreErrors: boolean): Promise<void> => {
     let planned: PlannedStep[] = stack.planPhase(kapp, phase, runtime(), dryRun);
+    /** Steps of this phase reached so far (run or skipped). */
+    const done = new Set<string>();
     for (let i = 0; i < planned.length; i++) {
       const step = planned[i] as PlannedStep;
+      done.add(stepKey(step));
       if (signal.aborted) throw new StepFailure('cancelled', 'cancelled');
       const stepStarted = new Date();
       const record = (status: StepStatus, exitCode: number | null, durationMs: number, timedOut: boolean): void => {
@@ -174,11 +194,17 @@ export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitP
       if (step.loadOutputs && outcome.status === 'succeeded' && kapp.outputIds.length > 0) {
         load(false);
         if (plan.templates) renderTemplates();
-        // Re-plan the rest of the phase with the new outputs and continue after this step.
+        // Re-plan the rest of the phase with the new outputs and go on after this step. Should the new list no
+        // longer hold it (its unit's conditions changed), go on with the steps of the new list not run yet.
         const replanned = stack.planPhase(kapp, phase, runtime(), dryRun);
-        const at = replanned.findIndex((s) => s.unit === step.unit && s.name === step.name && s.declaredIn === step.declaredIn);
-        planned = replanned;
-        if (at >= 0) i = at;
+        const at = replanned.findIndex((s) => stepKey(s) === stepKey(step));
+        if (at >= 0) {
+          planned = replanned;
+          i = at;
+        } else {
+          planned = replanned.filter((s) => !done.has(stepKey(s)));
+          i = -1;
+        }
       }
     }
   };
@@ -190,9 +216,8 @@ export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitP
     if (plan.templates) renderTemplates();
     for (const phase of plan.phases) await runPhase(phase, plan.ignoreErrors);
     if (plan.loadOutputs !== 'no' && kapp.outputIds.length > 0) {
-      const mustExist = plan.loadOutputs === 'must-exist' && !dryRun;
-      await runPhase('output', !mustExist);
-      if (!dryRun) load(mustExist);
+      await runPhase('output', plan.loadOutputs.stepErrors === 'ignore');
+      load(plan.loadOutputs.missing === 'error');
       if (plan.templates) renderTemplates();
     }
   } catch (e) {
@@ -209,7 +234,8 @@ export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitP
     if (!dryRun && sensitiveFiles.length) removeSensitiveTemplates(sensitiveFiles);
   }
   ctx.views.set(kapp.id, viewFor(ctx, kapp));
-  if (plan.kappEvents) {
+  // A visit that only starts the kapp reports its end only when it failed (the later visit is then not made).
+  if (plan.kappEvents !== 'start' || status !== 'succeeded') {
     emit({
       type: 'kapp-finished',
       time: now(),

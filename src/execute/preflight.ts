@@ -1,7 +1,8 @@
 /**
- * Before anything runs: every command a processed kapp's steps will run must exist (on PATH, or relative to the
- * step's working directory). Steps whose conditions are already false when planned are not checked; a command that
- * only appears once outputs exist cannot be checked in advance and is checked when its step is reached.
+ * Before anything runs: every command the run's steps will run must exist (on PATH, or relative to the step's
+ * working directory). Every phase a kapp's visit runs is checked, the output phase of kapps that provide their
+ * outputs included. Steps whose conditions are already false when planned are not checked; a command that only
+ * appears once outputs exist cannot be checked in advance and is checked when its step is reached.
  */
 import { ConfigError } from '../diagnostics/errors.js';
 import { parseGoBool } from '../plan/go-bool.js';
@@ -11,6 +12,7 @@ import type { Stack } from '../stack/stack.js';
 import { newGoMap } from '../template/value.js';
 import type { RunOptions } from './types.js';
 
+/** A step whose command is not there. */
 export interface MissingStepCommand {
   readonly kapp: string;
   readonly phase: Phase;
@@ -20,16 +22,24 @@ export interface MissingStepCommand {
   readonly where: string;
 }
 
-/** The commands of the run's steps that cannot be found. Planning errors are left for the run to report. */
-export function checkCommands(stack: Stack, options: RunOptions, phases: readonly Phase[]): MissingStepCommand[] {
+/**
+ * The commands of the run's steps that cannot be found, in stack then step order. `phases` gives each kapp's
+ * phases (see `plannedPhases`). With `pathOnly` (a dry run: the workspace may not be filled) only bare command
+ * names are looked up. Planning errors are left for the run to report.
+ */
+export function checkCommands(
+  stack: Stack,
+  options: Pick<RunOptions, 'env'>,
+  phases: ReadonlyMap<string, readonly Phase[]>,
+  check: { pathOnly?: boolean } = {},
+): MissingStepCommand[] {
   const views = stack.placeholderViews();
   const missing: MissingStepCommand[] = [];
-  const pathEnv = options.env.PATH;
   for (const node of stack.selection.nodes) {
-    if (!node.processed || !node.conditionsOk) continue;
-    if (options.only && !options.only.has(node.id)) continue;
+    const kappPhases = phases.get(node.id);
+    if (!kappPhases) continue;
     const kapp = stack.kapp(node.id);
-    for (const phase of phases) {
+    for (const phase of kappPhases) {
       let steps;
       try {
         steps = stack.planPhase(kapp, phase, { outputs: views.get(node.id) ?? newGoMap() }, false, false);
@@ -40,7 +50,8 @@ export function checkCommands(stack: Stack, options: RunOptions, phases: readonl
       for (const step of steps) {
         if (step.conditions.some((c) => parseGoBool(c) !== true)) continue;
         if (step.command === '' || step.command.includes('<no value>')) continue;
-        if (resolveCommand(step.command, { cwd: step.workingDir, pathEnv })) continue;
+        if (check.pathOnly && step.command.includes('/')) continue;
+        if (resolveCommand(step.command, { cwd: step.workingDir, pathEnv: { ...options.env, ...step.env }.PATH })) continue;
         missing.push({
           kapp: node.id,
           phase,

@@ -1,15 +1,22 @@
 /**
  * Sensitive values (outputs marked `sensitive`) never appear in printed output, events, logs or release state:
- * every string that leaves the executor passes through a `Redactor`.
+ * every event that leaves the executor passes through a `Redactor`, which replaces each known secret by
+ * `<sensitive>`.
+ *
+ * A secret of several lines (a key, a certificate) is also remembered line by line, since output is shown and
+ * redacted a line at a time. Values shorter than four characters are not redacted: they would blank out ordinary
+ * words and numbers everywhere.
  */
+import type { RunEvent } from '../report/events.js';
 import { isGoMap, type GoValue } from '../template/value.js';
 
 /** What replaces a sensitive value. */
 export const REDACTED = '<sensitive>';
 
-/** Values shorter than this are not redacted (they would blank out ordinary words). */
+/** Values shorter than this are not redacted. */
 const MIN_LENGTH = 4;
 
+/** Remembers secrets and removes them from text. */
 export class Redactor {
   readonly #secrets = new Set<string>();
   #pattern: RegExp | undefined;
@@ -17,14 +24,9 @@ export class Redactor {
   /** Remember every string (and number) leaf of a sensitive value. */
   add(value: GoValue): void {
     const visit = (v: GoValue): void => {
-      if (typeof v === 'string') {
-        if (v.length >= MIN_LENGTH) this.#secrets.add(v);
-        const trimmed = v.trim();
-        if (trimmed !== v && trimmed.length >= MIN_LENGTH) this.#secrets.add(trimmed);
-      } else if (typeof v === 'bigint' || typeof v === 'number') {
-        const s = String(v);
-        if (s.length >= MIN_LENGTH) this.#secrets.add(s);
-      } else if (Array.isArray(v)) v.forEach(visit);
+      if (typeof v === 'string') this.#addText(v);
+      else if (typeof v === 'bigint' || typeof v === 'number') this.#addText(String(v));
+      else if (Array.isArray(v)) v.forEach(visit);
       else if (v instanceof Map) for (const x of v.values()) visit(x);
       else if (isGoMap(v)) for (const k in v) visit(v[k] as GoValue);
     };
@@ -32,11 +34,18 @@ export class Redactor {
     this.#pattern = undefined;
   }
 
+  #addText(text: string): void {
+    for (const candidate of [text, text.trim(), ...text.split(/\r?\n/).map((l) => l.trim())]) {
+      if (candidate.length >= MIN_LENGTH) this.#secrets.add(candidate);
+    }
+  }
+
+  /** True while no secret is known. */
   get empty(): boolean {
     return this.#secrets.size === 0;
   }
 
-  /** The text with every known secret replaced. */
+  /** The text with every known secret replaced (longest first, so a secret containing another goes whole). */
   text(s: string): string {
     if (this.#secrets.size === 0 || s === '') return s;
     this.#pattern ??= new RegExp(
@@ -49,7 +58,33 @@ export class Redactor {
     return s.replace(this.#pattern, REDACTED);
   }
 
+  /** Each text redacted. */
   list(items: readonly string[]): string[] {
     return items.map((s) => this.text(s));
+  }
+}
+
+/** The event with every free text in it redacted (identifiers such as kapp and step names are left alone). */
+export function redactEvent(event: RunEvent, redactor: Redactor): RunEvent {
+  if (redactor.empty) return event;
+  switch (event.type) {
+    case 'step-started':
+      return { ...event, command: redactor.text(event.command), args: redactor.list(event.args) };
+    case 'step-output':
+      return { ...event, text: redactor.text(event.text) };
+    case 'step-finished':
+      return {
+        ...event,
+        ...(event.reason !== undefined ? { reason: redactor.text(event.reason) } : {}),
+        ...(event.outputTail !== undefined ? { outputTail: redactor.list(event.outputTail) } : {}),
+      };
+    case 'kapp-finished':
+      return event.reason !== undefined ? { ...event, reason: redactor.text(event.reason) } : event;
+    case 'log':
+      return { ...event, message: redactor.text(event.message) };
+    case 'run-started':
+    case 'kapp-started':
+    case 'run-finished':
+      return event;
   }
 }

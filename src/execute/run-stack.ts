@@ -6,17 +6,25 @@
  * |----------|--------------------------------------------------------------------------------------------------|
  * | install  | down: processed kapps run plan_install / apply_install / both, then provide their outputs;       |
  * |          | unselected ancestors only provide their outputs                                                  |
- * | delete   | down: every kapp provides its outputs; then up: processed kapps run plan_delete / apply_delete   |
+ * | delete   | down: every kapp with outputs provides them; then up: processed kapps run plan_delete /          |
+ * |          | apply_delete / both (dependents before their dependencies)                                       |
  * | output   | down: processed kapps run their output phase                                                     |
  * | clean    | down: processed kapps run their clean phase                                                      |
  * | template | down: processed kapps render their templates; every kapp provides its outputs                   |
+ *
+ * "Provide outputs" = run the output phase and load the declared outputs, for kapps that declare any.
+ *
+ * Events: each kapp the run reports on (listed in run-started) gets exactly one kapp-finished, and at most one
+ * kapp-started before it; every step event of a kapp comes between the two. In a delete, a kapp with outputs starts
+ * when its outputs are loaded walking down and finishes once it was deleted walking up. Every event passes
+ * through the run's redactor, so sensitive output values never leave the executor.
  */
 import type { KappStatus, Phase } from '../report/events.js';
-import { walkDag, type NodeResult } from '../run/walk.js';
+import { walkDag, type NodeResult, type WalkNode } from '../run/walk.js';
 import type { Stack } from '../stack/stack.js';
 import type { GoMap } from '../template/value.js';
 import { visitKapp, viewFor, type VisitContext, type VisitPlan } from './kapp-visit.js';
-import { Redactor } from './redact.js';
+import { redactEvent, Redactor } from './redact.js';
 import type { EmitEvent, KappResult, RunOptions, RunSummary } from './types.js';
 
 export interface RunDeps {
@@ -47,160 +55,206 @@ export function phasesFor(options: Pick<RunOptions, 'command' | 'mode'>): Phase[
 
 const now = (): string => new Date().toISOString();
 
-function visitPlan(options: RunOptions, processed: boolean): VisitPlan | undefined {
+/** The visits of one kapp: delete's output-loading visit (walking down) and the main walk's visit. */
+interface KappVisits {
+  readonly load?: VisitPlan;
+  readonly main?: VisitPlan;
+}
+
+/** What the run does with each kapp of the sub-graph (kapps it does nothing with are absent). */
+function planVisits(stack: Stack, options: RunOptions): Map<string, KappVisits> {
   const phases = phasesFor(options);
   const approved = options.mode !== 'plan';
-  switch (options.command) {
-    case 'install':
-      return processed
-        ? { role: 'selected', templates: true, phases, loadOutputs: approved ? 'must-exist' : 'tolerate-missing', ignoreErrors: false, kappEvents: true }
-        : { role: 'outputs', templates: true, phases: [], loadOutputs: 'tolerate-missing', ignoreErrors: false, kappEvents: true };
-    case 'delete':
-      return processed
-        ? { role: 'selected', templates: true, phases, loadOutputs: 'no', ignoreErrors: options.ignoreErrors, kappEvents: true }
-        : undefined;
-    case 'output':
-    case 'clean':
-      return processed
-        ? { role: 'selected', templates: false, phases, loadOutputs: 'no', ignoreErrors: false, kappEvents: true }
-        : undefined;
-    case 'template':
-      return {
-        role: processed ? 'selected' : 'outputs',
-        templates: processed,
-        phases: [],
-        loadOutputs: 'tolerate-missing',
-        ignoreErrors: false,
-        kappEvents: true,
-      };
+  const out = new Map<string, KappVisits>();
+  for (const node of stack.selection.nodes) {
+    if (!node.conditionsOk) continue;
+    const processed = node.processed && (options.only === undefined || options.only.has(node.id));
+    const hasOutputs = stack.kapp(node.id).outputIds.length > 0;
+    let visits: KappVisits = {};
+    switch (options.command) {
+      case 'install':
+        if (processed) {
+          const loading = approved ? ({ missing: 'error', stepErrors: 'fail' } as const) : ({ missing: 'tolerate', stepErrors: 'ignore' } as const);
+          visits = { main: { role: 'selected', templates: true, phases, loadOutputs: loading, ignoreErrors: false, kappEvents: 'both' } };
+        } else if (hasOutputs) {
+          const loading = { missing: 'tolerate', stepErrors: approved ? 'fail' : 'ignore' } as const;
+          visits = { main: { role: 'outputs', templates: true, phases: [], loadOutputs: loading, ignoreErrors: false, kappEvents: 'both' } };
+        }
+        break;
+      case 'delete': {
+        const loading = { missing: 'tolerate', stepErrors: 'fail' } as const;
+        const load: VisitPlan | undefined = hasOutputs
+          ? {
+              role: processed ? 'selected' : 'outputs',
+              templates: true,
+              phases: [],
+              loadOutputs: loading,
+              ignoreErrors: false,
+              kappEvents: processed ? 'start' : 'both',
+            }
+          : undefined;
+        const main: VisitPlan | undefined = processed
+          ? { role: 'selected', templates: true, phases, loadOutputs: 'no', ignoreErrors: options.ignoreErrors, kappEvents: load ? 'finish' : 'both' }
+          : undefined;
+        visits = { ...(load ? { load } : {}), ...(main ? { main } : {}) };
+        break;
+      }
+      case 'output':
+      case 'clean':
+        if (processed) visits = { main: { role: 'selected', templates: false, phases, loadOutputs: 'no', ignoreErrors: false, kappEvents: 'both' } };
+        break;
+      case 'template':
+        if (processed || hasOutputs) {
+          visits = {
+            main: {
+              role: processed ? 'selected' : 'outputs',
+              templates: processed,
+              phases: [],
+              loadOutputs: { missing: 'tolerate', stepErrors: 'fail' },
+              ignoreErrors: false,
+              kappEvents: 'both',
+            },
+          };
+        }
+        break;
+    }
+    if (visits.load || visits.main) out.set(node.id, visits);
   }
+  return out;
+}
+
+/**
+ * The phases the run will run for each kapp, in stack order (for the check that every command exists before
+ * anything runs). Kapps that provide outputs run their output phase.
+ */
+export function plannedPhases(stack: Stack, options: RunOptions): Map<string, Phase[]> {
+  const out = new Map<string, Phase[]>();
+  for (const [id, visits] of planVisits(stack, options)) {
+    const phases = new Set<Phase>();
+    const hasOutputs = stack.kapp(id).outputIds.length > 0;
+    for (const visit of [visits.load, visits.main]) {
+      if (!visit) continue;
+      for (const p of visit.phases) phases.add(p);
+      if (visit.loadOutputs !== 'no' && hasOutputs) phases.add('output');
+    }
+    if (phases.size > 0) out.set(id, [...phases]);
+  }
+  return out;
 }
 
 /** Run the command over the stack's selection. Never throws for kapp failures: they are in the summary. */
 export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps): Promise<RunSummary> {
   const started = Date.now();
   const nodes = stack.selection.nodes;
+  const redactor = new Redactor();
+  const emit: EmitEvent = (event) => deps.emit(redactEvent(event, redactor));
   const ctx: VisitContext = {
     stack,
     options,
-    emit: deps.emit,
-    redactor: new Redactor(),
+    emit,
+    redactor,
     ownOutputs: new Map<string, GoMap>(),
     views: new Map<string, GoMap>(),
+    startedAt: new Map<string, number>(),
   };
+  const visits = planVisits(stack, options);
+  /** Kapps the run reports on: those it visits, and selected kapps whose conditions are false (skipped). */
+  const reported = nodes.filter((n) => visits.has(n.id) || (n.selected && !n.conditionsOk)).map((n) => n.id);
+  const isReported = new Set(reported);
   const results = new Map<string, KappResult>();
+  const pending: Promise<unknown>[] = [];
+
   const dependsOn: Record<string, string[]> = {};
-  for (const n of nodes) dependsOn[n.id] = [...n.dependsOn];
-  deps.emit({
+  for (const n of nodes) if (isReported.has(n.id)) dependsOn[n.id] = n.dependsOn.filter((d) => isReported.has(d));
+  emit({
     type: 'run-started',
     time: now(),
     command: options.command,
     stack: stack.config.name,
     phases: phasesFor(options),
-    kapps: nodes.map((n) => n.id),
+    kapps: reported,
     workers: options.workers,
     dryRun: options.dryRun,
     dependsOn,
   });
 
-  const walkNodes = nodes.map((n) => ({ id: n.id, deps: n.dependsOn }));
+  /** Record a visit's result (the visit emitted its own events). */
+  const recordVisit = async (result: KappResult): Promise<void> => {
+    results.set(result.id, result);
+    await deps.onKappFinished?.(result);
+  };
+  /** Report a kapp that ends without (further) visits: skipped, or cancelled if it had started. */
+  const finishUnvisited = (id: string, result: NodeResult, role: KappResult['role']): void => {
+    if (results.has(id) || !isReported.has(id)) return;
+    const r: KappResult = { id, status: result.status, ...(result.reason ? { reason: redactor.text(result.reason) } : {}), role, steps: [] };
+    results.set(id, r);
+    const began = ctx.startedAt.get(id);
+    emit({
+      type: 'kapp-finished',
+      time: now(),
+      kapp: id,
+      status: r.status,
+      ...(r.reason ? { reason: r.reason } : {}),
+      durationMs: began === undefined ? 0 : Date.now() - began,
+    });
+    pending.push(Promise.resolve(deps.onKappFinished?.(r)));
+  };
+  const roleOf = (id: string): KappResult['role'] => visits.get(id)?.main?.role ?? visits.get(id)?.load?.role ?? 'selected';
+  const walkNodes: WalkNode[] = nodes.map((n) => ({ id: n.id, deps: n.dependsOn }));
+  const visitOrSkip = async (id: string, plan: VisitPlan | undefined, signal: AbortSignal, record: boolean): Promise<NodeResult> => {
+    const node = stack.planNode(id);
+    const kapp = stack.kapp(id);
+    if (!plan) {
+      if (!ctx.views.has(id)) ctx.views.set(id, viewFor(ctx, kapp));
+      return node?.selected && !node.conditionsOk ? { status: 'skipped', reason: 'conditions failed' } : { status: 'skipped' };
+    }
+    const result = await visitKapp(ctx, kapp, plan, signal);
+    if (record || result.status !== 'succeeded') await recordVisit(result);
+    return result.reason ? { status: result.status, reason: result.reason } : { status: result.status };
+  };
 
-  // delete: first load every kapp's outputs walking down, so kapps being deleted can read them.
-  let loadFailed = false;
-  if (options.command === 'delete' && !options.dryRun && nodes.some((n) => stack.kapp(n.id).outputIds.length > 0)) {
-    deps.emit({ type: 'log', time: now(), level: 'info', message: 'Loading kapp outputs...' });
+  // delete: first load the outputs walking down, so kapps being deleted (dependents first) can read them.
+  let stopped: string | undefined;
+  if (options.command === 'delete' && [...visits.values()].some((v) => v.load)) {
     const load = await walkDag({
       nodes: walkNodes,
       direction: 'down',
       concurrency: options.workers,
       keepGoing: false,
       signal: deps.signal,
-      run: async (id, signal) => {
-        const node = stack.planNode(id);
-        const kapp = stack.kapp(id);
-        if (!node?.conditionsOk || kapp.outputIds.length === 0) {
-          ctx.views.set(id, viewFor(ctx, kapp));
-          return 'skipped';
-        }
-        const r = await visitKapp(
-          ctx,
-          kapp,
-          { role: 'outputs', templates: true, phases: [], loadOutputs: 'tolerate-missing', ignoreErrors: false, kappEvents: false },
-          signal,
-        );
-        return r.reason ? { status: r.status, reason: r.reason } : r.status;
+      run: (id, signal) => visitOrSkip(id, visits.get(id)?.load, signal, visits.get(id)?.main === undefined),
+      // Kapps that only provide outputs end here; the others end in the walk up (or below, when it is not made).
+      onNodeFinish: (id, result) => {
+        if (visits.get(id)?.main === undefined) finishUnvisited(id, result, 'outputs');
       },
     });
-    for (const [id, r] of load.statuses) {
-      if (r.status === 'failed') {
-        loadFailed = true;
-        deps.emit({ type: 'log', time: now(), level: 'error', message: `cannot load the outputs of ${id}: ${r.reason ?? 'failed'}`, kapp: id });
-      }
-    }
+    const failed = [...load.statuses].find(([, r]) => r.status === 'failed');
+    if (failed) stopped = `not started: the outputs of ${failed[0]} could not be loaded`;
+    else if (deps.signal.aborted) stopped = 'not started: the run was cancelled';
   }
 
-  const isProcessed = (id: string): boolean =>
-    (stack.planNode(id)?.processed ?? false) && (options.only === undefined || options.only.has(id));
-
-  /** Whether the main walk would do something for this kapp (and so reports it). */
-  const acts = (id: string): boolean => {
-    const node = stack.planNode(id);
-    if (!node) return false;
-    if (!node.conditionsOk) return node.selected;
-    const plan = visitPlan(options, isProcessed(id));
-    return plan !== undefined && !(plan.role === 'outputs' && stack.kapp(id).outputIds.length === 0);
-  };
-
-  const pending: Promise<unknown>[] = [];
-  if (!loadFailed) {
+  if (stopped === undefined) {
     await walkDag({
       nodes: walkNodes,
       direction: options.command === 'delete' ? 'up' : 'down',
       concurrency: options.workers,
       keepGoing: options.keepGoing,
       signal: deps.signal,
-      run: async (id, signal) => {
-        const node = stack.planNode(id);
-        const kapp = stack.kapp(id);
-        const plan = node?.conditionsOk ? visitPlan(options, isProcessed(id)) : undefined;
-        if (!node || !plan || !acts(id)) {
-          if (!ctx.views.has(id)) ctx.views.set(id, viewFor(ctx, kapp));
-          return acts(id) ? { status: 'skipped', reason: 'conditions failed' } : 'skipped';
-        }
-        const result = await visitKapp(ctx, kapp, plan, signal);
-        results.set(id, result);
-        await deps.onKappFinished?.(result);
-        return result.reason ? { status: result.status, reason: result.reason } : result.status;
-      },
-      onNodeFinish: (id, result) => {
-        // Kapps not visited (conditions failed, a dependency failed, the run stopped or was cancelled).
-        if (results.has(id) || !acts(id)) return;
-        const node = stack.planNode(id);
-        const r: KappResult = {
-          id,
-          status: result.status,
-          ...(result.reason ? { reason: result.reason } : {}),
-          role: isProcessed(id) ? 'selected' : 'outputs',
-          steps: [],
-        };
-        results.set(id, r);
-        deps.emit({
-          type: 'kapp-finished',
-          time: now(),
-          kapp: id,
-          status: r.status,
-          ...(r.reason ? { reason: r.reason } : {}),
-          durationMs: 0,
-        });
-        pending.push(Promise.resolve(deps.onKappFinished?.(r)));
-      },
+      run: (id, signal) => visitOrSkip(id, visits.get(id)?.main, signal, true),
+      // Kapps not visited: conditions failed, a dependency failed, the run stopped or was cancelled.
+      onNodeFinish: (id, result) => finishUnvisited(id, result, roleOf(id)),
     });
+  } else {
+    for (const id of reported) {
+      const reason = visits.has(id) ? stopped : 'conditions failed';
+      finishUnvisited(id, { status: 'skipped', reason }, roleOf(id));
+    }
   }
 
   await Promise.all(pending);
   const counts: Record<KappStatus, number> = { succeeded: 0, failed: 0, skipped: 0, cancelled: 0 };
   for (const r of results.values()) counts[r.status]++;
-  const status = deps.signal.aborted ? 'cancelled' : loadFailed || counts.failed > 0 ? 'failed' : 'succeeded';
-  deps.emit({ type: 'run-finished', time: now(), status, counts, durationMs: Date.now() - started });
+  const status = deps.signal.aborted ? 'cancelled' : counts.failed > 0 ? 'failed' : 'succeeded';
+  emit({ type: 'run-finished', time: now(), status, counts, durationMs: Date.now() - started });
   return { status, results };
 }

@@ -57,6 +57,36 @@ function writeCapture(file: string, content: Buffer): string | undefined {
   }
 }
 
+/** Longest partial line held back before it is passed on anyway, in characters. */
+const MAX_PARTIAL_LINE = 65_536;
+
+/**
+ * Passes output on in whole lines, so that a secret is never cut in two by a chunk boundary (and so escapes
+ * redaction). A partial line is held until its newline, the end of the step, or until it grows too long.
+ */
+class OutputLines {
+  readonly #partial = { stdout: '', stderr: '' };
+  constructor(private readonly emit: (stream: 'stdout' | 'stderr', text: string) => void) {}
+
+  push(stream: 'stdout' | 'stderr', text: string): void {
+    const all = this.#partial[stream] + text;
+    const cut = all.lastIndexOf('\n') + 1;
+    const rest = all.slice(cut);
+    if (cut > 0) this.emit(stream, all.slice(0, cut));
+    if (rest.length > MAX_PARTIAL_LINE) {
+      this.emit(stream, rest);
+      this.#partial[stream] = '';
+    } else this.#partial[stream] = rest;
+  }
+
+  flush(): void {
+    for (const stream of ['stdout', 'stderr'] as const) {
+      if (this.#partial[stream] !== '') this.emit(stream, this.#partial[stream]);
+      this.#partial[stream] = '';
+    }
+  }
+}
+
 /** Run a step that has passed its conditions. */
 export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<StepOutcome> {
   const env: Record<string, string> = { ...ctx.baseEnv, ...step.env };
@@ -76,6 +106,7 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
     };
   }
   const show = showsOutput(step.print, ctx.verbose);
+  const lines = show ? new OutputLines((stream, text) => ctx.onOutput(stream, ctx.redactor.text(text))) : undefined;
   const result = await spawnStep({
     command: resolved,
     args: step.args,
@@ -84,8 +115,9 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
     ...(step.timeout ? { timeoutMs: step.timeout * 1000 } : {}),
     ...(ctx.killGraceMs !== undefined ? { killGraceMs: ctx.killGraceMs } : {}),
     signal: ctx.signal,
-    ...(show ? { onOutput: (stream: 'stdout' | 'stderr', text: string) => ctx.onOutput(stream, ctx.redactor.text(text)) } : {}),
+    ...(lines ? { onOutput: (stream: 'stdout' | 'stderr', text: string) => lines.push(stream, text) } : {}),
   });
+  lines?.flush();
   const captureProblems: string[] = [];
   if (step.stdout) {
     const p = writeCapture(step.stdout, result.stdout);

@@ -20,6 +20,8 @@ const OPERATOR_CHARS = ';&|<>()';
 const SEPARATORS = ' \t\r\n';
 /** What Go prints for a missing key: kept as one literal word. */
 const NO_VALUE = '<no value>';
+/** Text made only of word characters that no rule above treats specially, and separators. */
+const PLAIN_WORDS = /^[A-Za-z0-9_.,:=@%+/\-\[\]{} \t\r\n]*$/;
 const QUOTE_HINT = 'quote it (e.g. \'|\' or "2>&1") to pass it as an argument';
 
 /** Text that shell-quote reads back as exactly `s`, whatever it contains. */
@@ -134,6 +136,11 @@ function protect(text: string): { ok: true; text: string } | { ok: false; result
  * quotes and a trailing lone backslash. Blank text gives no arguments.
  */
 export function tokeniseArgs(text: string): ArgsResult {
+  // Most args are plain words: split them without the general machinery.
+  if (PLAIN_WORDS.test(text)) {
+    const args = text.split(/[ \t\r\n]+/).filter((w) => w !== '');
+    return { ok: true, args };
+  }
   const protectedText = protect(text);
   if (!protectedText.ok) return protectedText.result;
   const args: string[] = [];

@@ -57,42 +57,69 @@ export interface DagEdge {
   readonly sequential: boolean;
 }
 
-/** The dependency graph of a stack, backed by a graphlib `Graph`. */
+/**
+ * The dependency graph of a stack. Adjacency is kept in plain maps (adding an edge is a few array pushes); a
+ * graphlib `Graph` is built only when `graph` is first read.
+ */
 export class KappDag {
-  /** Node labels are `DagNode`s; an edge `v → w` means `w` depends on `v`. */
-  readonly graph: Graph<undefined, DagNode, DagEdge>;
   /** Every node id in stack order. */
   readonly ids: readonly string[];
+  readonly #nodes: ReadonlyMap<string, DagNode>;
+  readonly #parents: ReadonlyMap<string, readonly string[]>;
+  readonly #children: ReadonlyMap<string, readonly string[]>;
+  /** `parent\0child` → edge. */
+  readonly #edges: ReadonlyMap<string, DagEdge>;
+  #graph: Graph<undefined, DagNode, DagEdge> | undefined;
 
   /** Use `buildDag`. */
-  constructor(graph: Graph<undefined, DagNode, DagEdge>, ids: readonly string[]) {
-    this.graph = graph;
+  constructor(
+    ids: readonly string[],
+    nodes: ReadonlyMap<string, DagNode>,
+    parents: ReadonlyMap<string, readonly string[]>,
+    children: ReadonlyMap<string, readonly string[]>,
+    edges: ReadonlyMap<string, DagEdge>,
+  ) {
     this.ids = ids;
+    this.#nodes = nodes;
+    this.#parents = parents;
+    this.#children = children;
+    this.#edges = edges;
+  }
+
+  /** The same graph as a graphlib `Graph` (node labels are `DagNode`s; an edge `v → w` means `w` depends on `v`). */
+  get graph(): Graph<undefined, DagNode, DagEdge> {
+    if (!this.#graph) {
+      const g = new Graph<undefined, DagNode, DagEdge>({ directed: true });
+      for (const id of this.ids) g.setNode(id, this.#nodes.get(id) as DagNode);
+      for (const id of this.ids) for (const p of this.parents(id)) g.setEdge(p, id, this.edge(p, id) as DagEdge);
+      this.#graph = g;
+    }
+    return this.#graph;
   }
 
   /** The node, or undefined when no kapp has this id. */
   node(id: string): DagNode | undefined {
-    return this.graph.hasNode(id) ? this.graph.node(id) : undefined;
+    return this.#nodes.get(id);
   }
 
   /** Ids the kapp depends on, in the order declared. */
   parents(id: string): string[] {
-    return this.graph.predecessors(id) ?? [];
+    return [...(this.#parents.get(id) ?? [])];
   }
 
   /** Ids that depend on the kapp, in stack order of declaration. */
   children(id: string): string[] {
-    return this.graph.successors(id) ?? [];
+    return [...(this.#children.get(id) ?? [])];
   }
 
   /** The edge through which `child` depends on `parent`, if any. */
   edge(parent: string, child: string): DagEdge | undefined {
-    return this.graph.hasEdge(parent, child) ? this.graph.edge(parent, child) : undefined;
+    return this.#edges.get(`${parent}\u0000${child}`);
   }
 
   /** All ids, parents before children, ties in stack order. */
   topologicalOrder(): string[] {
-    return topologicalOrder(this.ids, (id) => this.parents(id));
+    return topologicalOrder(this.ids, (id) => this.#parents.get(id) ?? []);
   }
 }
 
@@ -131,7 +158,10 @@ function cycleDiagnostic(cycle: readonly string[], dag: KappDag): Diagnostic {
  */
 export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
   const problems: Diagnostic[] = [];
-  const graph = new Graph<undefined, DagNode, DagEdge>({ directed: true });
+  const nodes = new Map<string, DagNode>();
+  const parents = new Map<string, string[]>();
+  const children = new Map<string, string[]>();
+  const edges = new Map<string, DagEdge>();
   const ids: string[] = [];
   const manifestsSeen = new Map<string, DagManifestInput>();
   const pending: PendingEdge[] = [];
@@ -152,10 +182,11 @@ export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
       const id = `${manifest.id}:${kapp.kappId}`;
       const before = previous;
       previous = id;
-      if (graph.hasNode(id)) {
+      const existing = nodes.get(id);
+      if (existing) {
         problems.push(
           error(`kapp '${id}' is defined twice`, kapp.location, {
-            related: [related(`'${id}' is first defined here`, graph.node(id).location)],
+            related: [related(`'${id}' is first defined here`, existing.location)],
           }),
         );
         continue;
@@ -168,7 +199,9 @@ export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
         index: ids.length,
         ...(kapp.location ? { location: kapp.location } : {}),
       };
-      graph.setNode(id, node);
+      nodes.set(id, node);
+      parents.set(id, []);
+      children.set(id, []);
       ids.push(id);
       if (manifest.sequential && before !== undefined) {
         const dependency = { id: before, conditionsOk: true, ...(kapp.location ? { location: kapp.location } : {}) };
@@ -187,18 +220,23 @@ export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
     const location = dependency.location ?? kapp.location;
     if (parent === child) {
       problems.push(error(`kapp '${child}' depends on itself`, location));
-    } else if (!graph.hasNode(parent)) {
+    } else if (!nodes.has(parent)) {
       const hint = didYouMean(parent, ids);
       problems.push(
         error(`kapp '${child}' depends on '${parent}', which does not exist`, location, hint ? { hint } : {}),
       );
-    } else if (!graph.hasEdge(parent, child)) {
-      graph.setEdge(parent, child, { ...(location ? { location } : {}), sequential });
+    } else {
+      const key = `${parent}\u0000${child}`;
+      if (!edges.has(key)) {
+        edges.set(key, { ...(location ? { location } : {}), sequential });
+        parents.get(child)?.push(parent);
+        children.get(parent)?.push(child);
+      }
     }
   }
 
-  const dag = new KappDag(graph, ids);
-  for (const cycle of findCycles(ids, (id) => dag.parents(id))) problems.push(cycleDiagnostic(cycle, dag));
+  const dag = new KappDag(ids, nodes, parents, children, edges);
+  for (const cycle of findCycles(ids, (id) => parents.get(id) ?? [])) problems.push(cycleDiagnostic(cycle, dag));
   if (problems.length > 0) throw new ConfigError(problems);
   return dag;
 }

@@ -44,9 +44,13 @@ export function parseFlag(value: unknown): boolean | undefined {
 
 /** `p` made absolute against `base`, normalised, without a trailing separator. */
 function absolute(base: string, p: string): string {
-  const joined = path.isAbsolute(p) ? path.normalize(p) : path.join(base, p);
-  const root = path.parse(joined).root;
-  return joined.length > root.length && joined.endsWith(path.sep) ? joined.slice(0, -1) : joined;
+  if (p === '.' || p === '') return trimSeparator(path.normalize(base));
+  return trimSeparator(path.isAbsolute(p) ? path.normalize(p) : path.join(base, p));
+}
+
+function trimSeparator(p: string): string {
+  if (!p.endsWith(path.sep)) return p;
+  return p.length > path.parse(p).root.length ? p.slice(0, -1) : p;
 }
 
 /** Converts produced steps, reporting each bad field of each declared step once. */

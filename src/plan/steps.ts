@@ -18,8 +18,8 @@ import type { Phase } from '../report/events.js';
 import { expandCalls } from './calls.js';
 import { evaluateConditions } from './go-bool.js';
 import type { PlannedStep } from './planned-step.js';
-import { checkRunUnits, indexRunUnits } from './step-checks.js';
-import { unitConditionSite, type StepPlanContext, type StepRef } from './step-context.js';
+import { checkRunUnits, indexRunUnits, type StepIndex } from './step-checks.js';
+import { unitConditionSite, type Locate, type StepPlanContext, type StepRef } from './step-context.js';
 import { DEFAULT_MERGE_PRIORITY, StepConverter } from './step-fields.js';
 
 export type { PlannedStep, PlannedStepLocations } from './planned-step.js';
@@ -39,6 +39,31 @@ function unitsEnabled(units: readonly RunUnitConfig[], context: StepPlanContext,
   });
 }
 
+/** The phase-independent part of planning: the step index, structure problems and which units are enabled. */
+interface PreparedUnits {
+  readonly kappId: string;
+  readonly locate: Locate;
+  readonly index: StepIndex;
+  readonly problems: readonly Diagnostic[];
+  readonly enabled: readonly boolean[];
+}
+
+// Planning the six phases of a kapp checks its run units once, not six times; the same diagnostics (the same
+// objects) are thrown for every phase, so callers can report them once.
+const preparedUnits = new WeakMap<readonly RunUnitConfig[], PreparedUnits>();
+
+function prepare(units: readonly RunUnitConfig[], context: StepPlanContext): PreparedUnits {
+  const locate = context.locate ?? locationOf;
+  const cached = preparedUnits.get(units);
+  if (cached && cached.kappId === context.kappId && cached.locate === locate) return cached;
+  const index = indexRunUnits(units);
+  const problems = checkRunUnits(index, context.kappId, locate);
+  const enabled = unitsEnabled(units, context, problems);
+  const result = { kappId: context.kappId, locate, index, problems, enabled };
+  preparedUnits.set(units, result);
+  return result;
+}
+
 /**
  * The steps to run for `phase`, in order. `units` are the kapp's merged, rendered run units in layer order, then
  * declaration order; `context.cacheRoot` must be absolute. Throws a `ConfigError` listing every problem found.
@@ -47,11 +72,9 @@ export function planSteps(units: readonly RunUnitConfig[], phase: Phase, context
   if (!path.isAbsolute(context.cacheRoot)) {
     throw new InternalError(`the cache root of kapp '${context.kappId}' is not absolute: ${context.cacheRoot}`);
   }
-  const locate = context.locate ?? locationOf;
-  const index = indexRunUnits(units);
-  const problems = checkRunUnits(index, context.kappId, locate);
-  const enabled = unitsEnabled(units, context, problems);
-  if (problems.length > 0) throw new ConfigError(problems);
+  const { locate, index, problems: structural, enabled } = prepare(units, context);
+  if (structural.length > 0) throw new ConfigError(structural);
+  const problems: Diagnostic[] = [];
 
   const initial: StepRef[] = (index.get(phase) ?? []).filter((ref) => enabled[ref.unitIndex] === true);
   const produced = expandCalls(initial, index, context.kappId, locate);

@@ -34,6 +34,9 @@ import { resolveCommand } from './resolve-command.js';
 /** Default time between SIGTERM and SIGKILL when a step is stopped, in milliseconds. */
 export const DEFAULT_KILL_GRACE_MS = 3000;
 
+/** The longest delay setTimeout accepts, in milliseconds (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** How often to look whether a signalled process group has emptied, in milliseconds. */
 const GROUP_POLL_MS = 20;
 
@@ -96,7 +99,7 @@ export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
   if (req.signal?.aborted) return notStarted(started, { cancelled: true });
 
   const capture = req.captureOutput ?? true;
-  const grace = Math.max(0, req.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+  const grace = Math.min(MAX_TIMER_MS, Math.max(0, req.killGraceMs ?? DEFAULT_KILL_GRACE_MS));
   const tail = new OutputTail(req.tailLines);
   const chunks: Record<'stdout' | 'stderr', Buffer[]> = { stdout: [], stderr: [] };
   const decoders: Partial<Record<'stdout' | 'stderr', StringDecoder>> = {};
@@ -164,7 +167,8 @@ export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
 
   let timedOut = false;
   let cancelled = false;
-  const timeoutMs = req.timeoutMs ?? 0;
+  // setTimeout fires at once for delays above 2^31-1 ms; a limit of 25 days or more is as good as none.
+  const timeoutMs = (req.timeoutMs ?? 0) > MAX_TIMER_MS ? 0 : (req.timeoutMs ?? 0);
   const timeoutTimer =
     timeoutMs > 0 && pid !== undefined
       ? setTimeout(() => {
@@ -191,8 +195,17 @@ export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
     unregisterProcessGroup(pid);
   }
   for (const stream of ['stdout', 'stderr'] as const) {
+    // An incomplete UTF-8 sequence at the very end becomes U+FFFD here.
     const rest = decoders[stream]?.end();
-    if (rest) tail.push(stream, rest);
+    if (!rest) continue;
+    tail.push(stream, rest);
+    if (req.onOutput && callbackError === undefined) {
+      try {
+        req.onOutput(stream, rest);
+      } catch (error) {
+        callbackError = error;
+      }
+    }
   }
   if (callbackError !== undefined) throw asError(callbackError);
 

@@ -3,7 +3,7 @@
  * sugarkube.yaml from the workspace), provider and kapp vars files, the DAG and the selection. Everything the
  * commands need before they render a step. Reads files; runs nothing.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadKappDescriptor, loadManifest, loadProjectConfig, loadStack, loadVarsFile } from '../config/index.js';
@@ -16,7 +16,7 @@ import { newGoMap, type GoMap } from '../template/value.js';
 import { layerKapp } from '../vars/layers.js';
 import { mergeAll } from '../vars/merge.js';
 import { kappVarNames, providerVarNames, VarFileWalker } from '../vars/var-files.js';
-import { findKappConfigReadOnly } from '../workspace/workspace.js';
+import { findKappConfig, sourceDir, type ResolvedSource } from '../workspace/workspace.js';
 import type { KappModel } from './kapp-model.js';
 import { resolveSources } from './sources.js';
 import { Stack } from './stack.js';
@@ -58,6 +58,55 @@ class VarsFileCache {
   }
 }
 
+/** Memoised directory checks: 10,000 kapps share a handful of workspace directories. */
+class DirCache {
+  readonly #dirs = new Map<string, boolean>();
+  isDir(dir: string): boolean {
+    let v = this.#dirs.get(dir);
+    if (v === undefined) {
+      try {
+        v = statSync(dir).isDirectory();
+      } catch {
+        v = false;
+      }
+      this.#dirs.set(dir, v);
+    }
+    return v;
+  }
+}
+
+/** Where a kapp's sugarkube.yaml is read from, and the directory it stands for in the workspace. */
+interface KappConfigPlace {
+  readonly file: string;
+  /** Base of the kapp's relative template and output paths: always inside the workspace. */
+  readonly dir: string;
+}
+
+/**
+ * Find a kapp's sugarkube.yaml. A file source is read in place (the workspace holds an exact copy of it, so planning
+ * needs no workspace and diagnostics point at the user's file), a git source from its checkout in the workspace;
+ * sources are tried in declaration order. Otherwise the kapp's workspace directory is searched, as Sugarkube did.
+ */
+function findKappConfigPlace(
+  cacheRoot: string,
+  sources: readonly ResolvedSource[],
+  fqId: string,
+  dirs: DirCache,
+): KappConfigPlace | undefined {
+  for (const source of sources) {
+    const inWorkspace = sourceDir(cacheRoot, source);
+    if (source.kind === 'file') {
+      const candidate = path.join(source.path, 'sugarkube.yaml');
+      if (dirs.isDir(source.path) && existsSync(candidate)) return { file: candidate, dir: inWorkspace };
+    } else if (dirs.isDir(path.dirname(cacheRoot)) && existsSync(path.join(inWorkspace, 'sugarkube.yaml'))) {
+      return { file: path.join(inWorkspace, 'sugarkube.yaml'), dir: inWorkspace };
+    }
+  }
+  if (!dirs.isDir(path.dirname(cacheRoot)) || !dirs.isDir(cacheRoot)) return undefined;
+  const file = findKappConfig(cacheRoot, sources, fqId);
+  return file ? { file, dir: path.dirname(file) } : undefined;
+}
+
 /** Load the manifests of a stack; duplicate manifest ids are reported by the DAG. */
 function loadManifests(stackManifests: Parameters<typeof loadManifest>[0][], warnings: Diagnostic[]): ManifestConfig[] {
   const out: ManifestConfig[] = [];
@@ -92,6 +141,7 @@ export function openStack(request: OpenStackRequest): Stack {
   const workspace = path.resolve(request.cwd, request.workspace ?? defaultWorkspace(stack.file, stack.name));
 
   const walker = new VarFileWalker();
+  const dirs = new DirCache();
   const files = new VarsFileCache();
   const problems: Diagnostic[] = [];
   for (const dir of [...stack.provider_vars_dirs, ...stack.kapp_vars_dirs]) {
@@ -124,14 +174,14 @@ export function openStack(request: OpenStackRequest): Stack {
       // Sources can come from any layer but the kapp's own sugarkube.yaml (which lives inside a source).
       const withoutKappFile = layerKapp(project, layers);
       const sources = resolveSources(withoutKappFile.sources ?? [], manifestDir, id, problems);
-      let configFile: string | undefined;
+      let place: KappConfigPlace | undefined;
       try {
-        // The workspace copy when there is one, else a file source in place (planning needs no workspace).
-        configFile = findKappConfigReadOnly(cacheRoot, sources, id);
+        place = findKappConfigPlace(cacheRoot, sources, id, dirs);
       } catch (e) {
         if (!(e instanceof Error)) throw e;
         problems.push(diagnosticError(e.message, locationOf(entry)));
       }
+      const configFile = place?.file;
       let descriptor = withoutKappFile;
       if (configFile) {
         try {
@@ -160,7 +210,7 @@ export function openStack(request: OpenStackRequest): Stack {
         entry,
         cacheRoot,
         ...(configFile ? { configFile } : {}),
-        configDir: configFile ? path.dirname(configFile) : cacheRoot,
+        configDir: place?.dir ?? cacheRoot,
         sources,
         descriptor,
         kappVarsFromFiles,

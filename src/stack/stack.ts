@@ -10,6 +10,7 @@ import type {
   KappDescriptor,
   ManifestConfig,
   ProjectConfig,
+  RunUnitConfig,
   StackConfig,
   TemplateConfig,
 } from '../config/types.js';
@@ -30,11 +31,41 @@ import { isTemplate } from '../template/index.js';
 import { isGoMap, newGoMap, type GoMap, type GoValue } from '../template/value.js';
 import { mergeMaps } from '../vars/merge.js';
 import { outputsView, withPlaceholders } from '../vars/outputs.js';
-import { renderOnce, renderVariables, type RenderContext } from '../vars/render.js';
-import { assembleVariables, type StepExtras } from '../vars/variables.js';
+import { containsTemplate, renderOnce, renderVariables, type RenderContext } from '../vars/render.js';
+import { assembleVariables, stackVariables, type StepExtras } from '../vars/variables.js';
 import type { KappModel } from './kapp-model.js';
 
 const NO_VALUE = '<no value>';
+
+/** How many rendered variable maps per kapp are kept for reuse. */
+const VARS_MEMO_SIZE = 4;
+
+interface VarsMemoEntry {
+  readonly outputs?: GoMap;
+  readonly templates?: ReadonlyMap<string, string>;
+  readonly extras?: string;
+  readonly vars: GoMap;
+}
+
+/**
+ * Diagnostics without repeats: planning the six phases of a kapp meets the same broken step up to six times, and
+ * it must be reported once.
+ */
+export function uniqueDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return diagnostics.filter((d) => {
+    const at = d.location ? `${d.location.file}:${d.location.line}:${d.location.column}` : '';
+    const key = `${d.severity}\u0000${at}\u0000${d.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function hasKeys(m: GoMap): boolean {
+  for (const _ in m) return true;
+  return false;
+}
 
 export interface StackInit {
   readonly project: ProjectConfig;
@@ -86,7 +117,18 @@ export class Stack {
   readonly #strictVars: boolean;
   readonly #noValueSeen = new Set<string>();
   readonly #baseVars = new Map<string, GoMap>();
+  /** Recently rendered variable maps per kapp, by the identity of their inputs (planning asks for the same ones repeatedly). */
+  readonly #varsMemo = new Map<string, VarsMemoEntry[]>();
+  /** Rendered run units and template targets per variable map. */
+  readonly #unitsFor = new WeakMap<GoMap, RunUnitConfig[]>();
+  readonly #targetsFor = new WeakMap<GoMap, Map<string, string>>();
   readonly #phaseDependent = new Map<string, boolean>();
+  /** Whether provider vars or stack vars read `.sugarkube` (then every kapp plans each phase apart). */
+  #stackMentionsSugarkube: boolean | undefined;
+  /** The stack-wide fragments of every variable map, merged once. */
+  #stackVars: GoMap | undefined;
+  /** Each kapp's vars files merged with its descriptor's `vars` (the unrendered `.kapp.vars`). */
+  readonly #kappVars = new Map<string, GoMap>();
 
   constructor(init: StackInit) {
     this.project = init.project;
@@ -136,29 +178,49 @@ export class Stack {
     return m;
   }
 
-  /** The rendered variable map of a kapp. */
+  /**
+   * The rendered variable map of a kapp. Results are cached by the identity of `runtime.outputs`,
+   * `runtime.renderedTemplates` and the extras (an empty view or map counts as none), so treat them as read-only.
+   */
   variables(kapp: KappModel, runtime: KappRuntime = {}, extras?: StepExtras): GoMap {
-    const cacheable = !runtime.outputs && !runtime.renderedTemplates && !extras;
+    const outputs = runtime.outputs && hasKeys(runtime.outputs) ? runtime.outputs : undefined;
+    const templates = runtime.renderedTemplates?.size ? runtime.renderedTemplates : undefined;
+    const extrasKey = extras ? `${extras.action}\u0000${String(extras.dryRun)}` : undefined;
+    const cacheable = !outputs && !templates && !extras;
     if (cacheable) {
       const cached = this.#baseVars.get(kapp.id);
       if (cached) return cached;
     }
+    const memo = cacheable ? undefined : (this.#varsMemo.get(kapp.id) ?? []);
+    const hit = memo?.find((m) => m.outputs === outputs && m.templates === templates && m.extras === extrasKey);
+    if (hit) return hit.vars;
+    this.#stackVars ??= stackVariables(this.config, this.#providerVars);
+    let kappVars = this.#kappVars.get(kapp.id);
+    if (!kappVars) {
+      kappVars = mergeMaps(kapp.kappVarsFromFiles, kapp.descriptor.vars ?? newGoMap());
+      this.#kappVars.set(kapp.id, kappVars);
+    }
     const assembled = assembleVariables({
       stack: this.config,
+      base: this.#stackVars,
       providerVars: this.#providerVars,
       kubeconfig: this.#kubeconfig,
       kapp: {
         id: kapp.kappId,
         manifestId: kapp.manifestId,
         cacheRoot: kapp.cacheRoot,
-        vars: mergeMaps(kapp.kappVarsFromFiles, kapp.descriptor.vars ?? newGoMap()),
-        templates: this.#templatesVar(kapp, runtime.renderedTemplates),
+        vars: kappVars,
+        templates: this.#templatesVar(kapp, templates),
       },
-      ...(runtime.outputs ? { outputs: runtime.outputs } : {}),
+      ...(outputs ? { outputs } : {}),
       ...(extras ? { extras } : {}),
     });
     const vars = renderVariables(assembled, this.#context(kapp));
-    if (cacheable) this.#baseVars.set(kapp.id, vars);
+    if (memo) {
+      memo.unshift({ ...(outputs ? { outputs } : {}), ...(templates ? { templates } : {}), ...(extrasKey ? { extras: extrasKey } : {}), vars });
+      if (memo.length > VARS_MEMO_SIZE) memo.pop();
+      this.#varsMemo.set(kapp.id, memo);
+    } else this.#baseVars.set(kapp.id, vars);
     return vars;
   }
 
@@ -166,14 +228,20 @@ export class Stack {
   #dependsOnExtras(kapp: KappModel): boolean {
     let v = this.#phaseDependent.get(kapp.id);
     if (v === undefined) {
+      this.#stackMentionsSugarkube ??=
+        templatesMention(this.#providerVars, 'sugarkube') || templatesMention(this.config.vars, 'sugarkube');
       v =
+        this.#stackMentionsSugarkube ||
         templatesMention(kapp.descriptor, 'sugarkube') ||
-        templatesMention(this.#providerVars, 'sugarkube') ||
-        templatesMention(this.config.vars, 'sugarkube') ||
         templatesMention(kapp.kappVarsFromFiles, 'sugarkube');
       this.#phaseDependent.set(kapp.id, v);
     }
     return v;
+  }
+
+  /** Whether planning a kapp's steps reads variables at all (its run units hold templates). */
+  #planNeedsVariables(kapp: KappModel): boolean {
+    return containsTemplate(kapp.descriptor.run_units ?? []);
   }
 
   /** Render a part of a kapp's descriptor against its variables. */
@@ -201,14 +269,17 @@ export class Stack {
         let conditionsOk = true;
         let dependsOn: { id: string; conditionsOk: boolean; location?: ReturnType<typeof locationOf> }[] = [];
         try {
-          const vars = this.variables(kapp);
-          const conds = this.render(kapp, kapp.descriptor.conditions ?? [], vars, 'conditions');
+          const rawConds = kapp.descriptor.conditions ?? [];
+          const rawDeps = kapp.descriptor.depends_on ?? [];
+          // Variables are rendered only when the conditions or dependencies need them.
+          const vars = containsTemplate(rawConds) || containsTemplate(rawDeps) ? this.variables(kapp) : newGoMap();
+          const conds = this.render(kapp, rawConds, vars, 'conditions');
           conditionsOk = evaluateConditions(conds, {
             kapp: kapp.id,
             conditionLocations: conds.map((_, i) => locationOf(conds, i)),
             ...(locationOf(kapp.descriptor.conditions ?? kapp.entry) ? { location: locationOf(kapp.descriptor.conditions ?? kapp.entry) } : {}),
           });
-          const deps: DependsOnConfig[] = this.render(kapp, kapp.descriptor.depends_on ?? [], vars, 'depends_on');
+          const deps: DependsOnConfig[] = this.render(kapp, rawDeps, vars, 'depends_on');
           dependsOn = deps.map((d) => {
             const conds2 = d.conditions ?? [];
             const ok = evaluateConditions(conds2, {
@@ -258,13 +329,27 @@ export class Stack {
    * templates not yet rendered show the path they will be rendered to.
    */
   planPhase(kapp: KappModel, phase: Phase, runtime: KappRuntime, dryRun: boolean, checkNoValue = true): PlannedStep[] {
+    if (!this.#planNeedsVariables(kapp)) {
+      // Nothing to render: the run units are planned as written.
+      const steps = planSteps(kapp.descriptor.run_units ?? [], phase, { kappId: kapp.id, cacheRoot: kapp.cacheRoot });
+      if (checkNoValue) this.#checkNoValue(kapp, phase, steps);
+      return steps;
+    }
     const extras = this.#dependsOnExtras(kapp) ? { action: phase, dryRun } : undefined;
     let vars = this.variables(kapp, runtime, extras);
     if (!runtime.renderedTemplates && (kapp.descriptor.templates?.length ?? 0) > 0) {
-      const targets = new Map([...this.templateTargets(kapp, vars)].map(([id, t]) => [id, t.dest] as const));
+      let targets = this.#targetsFor.get(vars);
+      if (!targets) {
+        targets = new Map([...this.templateTargets(kapp, vars)].map(([id, t]) => [id, t.dest] as const));
+        this.#targetsFor.set(vars, targets);
+      }
       vars = this.variables(kapp, { ...runtime, renderedTemplates: targets }, extras);
     }
-    const units = this.render(kapp, kapp.descriptor.run_units ?? [], vars, 'run_units');
+    let units = this.#unitsFor.get(vars);
+    if (!units) {
+      units = this.render(kapp, kapp.descriptor.run_units ?? [], vars, 'run_units');
+      this.#unitsFor.set(vars, units);
+    }
     const steps = planSteps(units, phase, { kappId: kapp.id, cacheRoot: kapp.cacheRoot });
     if (checkNoValue) this.#checkNoValue(kapp, phase, steps);
     return steps;
@@ -314,7 +399,9 @@ export class Stack {
   /** The resolved spec (what `kapps generate` prints) of the selection's sub-graph, in stack order. */
   spec(options: { phases?: readonly Phase[]; onlyIds?: ReadonlySet<string>; checkNoValue?: boolean } = {}): StackSpec {
     const phases = options.phases ?? PHASES;
-    const views = this.placeholderViews();
+    // Outputs are only read through variables; skip building the views when no planned kapp renders any.
+    const needViews = this.selection.nodes.some((n) => this.#planNeedsVariables(this.kapp(n.id)));
+    const views = needViews ? this.placeholderViews() : new Map<string, GoMap>();
     const problems: Diagnostic[] = [];
     const kapps: SpecKapp[] = [];
     for (const node of this.selection.nodes) {
@@ -338,7 +425,7 @@ export class Stack {
         phases: specPhases,
       });
     }
-    if (problems.length) throw new ConfigError(problems);
+    if (problems.length) throw new ConfigError(uniqueDiagnostics(problems));
     return { stack: this.config.name, kapps };
   }
 }

@@ -7,7 +7,7 @@ import { PHASES, type Phase } from '../report/events.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { newGoMap } from '../template/value.js';
-import type { Stack } from './stack.js';
+import { uniqueDiagnostics, type Stack } from './stack.js';
 
 export interface MissingCommand {
   readonly kapp: string;
@@ -66,5 +66,5 @@ export function validateStack(stack: Stack, pathEnv: string | undefined): Valida
     }
     kapps.push({ id: node.id, requires: kapp.descriptor.requires ?? [], found });
   }
-  return { kapps, missing, problems };
+  return { kapps, missing, problems: uniqueDiagnostics(problems) };
 }

@@ -23,7 +23,7 @@ export interface Builtin {
 const RV = 'reflect.Value';
 const IFACE = 'interface {}';
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** Go's truth of a reflect.Value argument (nil and missing are false). */
 export function truth(v: Val): boolean {

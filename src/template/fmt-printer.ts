@@ -339,7 +339,7 @@ export class Printer {
     if (Array.isArray(arg)) {
       const type = goTypeName(arg);
       if ((verb === 's' || verb === 'q' || verb === 'x' || verb === 'X') && (type === '[]uint8' || type === '[]byte')) {
-        const s = new TextDecoder().decode(Uint8Array.from(arg.map((b) => Number(b))));
+        const s = new TextDecoder('utf-8', { ignoreBOM: true }).decode(Uint8Array.from(arg.map((b) => Number(b))));
         this.printString(s, verb);
         return;
       }

@@ -118,7 +118,7 @@ export function unquoteString(lit: string): string {
     else pushRune(bytes, r.value);
     i = r.next;
   }
-  return new TextDecoder().decode(Uint8Array.from(bytes));
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(Uint8Array.from(bytes));
 }
 
 /** A character constant ('a', '\n', '\x41'): its rune value. */

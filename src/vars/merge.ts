@@ -30,7 +30,14 @@ function mapEntries(m: GoMap | GoIfaceMap): Iterable<[string, GoValue]> {
 export function mergeMaps(lower: GoMap, higher: GoMap | GoIfaceMap): GoMap {
   const out = newGoMap();
   for (const k in lower) out[k] = lower[k] as GoValue;
-  for (const [k, hv] of mapEntries(higher)) {
+  return mergeInto(out, higher);
+}
+
+/** `mergeMaps` writing into `out` (a fresh copy of the lower map). */
+function mergeInto(out: GoMap, higher: GoMap | GoIfaceMap): GoMap {
+  if (higher instanceof GoIfaceMap) return mergeInto(out, toGoMap(higher));
+  for (const k in higher) {
+    const hv = higher[k] as GoValue;
     if (hv === null) continue;
     const lv = out[k];
     if (lv === undefined || lv === null) {
@@ -48,8 +55,8 @@ export function mergeMaps(lower: GoMap, higher: GoMap | GoIfaceMap): GoMap {
 
 /** Fold several maps, lowest precedence first. */
 export function mergeAll(maps: readonly (GoMap | undefined)[]): GoMap {
-  let out = newGoMap();
-  for (const m of maps) if (m) out = mergeMaps(out, m);
+  const out = newGoMap();
+  for (const m of maps) if (m) mergeInto(out, m);
   return out;
 }
 

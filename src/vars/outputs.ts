@@ -33,6 +33,11 @@ export function ownEntries(manifestId: string, kappId: string, values: GoMap): G
   ]);
 }
 
+function hasKeys(m: GoMap): boolean {
+  for (const _ in m) return true;
+  return false;
+}
+
 /** What a kapp passes down to one child: everything but `this`, and only fq keys across a manifest boundary. */
 export function entriesForChild(parentView: GoMap, parentManifest: string, childManifest: string): GoMap {
   const out = newGoMap();
@@ -47,7 +52,8 @@ export function entriesForChild(parentView: GoMap, parentManifest: string, child
 
 /**
  * The `.outputs` view of a kapp: what its parents pass down (parents in a deterministic order; later parents win on
- * the rare key collision), then its own entries.
+ * the rare key collision), then its own entries. A kapp with no output values (one that declares no outputs) adds
+ * no entries of its own, so views only grow with the kapps that have outputs.
  */
 export function outputsView(
   self: { manifestId: string; kappId: string; values?: GoMap },
@@ -55,7 +61,7 @@ export function outputsView(
 ): GoMap {
   const view = newGoMap();
   for (const p of parents) Object.assign(view, entriesForChild(p.view, p.manifestId, self.manifestId));
-  if (self.values) Object.assign(view, ownEntries(self.manifestId, self.kappId, self.values));
+  if (self.values && hasKeys(self.values)) Object.assign(view, ownEntries(self.manifestId, self.kappId, self.values));
   return view;
 }
 

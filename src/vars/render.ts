@@ -21,35 +21,75 @@ interface Leaf {
   readonly path: string;
 }
 
-function collectLeaves(value: GoValue, path: string, skip: ReadonlySet<string>, out: Leaf[]): void {
+/**
+ * Containers known to hold no template string anywhere below them. Configuration values are never modified once
+ * loaded, so the answer stays true; caching it lets 10,000 kapps share provider vars without re-walking them.
+ */
+const templateFree = new WeakSet<object>();
+
+/** Whether a template string occurs anywhere inside `value` (iface maps, which only hold data, are not searched). */
+function hasTemplates(value: GoValue): boolean {
+  if (typeof value === 'string') return isTemplate(value);
+  if (value === null || typeof value !== 'object' || value instanceof GoIfaceMap) return false;
+  if (templateFree.has(value)) return false;
+  let found = false;
   if (Array.isArray(value)) {
-    value.forEach((item, i) => {
-      if (typeof item === 'string') {
-        if (isTemplate(item)) out.push({ container: value, key: i, path: `${path}[${i}]` });
-      } else collectLeaves(item, `${path}[${i}]`, skip, out);
-    });
+    for (const item of value) if (hasTemplates(item)) found = true;
   } else if (isGoMap(value)) {
-    for (const key in value) {
-      const p = path ? `${path}.${key}` : key;
-      if (skip.has(p)) continue;
-      const item = value[key] as GoValue;
-      if (typeof item === 'string') {
-        if (isTemplate(item)) out.push({ container: value, key, path: p });
-      } else collectLeaves(item, p, skip, out);
-    }
+    for (const k in value) if (hasTemplates(value[k] as GoValue)) found = true;
   }
+  if (!found) templateFree.add(value);
+  return found;
 }
 
-/** Copy maps and lists (not scalars) so rendering can write leaves in place. */
-function cloneContainers(value: GoValue): GoValue {
-  if (Array.isArray(value)) return value.map(cloneContainers);
-  if (value instanceof GoIfaceMap) return value;
-  if (isGoMap(value)) {
-    const m = newGoMap();
-    for (const k in value) m[k] = cloneContainers(value[k] as GoValue);
-    return m;
+/**
+ * Copy the maps and lists that contain template strings (so rendering can write leaves in place) and collect those
+ * leaves; containers without templates, and the paths in `skip`, are shared with the input as they are.
+ */
+function cloneWithLeaves(value: GoValue, path: string, skip: ReadonlySet<string>, out: Leaf[]): GoValue {
+  if (Array.isArray(value)) {
+    if (!hasTemplates(value)) return value;
+    const list = value.slice();
+    list.forEach((item, i) => {
+      if (typeof item === 'string') {
+        if (isTemplate(item)) out.push({ container: list, key: i, path: `${path}[${i}]` });
+      } else list[i] = cloneWithLeaves(item, `${path}[${i}]`, skip, out);
+    });
+    return list;
   }
-  return value;
+  if (!isGoMap(value) || value instanceof GoIfaceMap || templateFree.has(value)) return value;
+  let copy: GoMap | undefined;
+  let skipped = false;
+  for (const key in value) {
+    const p = path ? `${path}.${key}` : key;
+    if (skip.has(p)) {
+      skipped = true;
+      continue;
+    }
+    const item = value[key] as GoValue;
+    if (typeof item === 'string') {
+      if (!isTemplate(item)) continue;
+      copy ??= copyMap(value);
+      out.push({ container: copy, key, path: p });
+    } else if (item !== null && typeof item === 'object') {
+      const cloned = cloneWithLeaves(item, p, skip, out);
+      if (cloned !== item) {
+        copy ??= copyMap(value);
+        copy[key] = cloned;
+      }
+    }
+  }
+  if (!copy) {
+    if (!skipped) templateFree.add(value);
+    return value;
+  }
+  return copy;
+}
+
+function copyMap(m: GoMap): GoMap {
+  const out = newGoMap();
+  for (const k in m) out[k] = m[k] as GoValue;
+  return out;
 }
 
 function read(leaf: Leaf): string {
@@ -79,9 +119,10 @@ function renderError(ctx: RenderContext, what: string, e: unknown): ConfigError 
  * data and are not rendered. Returns a new map; the input is not modified.
  */
 export function renderVariables(vars: GoMap, ctx: RenderContext, skip: ReadonlySet<string> = new Set(['outputs'])): GoMap {
-  const map = cloneContainers(vars) as GoMap;
   let active: Leaf[] = [];
-  collectLeaves(map, '', skip, active);
+  let map = cloneWithLeaves(vars, '', skip, active) as GoMap;
+  // The top level is always a copy: callers may add to it.
+  if (map === vars) map = copyMap(vars);
   const options = { name: 'vars', strict: ctx.strict ?? false };
   for (let pass = 1; active.length > 0; pass++) {
     if (pass > MAX_PASSES) {
@@ -113,9 +154,35 @@ export function renderVariables(vars: GoMap, ctx: RenderContext, skip: ReadonlyS
   return map;
 }
 
+/** Answers of `containsTemplate` for configuration objects, which are never modified once loaded. */
+const containsCache = new WeakMap<object, boolean>();
+
+/** Whether a configuration value (a string, or a descriptor part, list or map) holds a template string anywhere. */
+export function containsTemplate(v: unknown): boolean {
+  if (v === null || typeof v !== 'object') return typeof v === 'string' && isTemplate(v);
+  let found = containsCache.get(v);
+  if (found === undefined) {
+    found = objectHasTemplates(v);
+    containsCache.set(v, found);
+  }
+  return found;
+}
+
+function objectHasTemplates(v: unknown): boolean {
+  if (typeof v === 'string') return isTemplate(v);
+  if (v === null || typeof v !== 'object' || v instanceof Map) return false;
+  if (Array.isArray(v)) {
+    for (const item of v) if (objectHasTemplates(item)) return true;
+    return false;
+  }
+  for (const k in v) if (objectHasTemplates((v as Record<string, unknown>)[k])) return true;
+  return false;
+}
+
 /**
- * Render every string of a structure once (a descriptor or one of its parts), returning a rendered copy; objects
- * are copied with their recorded locations. Strings without `{{` are kept as they are.
+ * Render every string of a structure once (a descriptor or one of its parts). Objects and lists in which something
+ * rendered are copied with their recorded locations; the others are returned as they are (shared, so treat the
+ * result as read-only). Strings without `{{` are kept as they are.
  */
 export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path = ''): T {
   const options = { name: 'kapp', strict: ctx.strict ?? false };
@@ -128,15 +195,34 @@ export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path 
         throw renderError(ctx, p || 'value', e);
       }
     }
+    if (v === null || typeof v !== 'object' || v instanceof Map) return v;
     if (Array.isArray(v)) {
-      const list = v.map((item, i) => visit(item, `${p}[${i}]`));
+      let list: unknown[] | undefined;
+      for (let i = 0; i < v.length; i++) {
+        const item: unknown = v[i];
+        const rendered = visit(item, `${p}[${i}]`);
+        if (rendered !== item) {
+          list ??= v.slice();
+          list[i] = rendered;
+        }
+      }
+      if (!list) return v;
       copyLocations(v, list);
       return list;
     }
-    if (v instanceof Map || v === null || typeof v !== 'object') return v;
-    const proto = Object.getPrototypeOf(v) as object | null;
-    const out = (proto === null ? Object.create(null) : {}) as Record<string, unknown>;
-    for (const [k, item] of Object.entries(v)) out[k] = visit(item, p ? `${p}.${k}` : k);
+    let out: Record<string, unknown> | undefined;
+    for (const k in v) {
+      const item = (v as Record<string, unknown>)[k];
+      const rendered = visit(item, p ? `${p}.${k}` : k);
+      if (rendered !== item) {
+        if (!out) {
+          const proto = Object.getPrototypeOf(v) as object | null;
+          out = Object.assign(proto === null ? Object.create(null) : {}, v) as Record<string, unknown>;
+        }
+        out[k] = rendered;
+      }
+    }
+    if (!out) return v;
     copyLocations(v, out);
     return out;
   };

@@ -54,6 +54,11 @@ export interface KappVariables {
 
 export interface VariableInputs {
   readonly stack: StackConfig;
+  /**
+   * `stackVariables(stack, providerVars)` computed once and shared by every kapp of the stack (used when there are
+   * no extras); saves re-merging the stack-wide fragments for each kapp.
+   */
+  readonly base?: GoMap;
   /** Merged provider vars files (top level of the map). */
   readonly providerVars: GoMap;
   /** `.kubeconfig`: $KUBECONFIG, or "". */
@@ -64,13 +69,31 @@ export interface VariableInputs {
   readonly extras?: StepExtras;
 }
 
+function sugarkubeFragment(stack: StackConfig, extras: StepExtras | undefined): GoMap {
+  const sugarkube = newGoMap([['defaultVars', defaultVars(stack) as GoValue]]);
+  if (extras) {
+    sugarkube.action = extras.action;
+    sugarkube['dry-run'] = extras.dryRun;
+  }
+  return newGoMap([['sugarkube', sugarkube]]);
+}
+
+/** The stack-wide fragments merged (`.stack`, `.sugarkube` without extras, provider vars, stack vars), unrendered. */
+export function stackVariables(stack: StackConfig, providerVars: GoMap): GoMap {
+  return mergeAll([stackIntrinsics(stack), sugarkubeFragment(stack, undefined), providerVars, stack.vars]);
+}
+
 /** Assemble the (unrendered) variable map. */
 export function assembleVariables(inputs: VariableInputs): GoMap {
-  const sugarkube = newGoMap([['defaultVars', defaultVars(inputs.stack) as GoValue]]);
-  if (inputs.extras) {
-    sugarkube.action = inputs.extras.action;
-    sugarkube['dry-run'] = inputs.extras.dryRun;
-  }
+  const base =
+    inputs.base && !inputs.extras
+      ? inputs.base
+      : mergeAll([
+          stackIntrinsics(inputs.stack),
+          sugarkubeFragment(inputs.stack, inputs.extras),
+          inputs.providerVars,
+          inputs.stack.vars,
+        ]);
   const registry = newGoMap([
     ['kubeconfig', inputs.kubeconfig],
     ['outputs', inputs.outputs ?? newGoMap()],
@@ -89,12 +112,5 @@ export function assembleVariables(inputs: VariableInputs): GoMap {
         ],
       ])
     : undefined;
-  return mergeAll([
-    stackIntrinsics(inputs.stack),
-    newGoMap([['sugarkube', sugarkube]]),
-    inputs.providerVars,
-    inputs.stack.vars,
-    registry,
-    kapp,
-  ]);
+  return mergeAll([base, registry, kapp]);
 }

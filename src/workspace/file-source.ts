@@ -27,7 +27,7 @@ export function syncDirectory(from: string, to: string): number {
       return;
     }
     if (!st.isFile()) return;
-    let same = false;
+    let same: boolean;
     try {
       const dt = statSync(dst);
       same = dt.size === st.size && Math.trunc(dt.mtimeMs) === Math.trunc(st.mtimeMs);

@@ -6,7 +6,7 @@
  * Commands go through an injected runner (the CLI passes the run layer's spawner), so this module never spawns
  * processes itself.
  */
-import { existsSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { KappsError } from '../diagnostics/errors.js';
 
@@ -14,7 +14,7 @@ import { KappsError } from '../diagnostics/errors.js';
 export type CommandRunner = (
   command: string,
   args: readonly string[],
-  options: { cwd: string; timeoutMs: number },
+  options: { cwd: string; timeoutMs: number; signal?: AbortSignal },
 ) => Promise<{ exitCode: number | null; stdout: string; stderr: string; error?: string }>;
 
 export interface GitSource {
@@ -45,8 +45,9 @@ async function git(
 }
 
 /**
- * Make sure `checkoutDir` holds `source` at its ref. A missing checkout is created; an existing one is updated only
- * when `update` is set, and only if it has no local changes (so nothing is lost).
+ * Make sure `checkoutDir` holds `source` at its ref. A missing checkout is created, and so is one whose first fetch
+ * never completed (it is removed first). A complete one is brought to the ref when it was made from another ref,
+ * or when `update` is set; only if it has no local changes, so that nothing is lost.
  */
 export async function acquireGitSource(
   run: CommandRunner,
@@ -56,13 +57,18 @@ export async function acquireGitSource(
 ): Promise<'created' | 'updated' | 'present'> {
   const what = options.what;
   const sparsePath = source.path.replace(/^\/+|\/+$/g, '');
-  if (existsSync(path.join(checkoutDir, '.git'))) {
-    if (!options.update) return 'present';
-    const refFile = path.join(checkoutDir, '.git', REF_FILE);
+  const refFile = path.join(checkoutDir, '.git', REF_FILE);
+  if (existsSync(path.join(checkoutDir, '.git')) && !existsSync(refFile)) {
+    // The marker is written last: without it the checkout is what an interrupted or failed first fetch left.
+    rmSync(checkoutDir, { recursive: true, force: true });
+  }
+  if (existsSync(refFile)) {
+    const current = readFileSync(refFile, 'utf8').trim();
+    if (!options.update && current === source.ref) return 'present';
     const status = await git(run, ['status', '--porcelain'], checkoutDir, what);
     if (status.trim() !== '') {
       throw new KappsError(
-        `${what}: the checkout at ${checkoutDir} has local changes; not updating it, to prevent losing work (commit, stash or remove them first)`,
+        `${what}: the checkout at ${checkoutDir} has local changes; not ${current === source.ref ? 'updating it' : `switching it from ${current} to ${source.ref}`}, to prevent losing work (commit, stash or remove them first)`,
       );
     }
     await git(run, ['fetch', '--depth=1', '--tags', 'origin', source.ref], checkoutDir, what, 60_000);
@@ -81,8 +87,17 @@ export async function acquireGitSource(
     writeFileSync(path.join(infoDir, 'sparse-checkout'), `/${sparsePath}/*\n`);
   }
   await git(run, ['-c', 'advice.detachedHead=false', 'checkout', '-q', 'FETCH_HEAD'], checkoutDir, what);
-  writeFileSync(path.join(checkoutDir, '.git', REF_FILE), `${source.ref}\n`);
+  writeFileSync(refFile, `${source.ref}\n`);
   return 'created';
+}
+
+/** Whether `checkoutDir` holds a complete checkout made from `ref`. */
+export function isCheckoutOf(checkoutDir: string, ref: string): boolean {
+  try {
+    return readFileSync(path.join(checkoutDir, '.git', REF_FILE), 'utf8').trim() === ref;
+  } catch {
+    return false;
+  }
 }
 
 /** Create the relative symlink `<cacheRoot>/<linkName>` → `<target>` unless something already exists there. */

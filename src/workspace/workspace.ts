@@ -7,7 +7,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs
 import path from 'node:path';
 import { KappsError } from '../diagnostics/errors.js';
 import { syncDirectory } from './file-source.js';
-import { acquireGitSource, linkSource, type CommandRunner } from './git-source.js';
+import { acquireGitSource, isCheckoutOf, linkSource, type CommandRunner } from './git-source.js';
 
 /** A source of a kapp, resolved to something the workspace can fetch. */
 export type ResolvedSource =
@@ -39,9 +39,18 @@ export function sourceDir(cacheRoot: string, source: ResolvedSource): string {
  */
 export async function ensureWorkspace(
   kapps: readonly KappSources[],
-  options: { update: boolean; run: CommandRunner; onFetch?: (fqId: string, source: ResolvedSource) => void },
+  options: {
+    update: boolean;
+    run: CommandRunner;
+    /** Aborting it stops a running git command (the fetch then fails). */
+    signal?: AbortSignal;
+    onFetch?: (fqId: string, source: ResolvedSource) => void;
+  },
 ): Promise<void> {
+  const signal = options.signal;
+  const run: CommandRunner = (command, args, o) => options.run(command, args, { ...o, ...(signal ? { signal } : {}) });
   for (const kapp of kapps) {
+    if (signal?.aborted) return;
     mkdirSync(kapp.cacheRoot, { recursive: true });
     await Promise.all(
       kapp.sources.map(async (source) => {
@@ -56,9 +65,8 @@ export async function ensureWorkspace(
           return;
         }
         const checkout = path.join(kapp.cacheRoot, '.sugarkube', source.fqId);
-        const missing = !existsSync(path.join(checkout, '.git'));
-        if (missing || options.update) options.onFetch?.(kapp.fqId, source);
-        await acquireGitSource(options.run, source, checkout, { update: options.update, what });
+        if (options.update || !isCheckoutOf(checkout, source.ref)) options.onFetch?.(kapp.fqId, source);
+        await acquireGitSource(run, source, checkout, { update: options.update, what });
         linkSource(kapp.cacheRoot, source.id || source.fqId, path.join(checkout, source.path.replace(/^\/+/, '')));
       }),
     );

@@ -8,6 +8,7 @@ import { graphCommand } from './graph.js';
 import { previewCommand } from './preview.js';
 import { releaseCommand } from './release.js';
 import { renderCommand } from './render.js';
+import { schemaCommand } from './schema.js';
 import { cleanCommand, deleteCommand, installCommand, outputCommand, templateCommand } from './run.js';
 import { validateCommand } from './validate.js';
 import { varsCommand } from './vars.js';
@@ -28,4 +29,5 @@ export const commands: CommandModule<{}, any>[] = [
   releaseCommand,
   workspaceCommand,
   renderCommand,
+  schemaCommand,
 ];

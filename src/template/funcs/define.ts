@@ -53,8 +53,3 @@ export function intNum(args: readonly GoValue[], i: number): number {
 export function bool(args: readonly GoValue[], i: number): boolean {
   return args[i] === true;
 }
-
-/** Argument `i` (nil when absent). */
-export function arg(args: readonly GoValue[], i: number): GoValue {
-  return args[i] ?? null;
-}

@@ -86,7 +86,7 @@ export function decodeBase32(input: Uint8Array): Uint8Array {
   while (pos < olen && !end) {
     const dbuf = [0, 0, 0, 0, 0, 0, 0, 0];
     let dlen = 8;
-    for (let j = 0; j < 8; ) {
+    for (let j = 0; j < 8;) {
       if (pos === olen) throw new CorruptInputError(olen - (olen - pos) - j, 'base32');
       const inb = src[pos] ?? 0;
       pos++;

@@ -62,7 +62,7 @@ function shouldEscape(c: string, mode: Mode): boolean {
 function unescape(s: string, mode: Mode): string {
   let n = 0;
   let hasPlus = false;
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const c = s[i] ?? '';
     if (c === '%') {
       n++;
@@ -127,7 +127,9 @@ function parseHost(host: string): string {
     if (!validOptionalPort(colonPort)) throw new URLError(`invalid port ${quoteGo(colonPort)} after host`);
     const zone = host.slice(0, i).indexOf('%25');
     if (zone >= 0) {
-      return unescape(host.slice(0, zone), 'host') + unescape(host.slice(zone, i), 'zone') + unescape(host.slice(i), 'host');
+      return (
+        unescape(host.slice(0, zone), 'host') + unescape(host.slice(zone, i), 'zone') + unescape(host.slice(i), 'host')
+      );
     }
   } else {
     const i = host.lastIndexOf(':');

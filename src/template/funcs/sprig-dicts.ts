@@ -61,7 +61,10 @@ function mergeMaps(dst: GoMap | GoIfaceMap, src: GoMap | GoIfaceMap, overwrite: 
     if (kind === 'map' && dstHas && isMap(dstVal) && isMap(srcVal)) {
       if (!(dstVal instanceof GoIfaceMap) && srcVal instanceof GoIfaceMap && srcVal.size > 0) {
         // reflect cannot look up an interface{} key in a string-keyed map.
-        throw new FuncError('reflect.Value.MapIndex: value of type interface {} is not assignable to type string', true);
+        throw new FuncError(
+          'reflect.Value.MapIndex: value of type interface {} is not assignable to type string',
+          true,
+        );
       }
       mergeMaps(dstVal, srcVal, overwrite);
     }

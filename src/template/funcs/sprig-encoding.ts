@@ -8,7 +8,8 @@ import { FuncError } from '../types.js';
 import type { GoValue } from '../value.js';
 import { ANY, def, type FuncTable, str } from './define.js';
 import { CorruptInputError, decodeBase32, decodeBase64, encodeBase32 } from './go-base.js';
-import { indentJson, JsonError, marshalJson, unmarshalJson } from './go-json.js';
+import { indentJson, JsonError, marshalJson } from './go-json.js';
+import { unmarshalJson } from './go-json-decode.js';
 import { decodeGoBytes, utf8Bytes } from './go-string.js';
 
 const S = 'string';
@@ -55,8 +56,16 @@ export function encodingFuncs(): FuncTable {
     b64dec: def([S], (a) => decodeOrError(str(a, 0), decodeBase64)),
     b32enc: def([S], (a) => encodeBase32(utf8Bytes(str(a, 0)))),
     b32dec: def([S], (a) => decodeOrError(str(a, 0), decodeBase32)),
-    sha1sum: def([S], (a) => createHash('sha1').update(utf8Bytes(str(a, 0))).digest('hex')),
-    sha256sum: def([S], (a) => createHash('sha256').update(utf8Bytes(str(a, 0))).digest('hex')),
+    sha1sum: def([S], (a) =>
+      createHash('sha1')
+        .update(utf8Bytes(str(a, 0)))
+        .digest('hex'),
+    ),
+    sha256sum: def([S], (a) =>
+      createHash('sha256')
+        .update(utf8Bytes(str(a, 0)))
+        .digest('hex'),
+    ),
     adler32sum: def([S], (a) => String(adler32(utf8Bytes(str(a, 0))))),
     toJson: def([ANY], (a) => json(a[0] ?? null, compact, 'empty')),
     mustToJson: def([ANY], (a) => json(a[0] ?? null, compact, 'error')),

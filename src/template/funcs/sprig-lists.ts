@@ -90,7 +90,10 @@ export function listFuncs(): FuncTable {
     ...requireList(a[0] ?? null, (k) => `Cannot prepend on type ${k}`, p),
   ]);
   pair(t, 'chunk', ['int', ANY], undefined, (a, p) =>
-    chunk(intNum(a, 0), requireList(a[1] ?? null, (k) => `Cannot chunk type ${k}`, p)),
+    chunk(
+      intNum(a, 0),
+      requireList(a[1] ?? null, (k) => `Cannot chunk type ${k}`, p),
+    ),
   );
   pair(t, 'first', [ANY], undefined, (a, p) => {
     const l = requireList(a[0] ?? null, (k) => `Cannot find first on type ${k}`, p);

@@ -166,7 +166,9 @@ export function mathFuncs(): FuncTable {
       if (d === 0n) throw new FuncError(DIVIDE_BY_ZERO, true);
       return int64(toInt64(a[0] ?? null) % d);
     }),
-    mul: variadic([ANY], ANY, (a) => a.slice(1).reduce<bigint>((acc, v) => int64(acc * toInt64(v)), toInt64(a[0] ?? null))),
+    mul: variadic([ANY], ANY, (a) =>
+      a.slice(1).reduce<bigint>((acc, v) => int64(acc * toInt64(v)), toInt64(a[0] ?? null)),
+    ),
     randInt: def([I, I], (a) => {
       const n = int(a, 1) - int(a, 0);
       if (n <= 0n) throw new FuncError('invalid argument to Intn', true);

@@ -5,7 +5,7 @@
 import { formatValue, quoteGo } from '../fmt.js';
 import { FuncError } from '../types.js';
 import type { GoValue } from '../value.js';
-import { newGoMap, tagType } from '../value.js';
+import { goTypeName, newGoMap, tagType } from '../value.js';
 import { ANY, def, type FuncTable, int, intNum, str, stringList, variadic } from './define.js';
 import { strslice, strval } from './go-convert.js';
 import { byteLength, byteSlice, compareGoStrings } from './go-string.js';
@@ -81,6 +81,10 @@ function quoteAll(args: readonly GoValue[], quote: (v: GoValue) => string): stri
   return out.join(' ');
 }
 
+function isStringList(v: GoValue): v is GoValue[] {
+  return Array.isArray(v) && goTypeName(v) === '[]string';
+}
+
 /** sprig's string functions by name. */
 export function stringFuncs(): FuncTable {
   return {
@@ -139,11 +143,17 @@ export function stringFuncs(): FuncTable {
     }),
     trunc: def([I, S], (a) => trunc(intNum(a, 0), str(a, 1))),
     toString: def([ANY], (a) => strval(a[0] ?? null)),
-    toStrings: def([ANY], (a) => stringList(strslice(a[0] ?? null))),
+    toStrings: def([ANY], (a) => {
+      const v = a[0] ?? null;
+      // A []string comes back as the same list (sortAlpha of it then sorts both, as in Go).
+      return isStringList(v) ? v : stringList(strslice(v));
+    }),
     join: def([S, ANY], (a) => strslice(a[1] ?? null).join(str(a, 0))),
     sortAlpha: def([ANY], (a) => {
       const v = a[0] ?? null;
       if (kindOf(v) !== 'slice') return stringList([strval(v)]);
+      // Go sorts a []string in place: the argument itself ends up sorted.
+      if (isStringList(v)) return (v as string[]).sort(compareGoStrings);
       return stringList(strslice(v).sort(compareGoStrings));
     }),
     split: def([S, S], (a) => indexedMap(splitN(str(a, 1), str(a, 0), -1))),

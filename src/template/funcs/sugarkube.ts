@@ -25,6 +25,9 @@ const ERRNO_TEXT: Record<string, string> = {
   ELOOP: 'too many levels of symbolic links',
   ENAMETOOLONG: 'file name too long',
   EIO: 'input/output error',
+  // Node refuses paths with a NUL byte before asking the system, which answers EINVAL in Go.
+  ERR_INVALID_ARG_VALUE: 'invalid argument',
+  ERR_INVALID_ARG_TYPE: 'invalid argument',
 };
 
 function errnoCode(e: unknown): string {

@@ -228,6 +228,17 @@ describe('spawnStep: timeouts', () => {
     const r = await spawnStep({ command: 'kapps-fake', args: [], cwd: dir, env, timeoutMs: 30_000 });
     expect(r).toMatchObject({ timedOut: false, exitCode: 0 });
   });
+
+  it('treats a timeout beyond what a timer can hold (about 25 days) as no timeout, not as an instant one', async () => {
+    const r = await spawnStep({
+      command: 'kapps-fake',
+      args: ['--sleep', '200'],
+      cwd: dir,
+      env,
+      timeoutMs: 40 * 24 * 3600 * 1000,
+    });
+    expect(r).toMatchObject({ timedOut: false, exitCode: 0 });
+  });
 });
 
 describe('spawnStep: SIGKILL after the grace period', () => {

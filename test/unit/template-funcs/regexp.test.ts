@@ -10,9 +10,7 @@ import { RegexpSyntaxError } from '../../../src/template/funcs/regexp-syntax.js'
 const PATTERN_CHARS = [...'ab.|()[]{}*+?^$\\-:,=!<>0129dDwWsSpPLQEzAbBxiUms_P{}é✓\n '];
 const TEXT_CHARS = [...'abAB01 _\n\r-é✓😀K'];
 
-const pattern = fc
-  .array(fc.constantFrom(...PATTERN_CHARS), { maxLength: 14 })
-  .map((cs) => cs.join(''));
+const pattern = fc.array(fc.constantFrom(...PATTERN_CHARS), { maxLength: 14 }).map((cs) => cs.join(''));
 const text = fc.array(fc.constantFrom(...TEXT_CHARS), { maxLength: 12 }).map((cs) => cs.join(''));
 
 describe('Go regular expressions', () => {

@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+// Running DAG workloads: kapps vs GNU make vs a bare Node spawn loop, on the same DAG, in one run, as ratios.
+//
+//   W1: 500 kapps, seed 1, fan-in 3, `true`,       8 workers — kapps against the bare-spawn floor (goal ≤ 1.5×)
+//   W2: 200 kapps, seed 2, fan-in 3, `sleep 0.05`, 8 workers — kapps against max(critical path, work/8) (goal ≤ 1.08×)
+//
+// The DAG comes from the shared generator (`../shared/bench/gen-dag.mjs`, or $KAPPS_GEN_DAG); each node becomes a
+// kapp with one apply_install step running the node's command (bench/gen-stack.mjs). `kapps install -y` runs it
+// with the plain reporter into /dev/null and a throwaway release store; `make -jN` runs the Makefile; the bare loop
+// spawns the same commands with node:child_process at the same concurrency, respecting the same dependencies.
+//
+//   npm run build && node bench/workloads.mjs [--rounds 3] [--only W1,W2]
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { writeStack } from './gen-stack.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const cli = path.join(here, '..', 'dist', 'cli', 'main.js');
+const genDag = process.env.KAPPS_GEN_DAG ?? path.join(here, '..', '..', 'shared', 'bench', 'gen-dag.mjs');
+
+const opts = { rounds: 3, only: ['W1', 'W2'] };
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  if (argv[i] === '--rounds') opts.rounds = Number(argv[++i]);
+  else if (argv[i] === '--only') opts.only = argv[++i].split(',');
+  else throw new Error(`unknown argument ${argv[i]}`);
+}
+
+const WORKLOADS = {
+  W1: { nodes: 500, seed: 1, fanin: 3, cmd: 'true', workers: 8 },
+  W2: { nodes: 200, seed: 2, fanin: 3, cmd: 'sleep 0.05', workers: 8 },
+};
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+function timeProcess(command, args, options) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], ...options });
+    let stderr = '';
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const ms = performance.now() - t0;
+      if (code !== 0) reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`));
+      else resolve(ms);
+    });
+  });
+}
+
+/** The floor: spawn each node's command once its deps are done, at most `workers` at a time, in node order. */
+function bareLoop(nodes, workers) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const pending = new Map(nodes.map((n) => [n.id, n.deps.length]));
+    const children = new Map();
+    for (const n of nodes) for (const d of n.deps) (children.get(d) ?? children.set(d, []).get(d)).push(n.id);
+    const byId = new Map(nodes.map((n) => [n.id, n]));
+    const ready = nodes.filter((n) => n.deps.length === 0).map((n) => n.id);
+    let running = 0;
+    let done = 0;
+    const pump = () => {
+      while (running < workers && ready.length) {
+        const id = ready.shift();
+        const [command, ...args] = byId.get(id).cmd.split(' ');
+        running++;
+        const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+        child.stdout.on('data', () => {});
+        child.stderr.on('data', () => {});
+        child.on('error', reject);
+        child.on('close', (code) => {
+          if (code !== 0) return reject(new Error(`${id} exited ${code}`));
+          running--;
+          done++;
+          for (const c of children.get(id) ?? []) {
+            const left = pending.get(c) - 1;
+            pending.set(c, left);
+            if (left === 0) ready.push(c);
+          }
+          if (done === nodes.length) resolve(performance.now() - t0);
+          else pump();
+        });
+      }
+    };
+    pump();
+  });
+}
+
+async function runWorkload(name, w) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `kapps-bench-${name}-`));
+  try {
+    const gen = spawnSync(process.execPath, [genDag, '--nodes', String(w.nodes), '--seed', String(w.seed), '--fanin', String(w.fanin), '--cmd', w.cmd, '--out', dir, '--formats', 'make,json', '--quiet'], { encoding: 'utf8' });
+    if (gen.status !== 0) throw new Error(`gen-dag failed: ${gen.stderr}`);
+    const dag = JSON.parse(readFileSync(path.join(dir, 'dag.json'), 'utf8'));
+    writeStack({ dag: path.join(dir, 'dag.json'), out: path.join(dir, 'kapps'), manifests: 10, workers: w.workers });
+    const stackFile = path.join(dir, 'kapps', 'stacks.yaml');
+    const times = { kapps: [], make: [], bare: [] };
+    for (let r = 0; r < opts.rounds; r++) {
+      const home = mkdtempSync(path.join(os.tmpdir(), 'kapps-bench-home-'));
+      times.kapps.push(
+        await timeProcess(process.execPath, [cli, 'install', '-y', stackFile, 'bench', '--workers', String(w.workers), '--reporter', 'plain', '--no-validate'], {
+          env: { ...process.env, KAPPS_HOME: home, NO_COLOR: '1' },
+        }),
+      );
+      rmSync(home, { recursive: true, force: true });
+      times.make.push(await timeProcess('make', ['-s', '-C', dir, `-j${w.workers}`]));
+      times.bare.push(await bareLoop(dag.nodes, w.workers));
+    }
+    const sec = Number(w.cmd.split(' ')[1] ?? 0) * 1000;
+    const bound = sec ? Math.max(dag.criticalPathNodes * sec, (dag.nodes.length * sec) / w.workers) : undefined;
+    const m = { kapps: median(times.kapps), make: median(times.make), bare: median(times.bare) };
+    const line = [
+      `${name}: ${w.nodes} kapps, \`${w.cmd}\`, ${w.workers} workers, critical path ${dag.criticalPathNodes} nodes`,
+      `  median wall ms: kapps ${m.kapps.toFixed(0)}, make -j${w.workers} ${m.make.toFixed(0)}, bare spawn loop ${m.bare.toFixed(0)}`,
+      `  kapps/bare ${(m.kapps / m.bare).toFixed(2)}×, kapps/make ${(m.kapps / m.make).toFixed(2)}×, bare/make ${(m.bare / m.make).toFixed(2)}×`,
+    ];
+    if (bound) {
+      line.push(
+        `  lower bound max(critical path, work/${w.workers}) = ${bound.toFixed(0)} ms: kapps ${(m.kapps / bound).toFixed(3)}×, make ${(m.make / bound).toFixed(3)}×, bare ${(m.bare / bound).toFixed(3)}×`,
+      );
+    }
+    process.stdout.write(`${line.join('\n')}\n`);
+    return m;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (!existsSync(cli)) throw new Error('build first: npm run build');
+if (!existsSync(genDag)) throw new Error(`the DAG generator is not at ${genDag} (set KAPPS_GEN_DAG)`);
+process.stdout.write(`kapps process cost includes start-up, loading the stack, planning and recording the release.\n`);
+for (const name of opts.only) await runWorkload(name, WORKLOADS[name]);

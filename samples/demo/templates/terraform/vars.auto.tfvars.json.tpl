@@ -1,0 +1,1 @@
+{{ .kapp.vars.tf_vars | toPrettyJson }}

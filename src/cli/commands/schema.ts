@@ -1,0 +1,31 @@
+/**
+ * `kapps schema <kind>`: print the JSON Schema (draft 2020-12) of a configuration file, for editors that complete
+ * and check YAML against a schema.
+ */
+import type { Argv, CommandModule } from 'yargs';
+import { UsageError } from '../../diagnostics/errors.js';
+
+interface SchemaArgs {
+  kind: string;
+}
+
+const KINDS = ['config', 'stack', 'manifest', 'kapp'] as const;
+
+export const schemaCommand: CommandModule<object, SchemaArgs> = {
+  command: 'schema <kind>',
+  describe: 'Print the JSON Schema of a configuration file: config (sugarkube-conf.yaml), stack, manifest or kapp',
+  builder: (y) =>
+    y.positional('kind', {
+      type: 'string',
+      describe: 'config (sugarkube-conf.yaml), stack, manifest or kapp (sugarkube.yaml)',
+      demandOption: true,
+    }) as unknown as Argv<SchemaArgs>,
+  handler: async (argv) => {
+    const kind = KINDS.find((k) => k === argv.kind);
+    if (!kind) {
+      throw new UsageError(`unknown schema kind \`${argv.kind}\`; the kinds are: ${KINDS.join(', ')}`);
+    }
+    const { jsonSchemaFor } = await import('../../config/json-schema.js');
+    process.stdout.write(`${JSON.stringify(jsonSchemaFor(kind), null, 2)}\n`);
+  },
+};

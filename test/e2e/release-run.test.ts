@@ -1,0 +1,399 @@
+/**
+ * Releases around real runs of the built CLI, on the file backend and on PostgreSQL: what an install or delete
+ * records, when nothing is recorded, failed and interrupted runs, `--changed-only`, preview and secrets.
+ */
+import { statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { kappsVersion } from '../../src/cli/version.js';
+import {
+  BACKENDS,
+  PG_PASSWORD,
+  allReleases,
+  cleanup,
+  fakeKapp,
+  freshBackend,
+  killLeftovers,
+  makeProject,
+  processesWith,
+  startedTags,
+  tempDir,
+  waitFor,
+  type KappDef,
+} from '../fixtures/release/harness.js';
+
+afterAll(cleanup);
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** db, then api (after db): each has plan, apply and delete steps tagged with their names. */
+function twoKapps(suffix = ''): KappDef[] {
+  return [
+    { id: 'db', descriptor: fakeKapp({ plan: '--tag plan-db', apply: `--tag apply-db${suffix}`, delete: '--tag delete-db' }) },
+    {
+      id: 'api',
+      dependsOn: ['db'],
+      descriptor: fakeKapp({ plan: '--tag plan-api', apply: `--tag apply-api${suffix}`, delete: '--tag delete-api' }),
+    },
+  ];
+}
+
+function noPassword(...results: { stdout: string; stderr: string }[]): void {
+  for (const r of results) expect(r.stdout + r.stderr).not.toContain(PG_PASSWORD);
+}
+
+describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
+  it('records install -y, --one-shot and delete -y as revisions 1, 2, … and nothing for plans or dry runs', async () => {
+    const backend = await freshBackend(kind);
+    const p = makeProject('shop', backend, twoKapps());
+
+    const runs = [
+      await p.run(['install', 'stacks.yaml', 'dev']),
+      await p.run(['install', 'stacks.yaml', 'dev', '-y', '--dry-run']),
+      await p.run(['delete', 'stacks.yaml', 'dev']),
+      await p.run(['delete', 'stacks.yaml', 'dev', '--one-shot', '-n']),
+    ];
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    expect(await allReleases(backend, 'shop')).toEqual([]);
+    expect(startedTags(p.traceLines())).toEqual(['plan-db', 'plan-api']);
+
+    const installed = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
+    expect(installed.code, installed.stderr).toBe(0);
+    const oneShot = await p.run(['install', 'stacks.yaml', 'dev', '--one-shot', '-i', 'web:api']);
+    expect(oneShot.code, oneShot.stderr).toBe(0);
+    const deleted = await p.run(['delete', 'stacks.yaml', 'dev', '-y', '-i', 'web:api']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    noPassword(...runs, installed, oneShot, deleted);
+
+    const releases = await allReleases(backend, 'shop');
+    expect(releases.map((r) => [r.revision, r.operation, r.phase])).toEqual([
+      [1, 'install', 'succeeded'],
+      [2, 'install', 'succeeded'],
+      [3, 'delete', 'succeeded'],
+    ]);
+    const [first, second, third] = releases as [(typeof releases)[0], (typeof releases)[0], (typeof releases)[0]];
+
+    // Revision 1: every field a release holds.
+    expect(first).toMatchObject({
+      project: 'shop',
+      stack: 'dev',
+      owner: { user: expect.any(String), host: hostname(), pid: expect.any(Number) },
+      selectors: { include: [], exclude: [] },
+      kappsVersion: kappsVersion(),
+    });
+    expect(first.command.slice(1)).toEqual(['install', 'stacks.yaml', 'dev', '-y']);
+    expect(first.owner.pid).not.toBe(process.pid);
+    for (const time of [first.createdAt, first.modifiedAt, first.finishedAt, first.heartbeatAt]) expect(time).toMatch(ISO);
+    expect(Date.parse(first.modifiedAt)).toBeGreaterThan(Date.parse(first.createdAt));
+    expect(first.spec.stack).toBe('dev');
+    expect(first.spec.kapps.map((k) => [k.id, k.phases.apply_install.map((s) => s.args.join(' '))])).toEqual([
+      ['web:db', ['--tag apply-db']],
+      ['web:api', ['--tag apply-api']],
+    ]);
+    expect(Object.keys(first.state)).toEqual(['web:db', 'web:api']);
+    for (const id of ['web:db', 'web:api']) {
+      const entry = first.state[id];
+      expect(entry).toMatchObject({ status: 'installed', revision: 1, outputs: {}, specDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(entry?.steps).toEqual([
+        {
+          phase: 'apply_install',
+          name: 'apply',
+          status: 'succeeded',
+          exitCode: 0,
+          startedAt: expect.stringMatching(ISO),
+          endedAt: expect.stringMatching(ISO),
+          durationMs: expect.any(Number),
+          timedOut: false,
+        },
+      ]);
+    }
+
+    // Revision 2 (--one-shot, only api): db's entry is carried over from revision 1 as it was.
+    expect(second.selectors).toEqual({ include: ['web:api'], exclude: [] });
+    expect(second.spec.kapps.map((k) => k.id)).toEqual(['web:api']);
+    expect(second.state['web:db']).toEqual(first.state['web:db']);
+    expect(second.state['web:api']).toMatchObject({ status: 'installed', revision: 2 });
+    expect(second.state['web:api']?.steps.map((s) => s.phase)).toEqual(['plan_install', 'apply_install']);
+
+    // Revision 3 (delete api).
+    expect(third.state['web:db']).toEqual(first.state['web:db']);
+    expect(third.state['web:api']).toMatchObject({ status: 'deleted', revision: 3 });
+    expect(third.state['web:api']?.steps.map((s) => `${s.phase}/${s.name}`)).toEqual(['apply_delete/apply']);
+    expect(startedTags(p.traceLines()).slice(2)).toEqual([
+      'apply-db',
+      'apply-api',
+      'plan-api',
+      'apply-api',
+      'delete-api',
+    ]);
+
+    if (kind === 'file') {
+      const file = join(backend.value, 'releases', 'shop', 'dev', '1.yaml');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(statSync(join(backend.value, 'releases', 'shop', 'dev')).mode & 0o777).toBe(0o700);
+    }
+  });
+
+  it('names the project after --project, else project: in sugarkube-conf.yaml, else the stack file folder', async () => {
+    const backend = await freshBackend(kind);
+    const p = makeProject('shop', backend, [{ id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) }]);
+    expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
+    writeFileSync(join(p.dir, 'sugarkube-conf.yaml'), 'project: store\n');
+    expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
+    expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
+    expect((await p.run(['install', 'stacks.yaml', 'dev', '-y', '--project', 'team/a'])).code).toBe(0);
+
+    expect((await allReleases(backend, 'shop')).map((r) => r.revision)).toEqual([1]);
+    expect((await allReleases(backend, 'store')).map((r) => r.revision)).toEqual([1, 2]);
+    expect((await allReleases(backend, 'team/a')).map((r) => [r.project, r.revision])).toEqual([['team/a', 1]]);
+    const list = await p.run(['release', 'list', 'stacks.yaml', 'dev', '-o', 'json']);
+    expect(list.code, list.stderr).toBe(0);
+    expect((JSON.parse(list.stdout) as { revision: number }[]).map((r) => r.revision)).toEqual([2, 1]);
+  });
+
+  it('ends a release failed when a kapp fails, keeps what succeeded, and --changed-only retries only the rest', async () => {
+    const backend = await freshBackend(kind);
+    const flag = join(tempDir(), 'api-may-succeed');
+    const kapps = (cacheArgs: string): KappDef[] => [
+      { id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) },
+      { id: 'cache', descriptor: fakeKapp({ apply: cacheArgs }) },
+      // Fails (exit 127) until the flag file exists; its spec does not change.
+      { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: `--tag apply-api --wait-file ${flag} 0` }) },
+      { id: 'worker', dependsOn: ['api'], descriptor: fakeKapp({ apply: '--tag apply-worker' }) },
+    ];
+    const p = makeProject('shop', backend, kapps('--tag apply-cache'));
+
+    const failed = await p.run(['install', 'stacks.yaml', 'dev', '-y', '-w', '1']);
+    expect(failed.code).toBe(1);
+    expect(startedTags(p.traceLines())).toEqual(['apply-db', 'apply-cache', 'apply-api']);
+    let [release] = await allReleases(backend, 'shop');
+    expect(release?.phase).toBe('failed');
+    expect(Object.fromEntries(Object.entries(release?.state ?? {}).map(([id, s]) => [id, s.status]))).toEqual({
+      'web:db': 'installed',
+      'web:cache': 'installed',
+      'web:api': 'failed',
+    });
+    expect(release?.state['web:api']?.steps).toMatchObject([{ phase: 'apply_install', status: 'failed', exitCode: 127 }]);
+
+    // api may succeed now; cache's arguments change; db is as it was.
+    writeFileSync(flag, '');
+    p.writeKapps(kapps('--tag apply-cache-v2'));
+    const preview = await p.run(['preview', 'stacks.yaml', 'dev', '-o', 'json']);
+    expect(JSON.parse(preview.stdout)).toMatchObject({
+      basedOnRevision: 1,
+      kapps: [
+        { id: 'web:db', action: 'UnChanged' },
+        { id: 'web:cache', action: 'Update' },
+        { id: 'web:api', action: 'Create' },
+        { id: 'web:worker', action: 'Create' },
+      ],
+    });
+    const before = p.traceLines().length;
+    const retried = await p.run(['install', 'stacks.yaml', 'dev', '-y', '--changed-only', '-w', '1']);
+    expect(retried.code, retried.stdout + retried.stderr).toBe(0);
+    expect(startedTags(p.traceLines().slice(before))).toEqual(['apply-cache-v2', 'apply-api', 'apply-worker']);
+    const releases = await allReleases(backend, 'shop');
+    release = releases[1];
+    expect(release).toMatchObject({ revision: 2, phase: 'succeeded' });
+    expect(release?.spec.kapps.map((k) => k.id)).toEqual(['web:cache', 'web:api', 'web:worker']);
+    expect(Object.fromEntries(Object.entries(release?.state ?? {}).map(([id, s]) => [id, [s.status, s.revision]]))).toEqual({
+      'web:db': ['installed', 1],
+      'web:cache': ['installed', 2],
+      'web:api': ['installed', 2],
+      'web:worker': ['installed', 2],
+    });
+
+    // Nothing changed: --changed-only runs nothing and records an empty, successful release.
+    const idle = await p.run(['install', 'stacks.yaml', 'dev', '-y', '--changed-only']);
+    expect(idle.code, idle.stderr).toBe(0);
+    expect(p.traceLines().length).toBe(before + 6);
+    expect((await allReleases(backend, 'shop'))[2]).toMatchObject({ revision: 3, phase: 'succeeded', spec: { kapps: [] } });
+  });
+
+  it('previews Update, Create, Delete and UnChanged against the last release, as a table and as documented JSON', async () => {
+    const backend = await freshBackend(kind);
+    const db = { id: 'db', descriptor: fakeKapp({ plan: '--tag plan-db', apply: '--tag apply-db' }) };
+    const api = (version: string): KappDef => ({
+      id: 'api',
+      dependsOn: ['db'],
+      descriptor: fakeKapp({ plan: '--tag plan-api', apply: `--tag apply-api --stdout ${version}` }),
+    });
+    const web = { id: 'web', descriptor: fakeKapp({ plan: '--tag plan-web', apply: '--tag apply-web' }) };
+    const p = makeProject('shop', backend, [db, api('v1'), web]);
+
+    const empty = await p.run(['preview', 'stacks.yaml', 'dev', '-o', 'json']);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(JSON.parse(empty.stdout)).toEqual({
+      stack: 'dev',
+      project: 'shop',
+      basedOnRevision: null,
+      kapps: [
+        { id: 'web:db', action: 'Create' },
+        { id: 'web:api', action: 'Create' },
+        { id: 'web:web', action: 'Create' },
+      ],
+    });
+    expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
+    const same = await p.run(['preview', 'stacks.yaml', 'dev']);
+    expect(same.stdout).toBe(
+      'Preview against release 1:\nID       ACTION\nweb:db   UnChanged\nweb:api  UnChanged\nweb:web  UnChanged\n',
+    );
+
+    // api's arguments change, cache is new, web leaves the stack.
+    const cache = { id: 'cache', descriptor: fakeKapp({ plan: '--tag plan-cache', apply: '--tag apply-cache' }) };
+    p.writeKapps([db, api('v2'), cache]);
+    const preview = await p.run(['preview', 'stacks.yaml', 'dev', '-o', 'json']);
+    expect(preview).toMatchObject({ code: 0, stderr: '' });
+    const expected = {
+      stack: 'dev',
+      project: 'shop',
+      basedOnRevision: 1,
+      kapps: [
+        { id: 'web:db', action: 'UnChanged' },
+        { id: 'web:api', action: 'Update' },
+        { id: 'web:cache', action: 'Create' },
+        { id: 'web:web', action: 'Delete' },
+      ],
+    };
+    // Exactly the documented document: these keys in this order, two-space indented, one trailing newline.
+    expect(preview.stdout).toBe(`${JSON.stringify(expected, null, 2)}\n`);
+    const table = await p.run(['preview', 'stacks.yaml', 'dev']);
+    const rows = 'ID         ACTION\nweb:db     UnChanged\nweb:api    Update\nweb:cache  Create\nweb:web    Delete\n';
+    expect(table.stdout).toBe(`Preview against release 1:\n${rows}`);
+
+    // A plan-only install shows the same preview before planning, and records nothing.
+    const plan = await p.run(['install', 'stacks.yaml', 'dev']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stderr).toContain(`Preview against release 1:\n${rows}`);
+    expect((await allReleases(backend, 'shop')).length).toBe(1);
+
+    // Selecting kapps previews those kapps (and still the ones gone from the stack).
+    const selected = await p.run(['preview', 'stacks.yaml', 'dev', '-o', 'json', '-i', 'web:api']);
+    expect((JSON.parse(selected.stdout) as { kapps: unknown }).kapps).toEqual([
+      { id: 'web:api', action: 'Update' },
+      { id: 'web:web', action: 'Delete' },
+    ]);
+    noPassword(empty, same, preview, table, plan, selected);
+  });
+
+  it('never records a sensitive output, in the spec or in the state', async () => {
+    const backend = await freshBackend(kind);
+    const secret = 'Hunter2-e2e-s3cret-value';
+    const db = fakeKapp(
+      { apply: '--tag apply-db' },
+      [
+        '    output:',
+        '      - name: password',
+        '        command: kapps-fake',
+        '        args: --print-env DB_PASSWORD',
+        '        stdout: db/password.txt',
+        '      - name: endpoint',
+        '        command: kapps-fake',
+        '        args: --stdout http://db.internal:5432',
+        '        stdout: db/endpoint.txt',
+        'outputs:',
+        '  - id: password',
+        '    path: password.txt',
+        '    format: text',
+        '    sensitive: true',
+        '  - id: endpoint',
+        '    path: endpoint.txt',
+        '    format: text',
+        '',
+      ].join('\n'),
+    );
+    // api receives the secret as an argument (its template sees db's outputs).
+    const api = fakeKapp({ apply: '--tag apply-api --stdout "{{ .outputs.db.password }}"' });
+    const p = makeProject('shop', backend, [
+      { id: 'db', descriptor: db },
+      { id: 'api', dependsOn: ['db'], descriptor: api },
+    ]);
+    const run = await p.run(['install', 'stacks.yaml', 'dev', '-y'], { DB_PASSWORD: secret });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(p.traceLines().some((l) => l.args.includes(secret))).toBe(true); // the step did get it
+
+    const [release] = await allReleases(backend, 'shop');
+    expect(release?.state['web:db']?.outputs).toEqual({ endpoint: 'http://db.internal:5432\n' });
+    expect(release?.state['web:db']?.status).toBe('installed');
+    const raw = await backend.rawRecords('shop', 'dev');
+    expect(raw.size).toBe(1);
+    expect(raw.get(1)).toContain('http://db.internal:5432');
+    expect(raw.get(1)).not.toContain(secret);
+    const show = await p.run(['release', 'show', 'stacks.yaml', 'dev', '-o', 'json']);
+    expect(show.code).toBe(0);
+    expect(show.stdout).not.toContain(secret);
+    expect(run.stdout + run.stderr).not.toContain(secret);
+  });
+
+  it('keeps a sensitive value out of the state when a later kapp passes it on in an ordinary output', async () => {
+    const backend = await freshBackend(kind);
+    const secret = 'Hunter2-e2e-derived-secret';
+    const db = fakeKapp(
+      { apply: '--tag apply-db' },
+      [
+        '    output:',
+        '      - name: password',
+        '        command: kapps-fake',
+        '        args: --print-env DB_PASSWORD',
+        '        stdout: db/password.txt',
+        'outputs:',
+        '  - id: password',
+        '    path: password.txt',
+        '    format: text',
+        '    sensitive: true',
+        '',
+      ].join('\n'),
+    );
+    // api writes a connection string holding the password into an output that is not marked sensitive.
+    const api = fakeKapp(
+      { apply: '--tag apply-api --write-file api/conn.txt "postgres://app:{{ .outputs.db.password }}@db"' },
+      'outputs:\n  - id: conn\n    path: conn.txt\n    format: text\n',
+    );
+    const p = makeProject('shop', backend, [
+      { id: 'db', descriptor: db },
+      { id: 'api', dependsOn: ['db'], descriptor: api },
+    ]);
+    const run = await p.run(['install', 'stacks.yaml', 'dev', '-y'], { DB_PASSWORD: secret });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const [release] = await allReleases(backend, 'shop');
+    expect(release?.state['web:api']?.outputs).toHaveProperty('conn');
+    expect((await backend.rawRecords('shop', 'dev')).get(1)).not.toContain(secret);
+  });
+
+  it('ends a release cancelled on SIGINT, exits 130 and leaves no step process behind', async () => {
+    const backend = await freshBackend(kind);
+    const marker = `kapps-e2e-sigint-${process.pid}-${kind}-${Math.random().toString(36).slice(2, 8)}`;
+    const p = makeProject('shop', backend, [
+      { id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) },
+      { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: `--tag apply-api --fork-sleep 120 ${marker} --hang` }) },
+      { id: 'web', dependsOn: ['api'], descriptor: fakeKapp({ apply: '--tag apply-web' }) },
+    ]);
+    try {
+      const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
+      // The step has started (its trace line) and has started its own child (a second process with the marker).
+      await waitFor(
+        () => startedTags(p.traceLines()).includes('apply-api') && processesWith(marker).length >= 2,
+        'the step of web:api and its child to start',
+      );
+      run.child.kill('SIGINT');
+      const result = await run.done;
+      expect(result.code, result.stdout + result.stderr).toBe(130);
+      expect(processesWith(marker)).toEqual([]);
+      const [release] = await allReleases(backend, 'shop');
+      expect(release?.phase).toBe('cancelled');
+      expect(release?.finishedAt).toMatch(ISO);
+      expect(release?.state['web:db']?.status).toBe('installed');
+      expect(release?.state['web:api']).toMatchObject({ status: 'cancelled', steps: [{ status: 'cancelled' }] });
+      expect(release?.state).not.toHaveProperty('web:web');
+      expect(startedTags(p.traceLines())).toEqual(['apply-db', 'apply-api']);
+
+      // The lock is free again.
+      p.writeKapps([{ id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) }]);
+      expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
+      expect((await allReleases(backend, 'shop')).map((r) => r.phase)).toEqual(['cancelled', 'succeeded']);
+    } finally {
+      await killLeftovers(marker);
+    }
+  });
+});
