@@ -82,24 +82,70 @@ export async function changedKapps(stack: Stack, args: ApplyArgs): Promise<Set<s
   return new Set(rows.filter((r) => r.action === 'Create' || r.action === 'Update').map((r) => r.id));
 }
 
+/** What records a run into its release. */
 export interface RunRecorder {
+  /** Save one kapp's result in the release state (kapps only providing outputs, and skipped kapps, keep theirs). */
   record(result: KappResult): Promise<void>;
+  /** Close the release with the run's outcome (never `succeeded` while a recorded kapp failed or was cancelled). */
   finish(summary: RunSummary): Promise<void>;
   /** Release the store; a release not finished yet ends with `phase` (the run did not get to finish it). */
   close(phase: 'failed' | 'cancelled'): Promise<void>;
 }
 
-/** Take the lock (create revision N+1) and return what records the run into it. */
+/**
+ * The lock of a run, taken before anything is changed (sources fetched, steps run): revision N+1 exists, with an
+ * empty spec until `start` records the spec of the kapps the run processes.
+ */
+export interface RunLock extends RunRecorder {
+  /** The revision this run records. */
+  readonly revision: number;
+  /**
+   * `--changed-only`: the processed kapps of `stack` that are new or changed against the state this release began
+   * with (the latest release's state when the lock was taken).
+   */
+  changedKapps(stack: Stack): Set<string>;
+  /** Record the spec of the kapps the run processes (all processed kapps, or those in `only`); call once. */
+  start(stack: Stack, only: ReadonlySet<string> | undefined): Promise<RunRecorder>;
+}
+
+/** The spec of the kapps a run processes. */
+function runSpec(stack: Stack, only: ReadonlySet<string> | undefined): StackSpec {
+  const ids = processedIds(stack).filter((id) => !only || only.has(id));
+  return stack.spec({ onlyIds: new Set(ids), checkNoValue: false });
+}
+
+/**
+ * Take the lock of `stack` (create revision N+1, phase `applying`/`deleting`) before touching anything, so that a
+ * run refused by the lock changes nothing. `stack` only needs its project configuration and name here; the spec is
+ * recorded by `start` once the stack is complete. Throws `ReleaseLockedError` while another release runs.
+ */
+export async function lockRun(
+  stack: Stack,
+  args: ApplyArgs,
+  operation: 'install' | 'delete',
+): Promise<RunLock> {
+  return openRun(stack, args, operation, { stack: stack.config.name, kapps: [] }, false);
+}
+
+/** Take the lock (create revision N+1) with the spec of the kapps the run processes, and return what records the run. */
 export async function beginRun(
   stack: Stack,
   args: ApplyArgs,
   operation: 'install' | 'delete',
   only: ReadonlySet<string> | undefined,
 ): Promise<RunRecorder> {
-  const { beginRelease, specDigest } = await import('../release/index.js');
-  const ids = processedIds(stack).filter((id) => !only || only.has(id));
-  const spec = stack.spec({ onlyIds: new Set(ids), checkNoValue: false });
-  const digests = new Map(spec.kapps.map((k) => [k.id, specDigest(k)] as const));
+  const lock = await openRun(stack, args, operation, runSpec(stack, only), true);
+  return lock.start(stack, only);
+}
+
+async function openRun(
+  stack: Stack,
+  args: ApplyArgs,
+  operation: 'install' | 'delete',
+  initialSpec: StackSpec,
+  specRecorded: boolean,
+): Promise<RunLock> {
+  const { beginRelease, computePreview, specDigest } = await import('../release/index.js');
   const { project, store } = await openTarget(stack, args);
   let recorder: ReleaseRecorder;
   try {
@@ -108,7 +154,7 @@ export async function beginRun(
       project,
       stack: stack.config.name,
       operation,
-      spec,
+      spec: initialSpec,
       command: process.argv.slice(1).map((a) => redactUrl(a)),
       selectors: { include: args.include, exclude: args.exclude },
       kappsVersion: kappsVersion(),
@@ -118,8 +164,30 @@ export async function beginRun(
     await store.close();
     throw e;
   }
+  // The state this release began with: the previous release's, copied by `beginRelease`.
+  const previousState = recorder.release.state;
+  let digests = new Map(initialSpec.kapps.map((k) => [k.id, specDigest(k)] as const));
+  let started = specRecorded;
   let closed = false;
-  return {
+  const run: RunLock = {
+    revision: recorder.revision,
+    changedKapps(current) {
+      const spec = current.spec({ onlyIds: new Set(processedIds(current)), checkNoValue: false });
+      const rows = computePreview(
+        spec.kapps.map((k) => ({ id: k.id, specDigest: specDigest(k) })),
+        previousState,
+      );
+      return new Set(rows.filter((r) => r.action === 'Create' || r.action === 'Update').map((r) => r.id));
+    },
+    async start(current, only) {
+      if (!started) {
+        const spec = runSpec(current, only);
+        digests = new Map(spec.kapps.map((k) => [k.id, specDigest(k)] as const));
+        await recorder.setSpec(spec);
+      }
+      started = true;
+      return run;
+    },
     async record(result) {
       // Kapps the run did not touch keep their previous state (a skipped kapp is not uninstalled).
       if (result.role !== 'selected' || result.status === 'skipped') return;
@@ -145,4 +213,5 @@ export async function beginRun(
       }
     },
   };
+  return run;
 }

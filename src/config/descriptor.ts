@@ -18,8 +18,7 @@ import type {
 } from './types.js';
 import { PHASE_KEYS } from './types.js';
 import { setLocation, setLocationNode } from './locations.js';
-import type {
-  ConfigReader} from './reader.js';
+import type { ConfigReader } from './reader.js';
 import {
   entriesOf,
   isNull,
@@ -47,7 +46,12 @@ export type DescriptorShape = 'lists' | 'maps' | 'defaults' | 'program';
 
 const PHASES = new Set<string>(PHASE_KEYS);
 const OUTPUT_FORMATS = new Set(['json', 'yaml', 'text']);
-const ACTION_LISTS = new Set(['pre_install_actions', 'post_install_actions', 'pre_delete_actions', 'post_delete_actions']);
+const ACTION_LISTS = new Set([
+  'pre_install_actions',
+  'post_install_actions',
+  'pre_delete_actions',
+  'post_delete_actions',
+]);
 const PROGRAM = new Set<string>(PROGRAM_FIELDS);
 
 function isTemplate(s: string): boolean {

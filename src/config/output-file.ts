@@ -50,7 +50,9 @@ export function parseOutputFile(text: string, format: string, file: string): GoV
       return text;
     default:
       throw new ConfigError([
-        errorDiag(`unsupported output format \`${format}\` for \`${file}\``, undefined, { hint: 'use json, yaml or text' }),
+        errorDiag(`unsupported output format \`${format}\` for \`${file}\``, undefined, {
+          hint: 'use json, yaml or text',
+        }),
       ]);
   }
 }

@@ -35,9 +35,7 @@ const boolOrTemplate = (description: string) =>
 
 /** An integer, or a template rendered to one later. */
 const intOrTemplate = (description: string) =>
-  z
-    .union([z.int(), template('an integer or a template')], expecting('an integer or a template'))
-    .meta({ description });
+  z.union([z.int(), template('an integer or a template')], expecting('an integer or a template')).meta({ description });
 
 /** A map of names to scalars (environment variables). */
 const envVars = z
@@ -62,9 +60,7 @@ export const runStep = obj({
   working_dir: text.optional().describe("Working directory; defaults to the unit's working_dir."),
   stdout: text.optional().describe("Write the command's standard output to this file (relative to working_dir)."),
   stderr: text.optional().describe("Write the command's standard error to this file (relative to working_dir)."),
-  print: text
-    .optional()
-    .describe('Echo the output: empty never, `verbose` only with --verbose, anything else always.'),
+  print: text.optional().describe('Echo the output: empty never, `verbose` only with --verbose, anything else always.'),
   expected_exit_code: intOrTemplate('The exit status that counts as success (default 0).').optional(),
   ignore_errors: boolOrTemplate('Continue with the next step when this one fails.').optional(),
   conditions: conditions('the step runs').optional(),

@@ -137,9 +137,7 @@ export function validateTree(schema: z.ZodType, node: YamlNode | null, options: 
         }
         const message = custom?.message ?? `unknown field \`${key}\``;
         const extra = { path: formatPath([...base, ...path, key]), ...(hint ? { hint } : {}) };
-        out.push(
-          options.unknownKeys === 'error' ? errorDiag(message, loc, extra) : warningDiag(message, loc, extra),
-        );
+        out.push(options.unknownKeys === 'error' ? errorDiag(message, loc, extra) : warningDiag(message, loc, extra));
       }
       continue;
     }
@@ -157,9 +155,7 @@ export function validateTree(schema: z.ZodType, node: YamlNode | null, options: 
       expected = `expected ${ZOD_TYPE_WORDS[issue.expected] ?? issue.expected}`;
     }
     const hint = hintFor(path, at);
-    out.push(
-      errorDiag(`${expected}, got ${nodeKindName(at)}`, at.loc, { path: fullPath, ...(hint ? { hint } : {}) }),
-    );
+    out.push(errorDiag(`${expected}, got ${nodeKindName(at)}`, at.loc, { path: fullPath, ...(hint ? { hint } : {}) }));
   }
   return out;
 }

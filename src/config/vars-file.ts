@@ -12,7 +12,9 @@ import { nodeKindName, parseYamlTree, yamlToGoValue, type YamlNode } from './yam
 export function topLevelMap(root: YamlNode | null, what: string): GoMap {
   if (root === null || (root.kind === 'scalar' && root.value === null)) return newGoMap();
   if (root.kind !== 'map') {
-    throw new ConfigError([errorDiag(`${what} must contain a map at the top level, got ${nodeKindName(root)}`, root.loc)]);
+    throw new ConfigError([
+      errorDiag(`${what} must contain a map at the top level, got ${nodeKindName(root)}`, root.loc),
+    ]);
   }
   return yamlToGoValue(root, { top: true, locations: true }) as GoMap;
 }

@@ -312,10 +312,11 @@ class FastParser {
     return this.inlineLine(indent);
   }
 
-  /** An inline node and the end of its line (a block scalar consumes its own lines). */
+  /** An inline node and the end of its line (block and multi-line plain scalars consume their own lines). */
   inlineLine(parentIndent: number): YamlNode {
     const c = this.code(this.pos);
     if (c === 0x7c || c === 0x3e) return this.blockScalar(parentIndent);
+    if (c !== 0x2a && c !== 0x5b && c !== 0x7b && c !== 0x22 && c !== 0x27) return this.plainBlock(parentIndent);
     const node = this.inlineNode();
     this.endLine();
     return node;
@@ -388,8 +389,8 @@ class FastParser {
     return this.asm.alias(this.src.slice(start, j), this.span(start - 1, j));
   }
 
-  /** A single-line plain scalar at pos. */
-  plain(flow: boolean): YamlNode {
+  /** Scan one line of a plain scalar starting at pos; returns its end (trailing spaces excluded), pos set there. */
+  scanPlain(flow: boolean): number {
     const src = this.src;
     const start = this.pos;
     const c = this.code(start);
@@ -411,7 +412,75 @@ class FastParser {
     while (end > start && src.charCodeAt(end - 1) === SPACE) end--;
     if (end === start) this.giveUp();
     this.pos = end;
-    return this.asm.scalar(src.slice(start, end), true, undefined, this.span(start, end));
+    return end;
+  }
+
+  /** A single-line plain scalar at pos (flow context). */
+  plain(flow: boolean): YamlNode {
+    const start = this.pos;
+    const end = this.scanPlain(flow);
+    return this.asm.scalar(this.src.slice(start, end), true, undefined, this.span(start, end));
+  }
+
+  /**
+   * A plain scalar in block context, which may continue on following lines indented more than `parentIndent`
+   * (lines are joined with a space; each empty line between them becomes a line break). Consumes its lines.
+   */
+  plainBlock(parentIndent: number): YamlNode {
+    const src = this.src;
+    const start = this.pos;
+    const startLine = this.line;
+    const startColumn = start - this.lineStart + 1;
+    let end = this.scanPlain(false);
+    let text = src.slice(start, end);
+    let endLine = this.line;
+    let endLineStart = this.lineStart;
+    for (;;) {
+      this.skipSpaces();
+      if (!this.isEol(this.pos)) {
+        // A comment ends the scalar.
+        this.endLine();
+        break;
+      }
+      this.newLine();
+      const save = { pos: this.pos, line: this.line, lineStart: this.lineStart };
+      let empties = 0;
+      let spaces = -1;
+      while (this.pos < src.length) {
+        let k = this.pos;
+        while (k < src.length && src.charCodeAt(k) === SPACE) k++;
+        if (!this.isEol(k)) {
+          spaces = k - this.pos;
+          break;
+        }
+        if (k >= src.length) break;
+        empties++;
+        this.pos = k;
+        this.newLine();
+      }
+      const first = spaces < 0 ? NL : this.code(this.pos + spaces);
+      const marker = spaces === 0 && (src.startsWith('---', this.pos) || src.startsWith('...', this.pos));
+      if (spaces <= parentIndent || first === HASH || marker) {
+        this.pos = save.pos;
+        this.line = save.line;
+        this.lineStart = save.lineStart;
+        break;
+      }
+      this.pos += spaces;
+      const from = this.pos;
+      end = this.scanPlain(false);
+      text += (empties > 0 ? '\n'.repeat(empties) : ' ') + src.slice(from, end);
+      endLine = this.line;
+      endLineStart = this.lineStart;
+    }
+    const loc: SourceLocation = {
+      file: this.file,
+      line: startLine,
+      column: startColumn,
+      endLine,
+      endColumn: end - endLineStart + 1,
+    };
+    return this.asm.scalar(text, true, undefined, loc);
   }
 
   /** A flow node inside `[...]` / `{...}` on the current line. */

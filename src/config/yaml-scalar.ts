@@ -24,7 +24,8 @@ type Kind = 'str' | 'bool' | 'int' | 'float' | 'null' | 'timestamp';
 /** Words resolved by lookup (yaml.v2's resolve map). */
 const WORDS = new Map<string, [Kind, GoValue]>();
 for (const w of ['y', 'Y', 'yes', 'Yes', 'YES', 'true', 'True', 'TRUE', 'on', 'On', 'ON']) WORDS.set(w, ['bool', true]);
-for (const w of ['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF']) WORDS.set(w, ['bool', false]);
+for (const w of ['n', 'N', 'no', 'No', 'NO', 'false', 'False', 'FALSE', 'off', 'Off', 'OFF'])
+  WORDS.set(w, ['bool', false]);
 for (const w of ['', '~', 'null', 'Null', 'NULL']) WORDS.set(w, ['null', null]);
 for (const w of ['.nan', '.NaN', '.NAN']) WORDS.set(w, ['float', NaN]);
 for (const w of ['.inf', '.Inf', '.INF', '+.inf', '+.Inf', '+.INF']) WORDS.set(w, ['float', Infinity]);

@@ -106,7 +106,9 @@ export function parseYamlValue(text: string, options: ParseYamlValueOptions = {}
   if (options.goMaps) {
     if (root.kind === 'scalar' && root.value === null) return newGoMap();
     if (root.kind !== 'map') {
-      throw new ConfigError([errorDiag(`expected a map at the top of the document, got ${nodeKindName(root)}`, root.loc)]);
+      throw new ConfigError([
+        errorDiag(`expected a map at the top of the document, got ${nodeKindName(root)}`, root.loc),
+      ]);
     }
   }
   return yamlToGoValue(root, { goMaps: options.goMaps ?? false, top: true });

@@ -35,7 +35,8 @@ export class Redactor {
   }
 
   #addText(text: string): void {
-    for (const candidate of [text, text.trim(), ...text.split(/\r?\n/).map((l) => l.trim())]) {
+    // Surrounding whitespace is not secret: leaving it keeps the line breaks of the text being redacted.
+    for (const candidate of [text.trim(), ...text.split(/\r?\n/).map((l) => l.trim())]) {
       if (candidate.length >= MIN_LENGTH) this.#secrets.add(candidate);
     }
   }

@@ -115,6 +115,8 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
     ...(step.timeout ? { timeoutMs: step.timeout * 1000 } : {}),
     ...(ctx.killGraceMs !== undefined ? { killGraceMs: ctx.killGraceMs } : {}),
     signal: ctx.signal,
+    // The whole output is only needed for capture files; the tail is kept either way.
+    captureOutput: step.stdout !== undefined || step.stderr !== undefined,
     ...(lines ? { onOutput: (stream: 'stdout' | 'stderr', text: string) => lines.push(stream, text) } : {}),
   });
   lines?.flush();

@@ -176,6 +176,21 @@ export class ReleaseRecorder {
   }
 
   /**
+   * Replace the release's spec, saved before the promise resolves. For a run that takes the lock before its stack
+   * is complete (sources still to be fetched): it begins with an empty spec and records the real one here, before
+   * any kapp runs.
+   */
+  setSpec(spec: StackSpec): Promise<void> {
+    if (this.#finishing) {
+      return Promise.reject(new InternalError(`release ${this.revision} is finished; cannot change its spec`));
+    }
+    const copy = structuredClone(spec);
+    return this.#write((r) => {
+      r.spec = copy;
+    });
+  }
+
+  /**
    * Finish the release. The phase stored is the worse of `phase` and what the kapps recorded by this release
    * say (`phaseFor`): a release is never `succeeded` while one of its kapps failed or was cancelled. Idempotent:
    * later calls return the first call's result.

@@ -170,6 +170,25 @@ describe('output steps that fail', () => {
   });
 });
 
+describe('string functions on outputs', () => {
+  it('install -y runs a step that applies a string function to a parent’s output', async () => {
+    const p = fixtureProject({
+      manifests: {
+        web: {
+          kapps: [
+            kapp('db', { output: [fake('output', 'db-output', ['--write-file', 'token.txt', 'hello-there\n'])] }, { outputs: [{ id: 'token', path: 'token.txt', format: 'text' }] }),
+            kapp('api', { apply_install: [printed('api', '{{ .outputs.db.token | trim | upper }}')] }, { depends_on: [{ id: 'db' }] }),
+          ],
+        },
+      },
+    });
+    const r = await p.runJson('install', ['-y']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(outputOf(r.events, 'web:api')).toEqual(['HELLO-THERE']);
+  });
+});
+
 describe('sensitive outputs', () => {
   const SECRET = 'hunter2-very-secret';
 
@@ -269,7 +288,7 @@ describe('sensitive values in other places', () => {
   it('output that prints a secret in pieces still shows <sensitive>', async () => {
     // The first half, a pause, then the rest: two chunks of output that each hold half of the secret.
     const p = withSecret([
-      { name: 'split', command: 'sh', args: `-c 'printf %s "$(printf %s "$0" | cut -c1-12)"; sleep 0.3; printf "%s\\n" "$(printf %s "$0" | cut -c13-)"' '{{ .outputs.db.token | trim }}'`, print: 'true' },
+      { name: 'split', command: 'sh', args: `-c 'printf %s "$(printf %s "$0" | cut -c1-12)"; sleep 0.3; printf "%s\\n" "$(printf %s "$0" | cut -c13-)"' '{{ .outputs.db.token }}'`, print: 'true' },
     ]);
     const r = await p.runJson('install', ['-y'], { env: { E2E_SECRET: SECRET } });
     expect(r.code, r.stderr).toBe(0);
@@ -278,7 +297,7 @@ describe('sensitive values in other places', () => {
   });
 
   it('errors that quote a secret show <sensitive>', async () => {
-    const p = withSecret([{ name: 'gate', command: 'true', conditions: ['{{ .outputs.db.token | trim }}'] }]);
+    const p = withSecret([{ name: 'gate', command: 'true', conditions: ['{{ .outputs.db.token }}'] }]);
     const r = await p.runJson('install', ['-y'], { env: { E2E_SECRET: SECRET } });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('<sensitive>');

@@ -25,7 +25,13 @@ describe('loadKappDescriptor', () => {
       name: 'proga',
       env_vars: { FOOD: 'carrots' },
       plan_install: [
-        { name: 'print-yo', command: 'echo', args: '"yo"', env_vars: { KUBECONFIG: '{{ .kubeconfig }}' }, merge_priority: 10 },
+        {
+          name: 'print-yo',
+          command: 'echo',
+          args: '"yo"',
+          env_vars: { KUBECONFIG: '{{ .kubeconfig }}' },
+          merge_priority: 10,
+        },
       ],
     });
     expect(descriptor.depends_on).toEqual([
@@ -156,7 +162,12 @@ describe('loadKappDescriptor', () => {
   it('explains a list of templates', () => {
     const text = 'templates:\n  - source: a\nkapps: x\n';
     const file = fromText(text);
-    expect(printedError(() => loadKappDescriptor(file), () => text)).toBe(
+    expect(
+      printedError(
+        () => loadKappDescriptor(file),
+        () => text,
+      ),
+    ).toBe(
       lines(
         `${file}:2:3: error: expected a map of template ids to templates, got a list (at templates)`,
         '  |',
@@ -173,9 +184,15 @@ describe('loadKappDescriptor', () => {
   });
 
   it('rejects duplicate output ids and a merge priority that is not an integer', () => {
-    const text = 'outputs:\n  - id: a\n    format: json\n  - id: a\n    format: text\nrun_units:\n  u:\n    output:\n      - merge_priority: 1.5\n';
+    const text =
+      'outputs:\n  - id: a\n    format: json\n  - id: a\n    format: text\nrun_units:\n  u:\n    output:\n      - merge_priority: 1.5\n';
     const file = fromText(text);
-    expect(printedError(() => loadKappDescriptor(file), () => text)).toBe(
+    expect(
+      printedError(
+        () => loadKappDescriptor(file),
+        () => text,
+      ),
+    ).toBe(
       lines(
         `${file}:4:5: error: duplicate output id \`a\` (at outputs[1])`,
         '  |',

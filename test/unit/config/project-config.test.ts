@@ -172,13 +172,20 @@ describe('project configuration diagnostics', () => {
   });
 
   it('accepts an empty file', () => {
-    expect(parseProjectConfig('', '/p/c.yaml').config).toEqual({ file: '/p/c.yaml', num_workers: 5, programs: new Map() });
+    expect(parseProjectConfig('', '/p/c.yaml').config).toEqual({
+      file: '/p/c.yaml',
+      num_workers: 5,
+      programs: new Map(),
+    });
   });
 
   it('rejects a file whose top level is not a map', () => {
     const text = '- a\n';
-    expect(printedError(() => parseProjectConfig(text, '/p/c.yaml'), () => text)).toBe(
-      lines('/p/c.yaml:1:1: error: expected a map, got a list', '  |', '1 | - a', '  | ^^^'),
-    );
+    expect(
+      printedError(
+        () => parseProjectConfig(text, '/p/c.yaml'),
+        () => text,
+      ),
+    ).toBe(lines('/p/c.yaml:1:1: error: expected a map, got a list', '  |', '1 | - a', '  | ^^^'));
   });
 });

@@ -16,7 +16,12 @@ describe('parseSourceUri', () => {
 
   it('parses an ssh git URI with a ref', () => {
     const p = parseSourceUri('git@github.com:sugarkube/kapps.git//incubator/tiller#master');
-    expect(p).toEqual({ kind: 'git', repo: 'git@github.com:sugarkube/kapps.git', path: 'incubator/tiller', ref: 'master' });
+    expect(p).toEqual({
+      kind: 'git',
+      repo: 'git@github.com:sugarkube/kapps.git',
+      path: 'incubator/tiller',
+      ref: 'master',
+    });
     expect(defaultSourceId(p)).toBe('tiller');
   });
 

@@ -179,7 +179,12 @@ describe('loadStack', () => {
     const file = path.join(dir, 'stacks.yaml');
     writeFileSync(file, '- a\n- b\n');
     const text = '- a\n- b\n';
-    expect(printedError(() => loadStack(file, 'a'), () => text)).toBe(
+    expect(
+      printedError(
+        () => loadStack(file, 'a'),
+        () => text,
+      ),
+    ).toBe(
       lines(`${file}:1:1: error: a stack file must map stack names to stacks, got a list`, '  |', '1 | - a', '  | ^^^'),
     );
   });
@@ -190,8 +195,11 @@ describe('loadStack', () => {
     const text = 'dev:\n  provider: local\n  manifests: [a\n';
     writeFileSync(file, text);
     expect(() => loadStack(file, 'dev')).toThrow(ConfigError);
-    expect(printedError(() => loadStack(file, 'dev'), () => text)).toMatch(
-      new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: error: invalid YAML: `),
-    );
+    expect(
+      printedError(
+        () => loadStack(file, 'dev'),
+        () => text,
+      ),
+    ).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+: error: invalid YAML: `));
   });
 });

@@ -17,7 +17,9 @@ function write(text: string, name = 'values.yaml'): string {
 
 describe('loadVarsFile', () => {
   it('reads any map, with YAML 1.1 values', () => {
-    const file = write('kube_context: minikube\nprovisioner:\n  params:\n    start: {memory: 4096, cpus: 4, disk: 120g}\non: yes\n');
+    const file = write(
+      'kube_context: minikube\nprovisioner:\n  params:\n    start: {memory: 4096, cpus: 4, disk: 120g}\non: yes\n',
+    );
     expect(loadVarsFile(file)).toEqual({
       kube_context: 'minikube',
       provisioner: { params: { start: { memory: 4096n, cpus: 4n, disk: '120g' } } },
@@ -43,8 +45,18 @@ describe('loadVarsFile', () => {
   it('rejects a top level that is not a map', () => {
     const text = '- a\n';
     const file = write(text);
-    expect(printedError(() => loadVarsFile(file), () => text)).toBe(
-      lines(`${file}:1:1: error: a vars file must contain a map at the top level, got a list`, '  |', '1 | - a', '  | ^^^'),
+    expect(
+      printedError(
+        () => loadVarsFile(file),
+        () => text,
+      ),
+    ).toBe(
+      lines(
+        `${file}:1:1: error: a vars file must contain a map at the top level, got a list`,
+        '  |',
+        '1 | - a',
+        '  | ^^^',
+      ),
     );
   });
 
@@ -69,9 +81,12 @@ describe('parseOutputFile', () => {
 
   it('reports invalid JSON with its position', () => {
     const text = '{"a": 1,\n "b" 2}';
-    expect(printedError(() => parseOutputFile(text, 'json', 'o.json'), () => text)).toBe(
-      lines('o.json:2:6: error: invalid JSON: Unexpected number', '  |', '2 |  "b" 2}', '  |      ^'),
-    );
+    expect(
+      printedError(
+        () => parseOutputFile(text, 'json', 'o.json'),
+        () => text,
+      ),
+    ).toBe(lines('o.json:2:6: error: invalid JSON: Unexpected number', '  |', '2 |  "b" 2}', '  |      ^'));
   });
 
   it('decodes YAML with a map at the top level', () => {
@@ -83,8 +98,18 @@ describe('parseOutputFile', () => {
 
   it('rejects YAML whose top level is not a map (Sugarkube crashed)', () => {
     const text = '- a\n';
-    expect(printedError(() => parseOutputFile(text, 'yaml', 'o.yaml'), () => text)).toBe(
-      lines('o.yaml:1:1: error: a YAML output must contain a map at the top level, got a list', '  |', '1 | - a', '  | ^^^'),
+    expect(
+      printedError(
+        () => parseOutputFile(text, 'yaml', 'o.yaml'),
+        () => text,
+      ),
+    ).toBe(
+      lines(
+        'o.yaml:1:1: error: a YAML output must contain a map at the top level, got a list',
+        '  |',
+        '1 | - a',
+        '  | ^^^',
+      ),
     );
   });
 

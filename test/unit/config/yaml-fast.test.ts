@@ -52,7 +52,7 @@ const fixtures = yamlFiles(path.join(import.meta.dirname, '../../fixtures'));
 const SNIPPETS = [
   'a: 1\nb: [1, "two", \'3\']\nc: {d: e, f: [g]}\n',
   'a:\n  b: 1 # c\n  c: |\n    x\n    y\n\n# comment\nd: # c\n- e\ne: &x [1, "q"]\nf: *x\n',
-  'g:\n- a:\n  b: 2\n-\nh: \'s\' \n',
+  "g:\n- a:\n  b: 2\n-\nh: 's' \n",
   'a:   # c\nb:\n  # c2\nc:  \n-  \n',
   '- \n-   # x\n-\n  # c\n- a:\n  b:   \n',
   'a: &x\n  b: 1\nc: [a , b ]\ne: {a: 1 , b: "x" }\n',
@@ -62,7 +62,7 @@ const SNIPPETS = [
   'a: |\n\n  leading\n\n  inner\n\n\nb: 1\n',
   '---\na: 1\n...\nb: [\n',
   '--- # start\n- 1\n- - 2\n  - 3\n- {a: b}\n',
-  'a: "esc \\t \\n \\u00e9 \\x41 \\" \\\\"\nb: \'it\'\'s\'\n',
+  "a: \"esc \\t \\n \\u00e9 \\x41 \\\" \\\\\"\nb: 'it''s'\n",
   '"quoted key": 1\n\'single\': 2\n',
   'a: b: c\n',
   'a: 1\n b: 2\n',

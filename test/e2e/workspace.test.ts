@@ -1,0 +1,181 @@
+/**
+ * Workspaces on the built CLI: `<workspace>/<manifest>/<kapp>/` filled from plain paths, `file://` paths and git
+ * URIs (a real local repository, fetched with the git CLI), by `kapps workspace create` or by the run commands,
+ * which fetch what is missing first.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupProjects, fixtureProject, type FixtureProject } from '../support/project.js';
+
+afterAll(cleanupProjects);
+
+/** A kapp's sugarkube.yaml whose apply_install step runs a fake tagged `tag`. */
+const kappFile = (tag: string) => ({
+  run_units: { main: { apply_install: [{ name: 'apply', command: 'kapps-fake', args: `--tag ${tag} --write-file state.txt ${tag}` }] } },
+});
+
+const started = (p: { trace: readonly { event: string; tag: string }[] }): string[] =>
+  p.trace.filter((l) => l.event === 'start').map((l) => l.tag);
+
+function git(cwd: string, ...args: string[]): string {
+  const r = spawnSync('git', ['-c', 'user.name=kapps', '-c', 'user.email=kapps@example.com', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/**
+ * A git repository `<root>/repos/charts.git` (a working repository whose folder name ends in `.git`) with
+ * `kapps/k/sugarkube.yaml` and `kapps/other/`, tagged v1 (step tag `v1`) and v2 (step tag `v2`); `main` is at v2.
+ */
+function gitRepo(p: FixtureProject): string {
+  const repo = path.join(p.root, 'repos', 'charts.git');
+  mkdirSync(path.join(repo, 'kapps', 'other'), { recursive: true });
+  git(repo, 'init', '-q');
+  writeFileSync(path.join(repo, 'kapps', 'other', 'README'), 'not for k\n');
+  p.write(path.join(repo, 'kapps', 'k', 'sugarkube.yaml'), kappFile('v1'));
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'v1');
+  git(repo, 'tag', 'v1');
+  p.write(path.join(repo, 'kapps', 'k', 'sugarkube.yaml'), kappFile('v2'));
+  git(repo, 'commit', '-q', '-am', 'v2');
+  git(repo, 'tag', 'v2');
+  return repo;
+}
+
+/** A project whose kapp web:k has one git source from `gitRepo`. */
+function gitProject(ref: string, options: Record<string, unknown> = {}) {
+  const p = fixtureProject();
+  const repo = gitRepo(p);
+  p.write('manifests/web.yaml', { kapps: [{ id: 'k', sources: [{ uri: `${repo}//kapps/k#${ref}`, ...options }] }] });
+  p.write('stacks.yaml', { dev: { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] } });
+  return p;
+}
+
+/** The one checkout under the kapp's `.sugarkube/`. */
+function checkoutOf(p: FixtureProject): string {
+  const dir = p.path('.kapps-workspace/dev/web/k/.sugarkube');
+  const [only] = readdirSync(dir);
+  return path.join(dir, only ?? '');
+}
+
+describe('file sources', () => {
+  it('a plain path relative to the manifest is copied into <workspace>/<manifest>/<kapp>/<source id>/', async () => {
+    const p = fixtureProject({
+      manifests: { web: { kapps: [{ id: 'k', sources: [{ uri: '../library/k' }] }] } },
+      files: { 'library/k/sugarkube.yaml': kappFile('lib-v1'), 'library/k/chart/values.yaml': 'a: 1\n' },
+    });
+    const r = await p.run('install', ['-y']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(started(r)).toEqual(['lib-v1']);
+    expect(p.read('.kapps-workspace/dev/web/k/k/chart/values.yaml')).toBe('a: 1\n');
+    // The step ran in the kapp's cache root: what it writes stays in the workspace, not in the library.
+    expect(p.read('.kapps-workspace/dev/web/k/state.txt')).toBe('lib-v1');
+    expect(p.exists('library/k/state.txt')).toBe(false);
+
+    // The copy follows the library on the next run.
+    p.write('library/k/sugarkube.yaml', kappFile('lib-v2'));
+    const again = await p.run('install', ['-y']);
+    expect(again.code).toBe(0);
+    expect(started(again)).toEqual(['lib-v2']);
+  });
+
+  it('a file:// path works the same', async () => {
+    const p = fixtureProject();
+    p.write('elsewhere/k/sugarkube.yaml', kappFile('from-file-uri'));
+    p.write('manifests/web.yaml', { kapps: [{ id: 'k', sources: [{ id: 'src', uri: `file://${p.path('elsewhere/k')}` }] }] });
+    p.write('stacks.yaml', { dev: { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] } });
+    const r = await p.run('install', ['-y']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(started(r)).toEqual(['from-file-uri']);
+    expect(p.exists('.kapps-workspace/dev/web/k/src/sugarkube.yaml')).toBe(true);
+  });
+});
+
+describe('git sources', () => {
+  it('kapps workspace create fetches URL//path#ref with git: a sparse checkout and a link named after the source', async () => {
+    const p = gitProject('v1');
+    const r = await p.run('workspace', ['create', p.stackFile, 'dev'], { bare: true });
+    expect(r.code, r.stderr).toBe(0);
+    const checkout = checkoutOf(p);
+    expect(existsSync(path.join(checkout, 'kapps', 'k', 'sugarkube.yaml'))).toBe(true);
+    expect(existsSync(path.join(checkout, 'kapps', 'other'))).toBe(false);
+    const link = p.path('.kapps-workspace/dev/web/k/k');
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(path.resolve(path.dirname(link), readlinkSync(link))).toBe(path.join(checkout, 'kapps', 'k'));
+
+    const install = await p.run('install', ['-y']);
+    expect(install.code, install.stderr).toBe(0);
+    expect(started(install)).toEqual(['v1']);
+  });
+
+  it('--dry-run lists the sources and fetches nothing', async () => {
+    const p = gitProject('v1');
+    const r = await p.run('workspace', ['create', p.stackFile, 'dev', '-n'], { bare: true });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Would fetch web:k source k:');
+    expect(p.exists('.kapps-workspace')).toBe(false);
+  });
+
+  it('run commands fetch what is missing first', async () => {
+    const p = gitProject('v1');
+    const r = await p.run('install', ['-y']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('Fetching k for web:k...');
+    expect(started(r)).toEqual(['v1']);
+    const again = await p.run('install', ['-y']);
+    expect(again.stderr).not.toContain('Fetching');
+    expect(started(again)).toEqual(['v1']);
+  });
+
+  it('a changed ref is fetched by the next run', async () => {
+    const p = gitProject('v1');
+    expect((await p.run('install', ['-y'])).code).toBe(0);
+    p.write('manifests/web.yaml', p.read('manifests/web.yaml').replace('#v1', '#v2'));
+    const r = await p.run('install', ['-y']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(started(r)).toEqual(['v2']);
+  });
+
+  it('options.branch wins over the #ref', async () => {
+    const p = gitProject('v1', { options: { branch: 'v2' } });
+    const r = await p.run('install', ['-y']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(started(r)).toEqual(['v2']);
+  });
+
+  it('a checkout with local changes is never switched to another ref', async () => {
+    const p = gitProject('v1');
+    expect((await p.run('install', ['-y'])).code).toBe(0);
+    writeFileSync(path.join(checkoutOf(p), 'kapps', 'k', 'sugarkube.yaml'), JSON.stringify(kappFile('edited')));
+    p.write('manifests/web.yaml', p.read('manifests/web.yaml').replace('#v1', '#v2'));
+    const r = await p.run('install', ['-y']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('has local changes; not switching it from v1 to v2, to prevent losing work');
+    expect(r.trace).toEqual([]);
+  });
+
+  it('a checkout whose first fetch did not complete is fetched again', async () => {
+    const p = gitProject('v1');
+    expect((await p.run('install', ['-y'])).code).toBe(0);
+    // Leave what an interrupted first fetch leaves: an initialised repository without the fetched files.
+    const checkout = checkoutOf(p);
+    rmSync(checkout, { recursive: true });
+    mkdirSync(path.join(checkout, '.git'), { recursive: true });
+    const r = await p.run('install', ['-y']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(started(r)).toEqual(['v1']);
+  });
+
+  it('a ref that does not exist fails before anything runs, naming the kapp and source', async () => {
+    const p = gitProject('no-such-tag');
+    const r = await p.run('install', ['-y']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/kapp web:k, source k: git fetch --depth=1 --tags origin no-such-tag failed/);
+    expect(r.trace).toEqual([]);
+  });
+});
