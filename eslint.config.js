@@ -3,7 +3,7 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'samples/**/.workspace/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/.kapps-workspace/**'] },
   eslint.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

@@ -389,13 +389,16 @@ class FastParser {
     return this.asm.alias(this.src.slice(start, j), this.span(start - 1, j));
   }
 
-  /** Scan one line of a plain scalar starting at pos; returns its end (trailing spaces excluded), pos set there. */
-  scanPlain(flow: boolean): number {
+  /**
+   * Scan one line of a plain scalar starting at pos; returns its end (trailing spaces excluded), pos set there.
+   * A continuation line may start with any character but `#` (a comment) and `: `.
+   */
+  scanPlain(flow: boolean, continuation = false): number {
     const src = this.src;
     const start = this.pos;
     const c = this.code(start);
-    if (RESERVED_START.has(c)) this.giveUp();
-    if ((c === DASH || c === 0x3f || c === COLON) && this.isBlank(start + 1)) this.giveUp();
+    if (!continuation && RESERVED_START.has(c)) this.giveUp();
+    if ((c === COLON || (!continuation && (c === DASH || c === 0x3f))) && this.isBlank(start + 1)) this.giveUp();
     let j = start;
     for (;;) {
       if (this.isEol(j)) break;
@@ -468,7 +471,7 @@ class FastParser {
       }
       this.pos += spaces;
       const from = this.pos;
-      end = this.scanPlain(false);
+      end = this.scanPlain(false, true);
       text += (empties > 0 ? '\n'.repeat(empties) : ' ') + src.slice(from, end);
       endLine = this.line;
       endLineStart = this.lineStart;

@@ -139,6 +139,16 @@ const SNIPPETS = [
   'url: http://example.com:8080/path\n',
   'time: 12:30:45\n',
   'list:\n  - name: x\n    command: y\n    args: --a=b c\n  - name: z\n',
+  'a: b\n  - c\n  {x}\n  [y]\n  &z\n  *w\n  !v\n  |u\n  \'q\'\n  ? x\n  %x\n',
+  'args:\n  --context={{ .x }}\n  delete\n\n  {{ .kapp.vars.namespace }}\nnext: 1\n',
+  '- b\n  - c\n- d\n   e # f\n',
+  'a: b\n  : x\n',
+  'a: b\n  c: d\n',
+  'a: b\n  c # d\n  e\n',
+  'a: b\n  # c\n  d\n',
+  'a: b\n\n\n  c\n',
+  'plain\n  root\n---\nx\n',
+  'a:\n  b\n  c\nd: e\n',
 ];
 
 describe('fast YAML front-end', () => {
