@@ -2,13 +2,15 @@
 // Turn a DAG workload (dag.json from the shared gen-dag.mjs) into a kapps project: one kapp per node, spread over
 // M manifests in node order, `depends_on` from the node's deps (fully qualified), one apply_install step running
 // the node's command (and the same step in plan_install, so planning has something to render).
+// --templated gives each kapp a variable and templated step arguments (`--kapp={{ .kapp.id }} {{ .kapp.vars.* }}`,
+// appended to the command's own arguments), so planning renders every kapp's variables.
 //
-//   node bench/gen-stack.mjs --dag DIR/dag.json --out DIR/kapps --manifests 100 [--workers 8]
+//   node bench/gen-stack.mjs --dag DIR/dag.json --out DIR/kapps --manifests 100 [--workers 8] [--templated]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 function parseArgs(argv) {
-  const o = { dag: null, out: null, manifests: 100, workers: 8 };
+  const o = { dag: null, out: null, manifests: 100, workers: 8, templated: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -16,13 +18,14 @@ function parseArgs(argv) {
     else if (a === '--out') o.out = v();
     else if (a === '--manifests') o.manifests = Number(v());
     else if (a === '--workers') o.workers = Number(v());
+    else if (a === '--templated') o.templated = true;
     else throw new Error(`unknown argument ${a}`);
   }
   if (!o.dag || !o.out) throw new Error('usage: gen-stack.mjs --dag dag.json --out DIR [--manifests M] [--workers N]');
   return o;
 }
 
-export function writeStack({ dag, out, manifests, workers }) {
+export function writeStack({ dag, out, manifests, workers, templated = false }) {
   const g = JSON.parse(readFileSync(dag, 'utf8'));
   const nodes = g.nodes;
   const per = Math.ceil(nodes.length / manifests);
@@ -41,6 +44,7 @@ export function writeStack({ dag, out, manifests, workers }) {
     for (const n of list) {
       const [command, ...rest] = n.cmd.split(' ');
       lines.push(`  - id: ${n.id}`);
+      if (templated) lines.push('    vars:', `      layer: "${n.id}-{{ .stack.name }}"`);
       if (n.deps.length) {
         lines.push('    depends_on:');
         for (const d of n.deps) lines.push(`      - id: ${manifestOf.get(d)}:${d}`);
@@ -51,7 +55,8 @@ export function writeStack({ dag, out, manifests, workers }) {
         lines.push(`        ${phase}:`);
         lines.push(`          - name: run`);
         lines.push(`            command: ${command}`);
-        if (rest.length) lines.push(`            args: "${rest.join(' ')}"`);
+        const args = [...rest, ...(templated ? ['--kapp={{ .kapp.id }}', '--layer={{ .kapp.vars.layer }}'] : [])];
+        if (args.length) lines.push(`            args: "${args.join(' ')}"`);
       }
     }
     writeFileSync(path.join(out, 'manifests', `${m}.yaml`), lines.join('\n') + '\n');

@@ -18,7 +18,8 @@ export async function openTarget(
   stack: Stack,
   args: Pick<ApplyArgs, 'project' | 'backend' | 'stackFile' | 'stackName'>,
 ): Promise<{ project: string; store: ReleaseStore; where: string }> {
-  const { resolveBackend, kappsHome, openReleaseStore, resolveProject, describeBackend } = await import('../release/index.js');
+  const { resolveBackend, kappsHome, openReleaseStore, resolveProject, describeBackend } =
+    await import('../release/index.js');
   const { project } = resolveProject({
     flag: args.project,
     config: stack.project.project,
@@ -119,11 +120,7 @@ function runSpec(stack: Stack, only: ReadonlySet<string> | undefined): StackSpec
  * run refused by the lock changes nothing. `stack` only needs its project configuration and name here; the spec is
  * recorded by `start` once the stack is complete. Throws `ReleaseLockedError` while another release runs.
  */
-export async function lockRun(
-  stack: Stack,
-  args: ApplyArgs,
-  operation: 'install' | 'delete',
-): Promise<RunLock> {
+export async function lockRun(stack: Stack, args: ApplyArgs, operation: 'install' | 'delete'): Promise<RunLock> {
   return openRun(stack, args, operation, { stack: stack.config.name, kapps: [] }, false);
 }
 
@@ -197,7 +194,7 @@ async function openRun(
         status,
         outputs: (result.outputs ? toJS(result.outputs) : {}) as never,
         steps: [...result.steps],
-        ...(digests.has(result.id) ? { specDigest: digests.get(result.id) as string } : {}),
+        ...(digests.has(result.id) ? { specDigest: digests.get(result.id) } : {}),
       });
     },
     async finish(summary) {

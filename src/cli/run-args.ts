@@ -44,10 +44,20 @@ export function runOptions<T>(y: Argv<T>): Argv<T & RunArgs> {
     .option('reporter', {
       choices: ['auto', 'listr', 'plain', 'json'] as const,
       default: 'auto' as const,
-      describe: 'Progress display: auto (listr on a terminal, plain otherwise), plain lines, or NDJSON events on stdout',
+      describe:
+        'Progress display: auto (listr on a terminal, plain otherwise), plain lines, or NDJSON events on stdout',
     })
-    .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'Show `print: verbose` step output and info messages' })
-    .option('color', { type: 'boolean', default: true, describe: 'Colours on a terminal (--no-color, or NO_COLOR, turns them off)' })
+    .option('verbose', {
+      alias: 'v',
+      type: 'boolean',
+      default: false,
+      describe: 'Show `print: verbose` step output and info messages',
+    })
+    .option('color', {
+      type: 'boolean',
+      default: true,
+      describe: 'Colours on a terminal (--no-color, or NO_COLOR, turns them off)',
+    })
     .option('validate', {
       type: 'boolean',
       default: true,
@@ -74,10 +84,21 @@ export function applyOptions<T>(y: Argv<T>, verb: 'install' | 'delete'): Argv<T 
       default: false,
       describe: `Run plan_${verb} then apply_${verb} for each kapp in the same visit`,
     })
-    .option('project', { type: 'string', describe: 'Project the release is recorded under (default: `project:` in sugarkube-conf.yaml, else the stack file’s folder)' })
-    .option('backend', { type: 'string', describe: 'Release store: a directory or a postgres:// URL (env KAPPS_BACKEND; default $KAPPS_HOME, ~/.kapps)' });
+    .option('project', {
+      type: 'string',
+      describe:
+        'Project the release is recorded under (default: `project:` in sugarkube-conf.yaml, else the stack file’s folder)',
+    })
+    .option('backend', {
+      type: 'string',
+      describe: 'Release store: a directory or a postgres:// URL (env KAPPS_BACKEND; default $KAPPS_HOME, ~/.kapps)',
+    });
   if (verb === 'delete') {
-    a = a.option('ignore-errors', { type: 'boolean', default: false, describe: 'Go on past failing steps (they are reported)' });
+    a = a.option('ignore-errors', {
+      type: 'boolean',
+      default: false,
+      describe: 'Go on past failing steps (they are reported)',
+    });
   } else {
     a = a.option('changed-only', {
       type: 'boolean',
@@ -86,7 +107,11 @@ export function applyOptions<T>(y: Argv<T>, verb: 'install' | 'delete'): Argv<T 
     });
   }
   for (const flag of ['run-actions', 'actions', 'run-pre-actions', 'run-post-actions']) {
-    a = a.option(flag, { type: 'boolean', hidden: true, describe: 'Accepted for compatibility; kapps runs no pre/post actions' });
+    a = a.option(flag, {
+      type: 'boolean',
+      hidden: true,
+      describe: 'Accepted for compatibility; kapps runs no pre/post actions',
+    });
   }
   return a as unknown as Argv<T & ApplyArgs>;
 }

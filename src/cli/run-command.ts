@@ -1,21 +1,23 @@
 /**
- * The shared flow of install, delete, output, clean and template: open the stack, fill the workspace, check the
- * commands, take the release lock (install/delete that apply), run with a reporter, record every kapp in the
- * release, and map the outcome to an exit code. SIGINT/SIGTERM are owned here: the first stops the run cleanly
- * (exit 130), a second kills every step at once.
+ * The shared flow of install, delete, output, clean and template: open the stack, take the release lock
+ * (install/delete that apply; before anything is touched), fill the workspace, check the commands, run with a
+ * reporter, record every kapp in the release, and map the outcome to an exit code. SIGINT/SIGTERM are owned here
+ * from the start: the first stops the run (or the fetch of sources) cleanly (exit 130), a second kills every step
+ * at once.
  */
 import { CancelledError, KappsError, SilentFailure } from '../diagnostics/errors.js';
 import type { RunCommand, RunMode, RunOptions, KappResult } from '../execute/types.js';
 import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
-import type { RunRecorder } from './release-run.js';
+import type { RunLock, RunRecorder } from './release-run.js';
 import type { ApplyArgs, RunArgs } from './run-args.js';
 import { flushWarnings, openStackFromArgs } from './stack-args.js';
 
 function workersFrom(args: RunArgs, stack: Stack): number {
   const fromEnv = process.env.KAPPS_WORKERS ? Number(process.env.KAPPS_WORKERS) : undefined;
   const n = args.workers ?? fromEnv ?? stack.project.num_workers;
-  if (!Number.isInteger(n) || n < 1) throw new KappsError(`the number of workers must be a whole number ≥ 1, got ${String(n)}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new KappsError(`the number of workers must be a whole number ≥ 1, got ${String(n)}`);
   return n;
 }
 
@@ -72,13 +74,34 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
   // Signals are ours from the start, so that Ctrl-C while sources are fetched also stops git cleanly.
   const controller = new AbortController();
   const removeHandlers = onInterrupt(controller, {
-    onFirstSignal: (signal) => process.stderr.write(`\n${signal}: stopping (running steps are being stopped; press Ctrl-C again to kill them at once)\n`),
+    onFirstSignal: (signal) =>
+      process.stderr.write(
+        `\n${signal}: stopping (running steps are being stopped; press Ctrl-C again to kill them at once)\n`,
+      ),
   });
   const reporters: Reporter[] = [];
   let recorder: RunRecorder | undefined;
   try {
     let stack = await openStackFromArgs(args);
-    if (!args.dryRun) stack = await prepareWorkspace(stack, args, controller.signal);
+    const operation = command === 'install' || command === 'delete' ? command : undefined;
+    const records = operation !== undefined;
+    const release = records ? await import('./release-run.js') : undefined;
+    // The release lock is taken before anything is touched (the workspace included): a run refused by the lock
+    // changes nothing. The spec is recorded once the workspace is filled and the stack complete.
+    let lock: RunLock | undefined;
+    if (release && operation && mode !== 'plan' && !args.dryRun) {
+      lock = await release.lockRun(stack, args as ApplyArgs, operation);
+      recorder = lock;
+    }
+    if (!args.dryRun) {
+      try {
+        stack = await prepareWorkspace(stack, args, controller.signal);
+      } catch (e) {
+        // A fetch stopped by Ctrl-C fails; the interruption is what the user needs to hear about.
+        if (controller.signal.aborted) throw new CancelledError('interrupted while fetching sources');
+        throw e;
+      }
+    }
     if (controller.signal.aborted) throw new CancelledError('interrupted');
     const options: RunOptions = {
       command,
@@ -102,28 +125,30 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
         isTTY,
         verbose: args.verbose,
         color: args.color && isTTY && !process.env.NO_COLOR,
-        mode: { command, planOnly: (command === 'install' || command === 'delete') && mode === 'plan' },
+        mode: { command, planOnly: records && mode === 'plan' },
       }),
     );
 
-    const records = command === 'install' || command === 'delete';
-    const recordRelease = records && mode !== 'plan' && !args.dryRun;
-    const release = records ? await import('./release-run.js') : undefined;
     let only: ReadonlySet<string> | undefined;
     if (release && command === 'install' && mode === 'plan' && !args.dryRun) {
       await release.printPreview(stack, args as ApplyArgs, process.stderr);
     }
-    if (release && args.changedOnly) only = await release.changedKapps(stack, args as ApplyArgs);
-    if (release && recordRelease) recorder = await release.beginRun(stack, args as ApplyArgs, command, only);
+    if (release && args.changedOnly)
+      only = lock ? lock.changedKapps(stack) : await release.changedKapps(stack, args as ApplyArgs);
+    if (lock) recorder = await lock.start(stack, only);
     const emit = (e: RunEvent): void => {
       for (const r of reporters) r.onEvent(e);
     };
     const active = recorder;
-    const summary = await runStack(stack, { ...options, ...(only ? { only } : {}) }, {
-      emit,
-      signal: controller.signal,
-      onKappFinished: active ? (r: KappResult) => active.record(r) : undefined,
-    });
+    const summary = await runStack(
+      stack,
+      { ...options, ...(only ? { only } : {}) },
+      {
+        emit,
+        signal: controller.signal,
+        onKappFinished: active ? (r: KappResult) => active.record(r) : undefined,
+      },
+    );
     for (const r of reporters) await r.close();
     reporters.length = 0;
     await flushWarnings(stack);

@@ -24,7 +24,10 @@ export interface StackArgs {
 }
 
 /** The positional arguments and the selector, override and config options. */
-export function stackOptions<T>(y: Argv<T>, options: { workspace?: boolean; parents?: boolean } = {}): Argv<T & StackArgs> {
+export function stackOptions<T>(
+  y: Argv<T>,
+  options: { workspace?: boolean; parents?: boolean } = {},
+): Argv<T & StackArgs> {
   let a = y
     .positional('stack-file', { type: 'string', describe: 'Stack file (YAML map of named stacks)', demandOption: true })
     .positional('stack-name', { type: 'string', describe: 'Name of the stack in the file', demandOption: true });
@@ -62,13 +65,29 @@ export function stackOptions<T>(y: Argv<T>, options: { workspace?: boolean; pare
   return a
     .option('provider', { type: 'string', describe: "Override the stack's provider", group: 'Stack overrides:' })
     .option('provisioner', { type: 'string', describe: "Override the stack's provisioner", group: 'Stack overrides:' })
-    .option('account', { alias: 'a', type: 'string', describe: "Override the stack's account", group: 'Stack overrides:' })
-    .option('region', { alias: 'r', type: 'string', describe: "Override the stack's region", group: 'Stack overrides:' })
+    .option('account', {
+      alias: 'a',
+      type: 'string',
+      describe: "Override the stack's account",
+      group: 'Stack overrides:',
+    })
+    .option('region', {
+      alias: 'r',
+      type: 'string',
+      describe: "Override the stack's region",
+      group: 'Stack overrides:',
+    })
     .option('profile', { type: 'string', describe: "Override the stack's profile", group: 'Stack overrides:' })
-    .option('cluster', { alias: 'c', type: 'string', describe: "Override the stack's cluster", group: 'Stack overrides:' })
+    .option('cluster', {
+      alias: 'c',
+      type: 'string',
+      describe: "Override the stack's cluster",
+      group: 'Stack overrides:',
+    })
     .option('config', {
       type: 'string',
-      describe: 'sugarkube-conf.yaml to use (default: searched in ., the stack file’s folder and its parents, ~/.sugarkube)',
+      describe:
+        'sugarkube-conf.yaml to use (default: searched in ., the stack file’s folder and its parents, ~/.sugarkube)',
     })
     .option('strict-vars', {
       type: 'boolean',
@@ -77,8 +96,14 @@ export function stackOptions<T>(y: Argv<T>, options: { workspace?: boolean; pare
     }) as unknown as Argv<T & StackArgs>;
 }
 
+/** How a command uses the stack it opens. */
+export interface OpenOptions {
+  /** A planning command (generate, graph, vars, validate): nothing is fetched, so warn about unfetched git sources. */
+  readonly planning?: boolean;
+}
+
 /** The request to open the stack the arguments name. */
-export function stackRequest(args: StackArgs): OpenStackRequest {
+export function stackRequest(args: StackArgs, options: OpenOptions = {}): OpenStackRequest {
   const overrides: Record<string, string> = {};
   for (const key of ['provider', 'provisioner', 'account', 'region', 'profile', 'cluster'] as const) {
     const v = args[key];
@@ -96,6 +121,7 @@ export function stackRequest(args: StackArgs): OpenStackRequest {
     parents: args.parents ?? false,
     ...(process.env.KUBECONFIG ? { kubeconfig: process.env.KUBECONFIG } : {}),
     strict: args.strictVars,
+    ...(options.planning ? { warnUnfetched: true } : {}),
   };
 }
 
@@ -111,9 +137,9 @@ export async function flushWarnings(stack: Stack): Promise<void> {
 }
 
 /** Open the stack and print its warnings so far on stderr. */
-export async function openStackFromArgs(args: StackArgs): Promise<Stack> {
+export async function openStackFromArgs(args: StackArgs, options: OpenOptions = {}): Promise<Stack> {
   const { openStack } = await import('../stack/open-stack.js');
-  const stack = openStack(stackRequest(args));
+  const stack = openStack(stackRequest(args, options));
   await flushWarnings(stack);
   return stack;
 }

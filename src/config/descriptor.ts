@@ -132,7 +132,7 @@ function readRunUnit(r: ConfigReader, name: string, node: YamlNode): RunUnitConf
 }
 
 /** `run_units` (a map of units) → units in file order. */
-export function readRunUnits(r: ConfigReader, node: YamlNode): RunUnitConfig[] {
+function readRunUnits(r: ConfigReader, node: YamlNode): RunUnitConfig[] {
   const units = entriesOf(node).map(({ key, value }) => readRunUnit(r, key.text, value));
   setLocationNode(units, node);
   return units;

@@ -19,11 +19,11 @@ const RESERVED = /[.:*]/;
 function readKapps(r: ConfigReader, node: YamlNode): (KappDescriptor & { id: string })[] {
   const kapps: (KappDescriptor & { id: string })[] = [];
   const seen = new Map<string, YamlNode>();
-  itemsOf(node).forEach((item, i) => {
-    if (item.kind !== 'map') return;
+  for (const item of itemsOf(node)) {
+    if (item.kind !== 'map') continue;
     const d = readDescriptor(r, item, 'lists');
     const idNode = mapEntry(item, 'id')?.value;
-    if (d.id === undefined || !idNode) return;
+    if (d.id === undefined || !idNode) continue;
     const id = d.id;
     if (RESERVED.test(id)) {
       r.error(`kapp id \`${id}\` contains a reserved character`, idNode.loc, {
@@ -40,7 +40,7 @@ function readKapps(r: ConfigReader, node: YamlNode): (KappDescriptor & { id: str
     } else seen.set(id, idNode);
     setLocation(kapps, item.loc, kapps.length);
     kapps.push(d as KappDescriptor & { id: string });
-  });
+  }
   setLocation(kapps, node.loc);
   return kapps;
 }

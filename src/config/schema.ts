@@ -52,7 +52,7 @@ const conditions = (what: string) =>
 const obj = <T extends z.core.$ZodLooseShape>(shape: T) => z.strictObject(shape, expecting('a map'));
 
 /** A run step (`run_units.<unit>.<phase>[i]`). */
-export const runStep = obj({
+const runStep = obj({
   name: text.optional().describe('Step name; unique within a unit and phase; the target of `call: <phase>/<name>`.'),
   command: text.optional().describe('Executable to run (looked up on PATH; no shell).'),
   args: text.optional().describe('Arguments as one shell-like command line (quotes group words; no expansion).'),
@@ -80,7 +80,7 @@ const steps = (phase: string) =>
   z.array(runStep, expecting('a list of run steps')).meta({ description: `Steps of the ${phase} phase.` });
 
 /** A run unit (`run_units.<name>`, or the global unit of sugarkube-conf.yaml). */
-export const runUnit = obj({
+const runUnit = obj({
   working_dir: text.optional().describe('Default working directory of the steps.'),
   conditions: conditions('the unit contributes steps').optional(),
   binaries: textList('Extra executables that validation checks for.').optional(),
@@ -178,7 +178,7 @@ const kappConfigShape = {
 };
 
 /** A descriptor without identity (manifest and stack `defaults`). */
-export const kappConfig = obj(kappConfigShape).meta({ id: 'KappDefaults', title: 'Kapp defaults' });
+const kappConfig = obj(kappConfigShape).meta({ id: 'KappDefaults', title: 'Kapp defaults' });
 
 /** A kapp's own sugarkube.yaml (sources and outputs as lists). */
 export const kappDescriptor = obj({

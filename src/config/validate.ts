@@ -48,7 +48,7 @@ function toView(node: YamlNode): View {
 }
 
 /** The node at `path` below `root`, if present. */
-export function nodeAt(root: YamlNode, path: FieldPath): YamlNode | undefined {
+function nodeAt(root: YamlNode, path: FieldPath): YamlNode | undefined {
   let node: YamlNode | undefined = root;
   for (const seg of path) {
     if (!node) return undefined;

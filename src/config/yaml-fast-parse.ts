@@ -1,197 +1,31 @@
 /**
- * A fast YAML front-end for the common shape of configuration files: block maps and lists, single-line plain and
- * quoted scalars, literal and folded block scalars, single-line flow collections, anchors and aliases, comments.
- * It gives up (returns undefined) on anything else — tags, multi-line plain or quoted scalars, explicit keys, tabs,
- * CR line ends, directives, and every syntax error — and the caller then parses with the `yaml` package, which
- * produces the same tree or the error. The `yaml` package parses about 2 MB/s; configuration trees of thousands of
- * kapps need far more.
+ * A fast YAML front-end for the common shape of configuration files: block maps and lists, plain scalars (also
+ * over several lines), single-line quoted scalars, literal and folded block scalars, single-line flow collections,
+ * anchors and aliases, comments. It gives up (returns undefined) on anything else — tags, multi-line quoted scalars,
+ * explicit keys, tabs, CR line ends, directives, and every syntax error — and the caller then parses with the
+ * `yaml` package, which produces the same tree or the error. The `yaml` package parses about 2 MB/s; stacks of
+ * thousands of kapps need far more.
  *
  * Positions follow the `yaml` package's conventions exactly: a scalar spans its text (quotes included), an empty
  * value sits after its indicator and the spaces following it, collections and block scalars start where they begin.
  */
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
-import { TreeAssembler, type YamlNode, type YamlScalarNode } from './yaml-tree.js';
+import {
+  COLON,
+  DASH,
+  FLOW_END,
+  GIVE_UP,
+  HASH,
+  LineScanner,
+  NL,
+  PLAIN_BLOCK,
+  RESERVED_START,
+  SPACE,
+} from './yaml-fast-scanner.js';
+import type { YamlNode, YamlScalarNode } from './yaml-tree.js';
 
-/** Thrown inside the parser to give up; never escapes `parseFast`. */
-class GiveUp extends Error {}
-const GIVE_UP = new GiveUp('not handled by the fast YAML front-end');
-
-const SPACE = 0x20;
-const NL = 0x0a;
-const HASH = 0x23;
-const COLON = 0x3a;
-const DASH = 0x2d;
-
-/** Characters that may not start a plain scalar (`-`, `?`, `:` only when followed by a space). */
-const RESERVED_START = new Set([...',[]{}#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
-/** Characters that end a plain scalar in flow context. */
-const FLOW_END = new Set([...',[]{}'].map((c) => c.charCodeAt(0)));
-
-const SIMPLE_ESCAPES: Record<string, string> = {
-  '0': '\0',
-  a: '\x07',
-  b: '\b',
-  t: '\t',
-  n: '\n',
-  v: '\v',
-  f: '\f',
-  r: '\r',
-  e: '\x1b',
-  ' ': ' ',
-  '"': '"',
-  '/': '/',
-  '\\': '\\',
-  N: '\u0085',
-  _: '\u00a0',
-  L: '\u2028',
-  P: '\u2029',
-};
-
-class FastParser {
-  pos = 0;
-  line = 1;
-  lineStart = 0;
-  /** Set when a document marker (`---`, `...`) ends the first document. */
-  docEnd = false;
-  readonly asm: TreeAssembler;
-
-  constructor(
-    readonly src: string,
-    readonly file: string,
-  ) {
-    this.asm = new TreeAssembler(file);
-  }
-
-  giveUp(): never {
-    throw GIVE_UP;
-  }
-
-  code(i: number): number {
-    return i < this.src.length ? this.src.charCodeAt(i) : NL;
-  }
-
-  /** Whether position i ends the line (newline or end of text). */
-  isEol(i: number): boolean {
-    return i >= this.src.length || this.src.charCodeAt(i) === NL;
-  }
-
-  /** Whether position i is blank (space or end of line). */
-  isBlank(i: number): boolean {
-    const c = this.code(i);
-    return c === SPACE || c === NL;
-  }
-
-  point(offset: number): SourceLocation {
-    return { file: this.file, line: this.line, column: offset - this.lineStart + 1 };
-  }
-
-  span(start: number, end: number): SourceLocation {
-    const column = start - this.lineStart + 1;
-    return { file: this.file, line: this.line, column, endLine: this.line, endColumn: end - this.lineStart + 1 };
-  }
-
-  skipSpaces(): void {
-    while (this.pos < this.src.length && this.src.charCodeAt(this.pos) === SPACE) this.pos++;
-  }
-
-  /** Move to the start of the next line. */
-  newLine(): void {
-    const nl = this.src.indexOf('\n', this.pos);
-    this.pos = nl < 0 ? this.src.length : nl + 1;
-    if (nl >= 0) {
-      this.line++;
-      this.lineStart = this.pos;
-    }
-  }
-
-  /** After a value: only spaces and a comment may follow on the line; moves to the next line. */
-  endLine(): void {
-    const before = this.pos;
-    this.skipSpaces();
-    if (!this.isEol(this.pos)) {
-      if (this.code(this.pos) !== HASH || this.pos === before) this.giveUp();
-    }
-    this.newLine();
-  }
-
-  /**
-   * From a line start, skip blank and comment lines; returns the indent of the next content line (the position
-   * is left at its start), or -1 at the end of the text or of the document.
-   */
-  nextContentLine(): number {
-    const src = this.src;
-    for (;;) {
-      if (this.pos >= src.length) return -1;
-      let i = this.pos;
-      while (i < src.length && src.charCodeAt(i) === SPACE) i++;
-      if (i >= src.length) {
-        this.pos = i;
-        return -1;
-      }
-      const c = src.charCodeAt(i);
-      if (c === NL || c === HASH) {
-        this.newLine();
-        continue;
-      }
-      const indent = i - this.pos;
-      if (indent === 0 && (src.startsWith('---', i) || src.startsWith('...', i)) && this.isBlank(i + 3)) {
-        this.docEnd = true;
-        return -1;
-      }
-      return indent;
-    }
-  }
-
-  /** Whether a block sequence entry (`-` followed by a space or line end) is at position i. */
-  isSeqEntry(i: number): boolean {
-    return this.code(i) === DASH && this.isBlank(i + 1);
-  }
-
-  /** The end (exclusive) of a single-line quoted scalar starting at i, or give up. */
-  quotedEnd(i: number): number {
-    const src = this.src;
-    const q = src.charCodeAt(i);
-    let j = i + 1;
-    for (;;) {
-      if (this.isEol(j)) this.giveUp();
-      const c = src.charCodeAt(j);
-      if (q === 0x22 && c === 0x5c) j += 2;
-      else if (c === q) {
-        if (q === 0x27 && src.charCodeAt(j + 1) === 0x27) j += 2;
-        else return j + 1;
-      } else j++;
-    }
-  }
-
-  /** The value of the quoted scalar src[i..end). */
-  unquote(i: number, end: number): string {
-    const body = this.src.slice(i + 1, end - 1);
-    if (this.src.charCodeAt(i) === 0x27) return body.replaceAll("''", "'");
-    if (!body.includes('\\')) return body;
-    let out = '';
-    for (let k = 0; k < body.length; k++) {
-      const c = body[k] ?? '';
-      if (c !== '\\') {
-        out += c;
-        continue;
-      }
-      const e = body[++k] ?? '';
-      const simple = SIMPLE_ESCAPES[e];
-      if (simple !== undefined) {
-        out += simple;
-        continue;
-      }
-      const len = e === 'x' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
-      const hex = body.slice(k + 1, k + 1 + len);
-      if (len === 0 || !/^[0-9a-fA-F]+$/.test(hex) || hex.length !== len) this.giveUp();
-      const cp = parseInt(hex, 16);
-      if (cp > 0x10ffff) this.giveUp();
-      out += String.fromCodePoint(cp);
-      k += len;
-    }
-    return out;
-  }
-
+/** The block and flow structure of the first document, on top of the scanner. */
+class FastParser extends LineScanner {
   /** End of the key text found by the last successful `implicitKeyAt`. */
   keyEnd = 0;
   /** Position after the `:` of that key. */
@@ -214,19 +48,17 @@ class FastParser {
     }
     if (RESERVED_START.has(c) || c === NL) return false;
     if ((c === DASH || c === 0x3f || c === COLON) && this.isBlank(i + 1)) return false;
-    for (let j = i; ; j++) {
-      if (this.isEol(j)) return false;
-      const d = src.charCodeAt(j);
-      if (d === COLON && this.isBlank(j + 1)) {
-        let end = j;
-        while (src.charCodeAt(end - 1) === SPACE) end--;
-        if (end - i > 1024) this.giveUp();
-        this.keyEnd = end;
-        this.keyAfter = j + 1;
-        return true;
-      }
-      if (d === HASH && src.charCodeAt(j - 1) === SPACE) return false;
-    }
+    // The plain text runs up to `: `, ` #` or the line end; a key is text ending at `: `.
+    PLAIN_BLOCK.lastIndex = i;
+    PLAIN_BLOCK.test(src);
+    const j = PLAIN_BLOCK.lastIndex;
+    if (this.code(j) !== COLON) return false;
+    let end = j;
+    while (src.charCodeAt(end - 1) === SPACE) end--;
+    if (end - i > 1024) this.giveUp();
+    this.keyEnd = end;
+    this.keyAfter = j + 1;
+    return true;
   }
 
   /** The key at pos, just found by `implicitKeyAt`; leaves pos after the `:`. */
@@ -312,12 +144,18 @@ class FastParser {
     return this.inlineLine(indent);
   }
 
-  /** An inline node and the end of its line (block and multi-line plain scalars consume their own lines). */
+  /**
+   * A value starting on the current line at pos: a block scalar or a (possibly multi-line) plain scalar, which
+   * consume their lines, or an alias, flow collection or quoted scalar, after which the line must end.
+   */
   inlineLine(parentIndent: number): YamlNode {
     const c = this.code(this.pos);
+    let node: YamlNode;
     if (c === 0x7c || c === 0x3e) return this.blockScalar(parentIndent);
-    if (c !== 0x2a && c !== 0x5b && c !== 0x7b && c !== 0x22 && c !== 0x27) return this.plainBlock(parentIndent);
-    const node = this.inlineNode();
+    if (c === 0x2a) node = this.alias(false);
+    else if (c === 0x5b || c === 0x7b) node = this.flowNode();
+    else if (c === 0x22 || c === 0x27) node = this.quoted();
+    else return this.plainBlock(parentIndent);
     this.endLine();
     return node;
   }
@@ -361,16 +199,6 @@ class FastParser {
     return this.inlineLine(parentIndent);
   }
 
-  /** A single-line value at pos: alias, flow collection, quoted or plain scalar. */
-  inlineNode(): YamlNode {
-    const i = this.pos;
-    const c = this.code(i);
-    if (c === 0x2a) return this.alias(false);
-    if (c === 0x5b || c === 0x7b) return this.flowNode();
-    if (c === 0x22 || c === 0x27) return this.quoted();
-    return this.plain(false);
-  }
-
   /** A single-line quoted scalar at pos. */
   quoted(): YamlNode {
     const i = this.pos;
@@ -389,39 +217,10 @@ class FastParser {
     return this.asm.alias(this.src.slice(start, j), this.span(start - 1, j));
   }
 
-  /**
-   * Scan one line of a plain scalar starting at pos; returns its end (trailing spaces excluded), pos set there.
-   * A continuation line may start with any character but `#` (a comment) and `: `.
-   */
-  scanPlain(flow: boolean, continuation = false): number {
-    const src = this.src;
+  /** A plain scalar in a flow collection (single-line). */
+  flowPlain(): YamlNode {
     const start = this.pos;
-    const c = this.code(start);
-    if (!continuation && RESERVED_START.has(c)) this.giveUp();
-    if ((c === COLON || (!continuation && (c === DASH || c === 0x3f))) && this.isBlank(start + 1)) this.giveUp();
-    let j = start;
-    for (;;) {
-      if (this.isEol(j)) break;
-      const d = src.charCodeAt(j);
-      if (d === HASH && src.charCodeAt(j - 1) === SPACE) break;
-      if (d === COLON && (this.isBlank(j + 1) || (flow && FLOW_END.has(this.code(j + 1))))) {
-        if (flow) break;
-        this.giveUp();
-      }
-      if (flow && FLOW_END.has(d)) break;
-      j++;
-    }
-    let end = j;
-    while (end > start && src.charCodeAt(end - 1) === SPACE) end--;
-    if (end === start) this.giveUp();
-    this.pos = end;
-    return end;
-  }
-
-  /** A single-line plain scalar at pos (flow context). */
-  plain(flow: boolean): YamlNode {
-    const start = this.pos;
-    const end = this.scanPlain(flow);
+    const end = this.scanPlain(true);
     return this.asm.scalar(this.src.slice(start, end), true, undefined, this.span(start, end));
   }
 
@@ -494,7 +293,7 @@ class FastParser {
     if (c === 0x7b) return this.flowMap();
     if (c === 0x2a) return this.alias(true);
     if (c === 0x22 || c === 0x27) return this.quoted();
-    return this.plain(true);
+    return this.flowPlain();
   }
 
   flowSpaces(): void {

@@ -24,8 +24,8 @@ export type { YamlMapEntry, YamlMapNode, YamlNode, YamlScalarNode, YamlSeqNode }
 export interface YamlOptions {
   /** File name used in locations and diagnostics; default `<input>`. */
   readonly file?: string;
-  /** Which front-end to use; `auto` (the default) tries the fast one first. For tests. */
-  readonly parser?: 'auto' | 'fast' | 'lib';
+  /** `lib` parses with the `yaml` package only; `auto` (the default) tries the fast front-end first. */
+  readonly parser?: 'auto' | 'lib';
 }
 
 /**
@@ -34,10 +34,9 @@ export interface YamlOptions {
  */
 export function parseYamlTree(text: string, options: YamlOptions = {}): YamlNode | null {
   const file = options.file ?? '<input>';
-  const parser = options.parser ?? 'auto';
-  if (parser !== 'lib') {
+  if (options.parser !== 'lib') {
     const fast = parseFast(text, file);
-    if (fast !== undefined || parser === 'fast') return fast ?? null;
+    if (fast !== undefined) return fast;
   }
   return parseWithYamlLib(text, file);
 }

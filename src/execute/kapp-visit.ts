@@ -88,11 +88,17 @@ function describe(e: unknown): { reason: string; detail?: string } {
     return { reason: e.diagnostics[0]?.message ?? e.message, detail: formatDiagnostics(e.diagnostics) };
   }
   if (e instanceof StepFailure || e instanceof KappsError) return { reason: e.message };
-  throw e;
+  // Anything else (a file that cannot be written, a bug) still ends the kapp as failed, with the message.
+  return { reason: e instanceof Error ? e.message : String(e) };
 }
 
 /** Visit a kapp. Never throws for a kapp's own failure: it is the result. */
-export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitPlan, signal: AbortSignal): Promise<KappResult> {
+export async function visitKapp(
+  ctx: VisitContext,
+  kapp: KappModel,
+  plan: VisitPlan,
+  signal: AbortSignal,
+): Promise<KappResult> {
   const { stack, options, emit, redactor } = ctx;
   if (plan.kappEvents !== 'finish') ctx.startedAt.set(kapp.id, Date.now());
   const started = ctx.startedAt.get(kapp.id) ?? Date.now();
@@ -141,7 +147,17 @@ export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitP
         });
       };
       if (!evaluateConditions(step.conditions, step.conditionSite)) {
-        emit({ type: 'step-finished', time: now(), kapp: kapp.id, phase, step: step.name, status: 'skipped', exitCode: null, durationMs: 0, reason: 'conditions are false' });
+        emit({
+          type: 'step-finished',
+          time: now(),
+          kapp: kapp.id,
+          phase,
+          step: step.name,
+          status: 'skipped',
+          exitCode: null,
+          durationMs: 0,
+          reason: 'conditions are false',
+        });
         record('skipped', null, 0, false);
         continue;
       }
@@ -156,7 +172,16 @@ export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitP
         workingDir: step.workingDir,
       });
       if (dryRun) {
-        emit({ type: 'step-finished', time: now(), kapp: kapp.id, phase, step: step.name, status: 'succeeded', exitCode: null, durationMs: 0 });
+        emit({
+          type: 'step-finished',
+          time: now(),
+          kapp: kapp.id,
+          phase,
+          step: step.name,
+          status: 'succeeded',
+          exitCode: null,
+          durationMs: 0,
+        });
         record('succeeded', null, 0, false);
         continue;
       }
@@ -169,7 +194,8 @@ export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitP
         signal,
         ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
         redactor,
-        onOutput: (stream, text) => emit({ type: 'step-output', time: now(), kapp: kapp.id, phase, step: step.name, stream, text }),
+        onOutput: (stream, text) =>
+          emit({ type: 'step-output', time: now(), kapp: kapp.id, phase, step: step.name, stream, text }),
       });
       emit({
         type: 'step-finished',
@@ -216,8 +242,21 @@ export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitP
     if (plan.templates) renderTemplates();
     for (const phase of plan.phases) await runPhase(phase, plan.ignoreErrors);
     if (plan.loadOutputs !== 'no' && kapp.outputIds.length > 0) {
-      await runPhase('output', plan.loadOutputs.stepErrors === 'ignore');
-      load(plan.loadOutputs.missing === 'error');
+      const lenient = plan.loadOutputs.stepErrors === 'ignore';
+      await runPhase('output', lenient);
+      try {
+        load(plan.loadOutputs.missing === 'error');
+      } catch (e) {
+        // A plan goes on without outputs it cannot read (they stay empty maps), and says so.
+        if (!lenient) throw e;
+        emit({
+          type: 'log',
+          time: now(),
+          level: 'warn',
+          message: `outputs not loaded: ${describe(e).reason}`,
+          kapp: kapp.id,
+        });
+      }
       if (plan.templates) renderTemplates();
     }
   } catch (e) {
@@ -251,6 +290,7 @@ export async function visitKapp(ctx: VisitContext, kapp: KappModel, plan: VisitP
     ...(reason ? { reason: redactor.text(reason) } : {}),
     role: plan.role,
     steps,
-    ...(recordable ? { outputs: recordable } : {}),
+    // An ordinary output may pass a secret on (a connection string built from a password): redact it too.
+    ...(recordable ? { outputs: redactor.value(recordable) as GoMap } : {}),
   };
 }

@@ -48,7 +48,9 @@ export function loadOutputs(
     });
     if (!ok) continue;
     if (!output.path) {
-      throw new ConfigError([diagnosticError(`kapp ${kapp.id}: output '${output.id}' has no path`, locationOf(output))]);
+      throw new ConfigError([
+        diagnosticError(`kapp ${kapp.id}: output '${output.id}' has no path`, locationOf(output)),
+      ]);
     }
     const file = path.resolve(kapp.configDir, output.path);
     const empty = !existsSync(file) || statSync(file).size === 0;
@@ -65,8 +67,13 @@ export function loadOutputs(
     try {
       value = parseOutputFile(readFileSync(file, 'utf8'), output.format ?? '', file);
     } catch (e) {
-      if (e instanceof ConfigError) throw e;
-      throw new KappsError(`kapp ${kapp.id}: cannot read output '${output.id}' from ${file}: ${e instanceof Error ? e.message : String(e)}`);
+      const detail =
+        e instanceof ConfigError
+          ? e.diagnostics.map((d) => d.message).join('; ')
+          : e instanceof Error
+            ? e.message
+            : String(e);
+      throw new KappsError(`kapp ${kapp.id}: cannot read output '${output.id}' from ${file}: ${detail}`);
     }
     values[registryKey(output.id)] = value;
     if (output.sensitive) {

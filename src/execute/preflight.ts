@@ -51,7 +51,8 @@ export function checkCommands(
         if (step.conditions.some((c) => parseGoBool(c) !== true)) continue;
         if (step.command === '' || step.command.includes('<no value>')) continue;
         if (check.pathOnly && step.command.includes('/')) continue;
-        if (resolveCommand(step.command, { cwd: step.workingDir, pathEnv: { ...options.env, ...step.env }.PATH })) continue;
+        if (resolveCommand(step.command, { cwd: step.workingDir, pathEnv: { ...options.env, ...step.env }.PATH }))
+          continue;
         missing.push({
           kapp: node.id,
           phase,

@@ -8,7 +8,7 @@
  * words and numbers everywhere.
  */
 import type { RunEvent } from '../report/events.js';
-import { isGoMap, type GoValue } from '../template/value.js';
+import { GoIfaceMap, isGoMap, newGoMap, type GoValue } from '../template/value.js';
 
 /** What replaces a sensitive value. */
 export const REDACTED = '<sensitive>';
@@ -63,6 +63,24 @@ export class Redactor {
   list(items: readonly string[]): string[] {
     return items.map((s) => this.text(s));
   }
+
+  /** A copy of a value with every string in it redacted (for ordinary outputs that pass a secret on). */
+  value(v: GoValue): GoValue {
+    if (this.#secrets.size === 0) return v;
+    if (typeof v === 'string') return this.text(v);
+    if (Array.isArray(v)) return v.map((x) => this.value(x));
+    if (v instanceof GoIfaceMap) {
+      const out = new GoIfaceMap();
+      for (const [k, x] of v) out.set(k, this.value(x));
+      return out;
+    }
+    if (isGoMap(v)) {
+      const out = newGoMap();
+      for (const k in v) out[k] = this.value(v[k] as GoValue);
+      return out;
+    }
+    return v;
+  }
 }
 
 /** The event with every free text in it redacted (identifiers such as kapp and step names are left alone). */
@@ -70,7 +88,12 @@ export function redactEvent(event: RunEvent, redactor: Redactor): RunEvent {
   if (redactor.empty) return event;
   switch (event.type) {
     case 'step-started':
-      return { ...event, command: redactor.text(event.command), args: redactor.list(event.args) };
+      return {
+        ...event,
+        command: redactor.text(event.command),
+        args: redactor.list(event.args),
+        workingDir: redactor.text(event.workingDir),
+      };
     case 'step-output':
       return { ...event, text: redactor.text(event.text) };
     case 'step-finished':

@@ -74,11 +74,31 @@ function planVisits(stack: Stack, options: RunOptions): Map<string, KappVisits> 
     switch (options.command) {
       case 'install':
         if (processed) {
-          const loading = approved ? ({ missing: 'error', stepErrors: 'fail' } as const) : ({ missing: 'tolerate', stepErrors: 'ignore' } as const);
-          visits = { main: { role: 'selected', templates: true, phases, loadOutputs: loading, ignoreErrors: false, kappEvents: 'both' } };
+          const loading = approved
+            ? ({ missing: 'error', stepErrors: 'fail' } as const)
+            : ({ missing: 'tolerate', stepErrors: 'ignore' } as const);
+          visits = {
+            main: {
+              role: 'selected',
+              templates: true,
+              phases,
+              loadOutputs: loading,
+              ignoreErrors: false,
+              kappEvents: 'both',
+            },
+          };
         } else if (hasOutputs) {
           const loading = { missing: 'tolerate', stepErrors: approved ? 'fail' : 'ignore' } as const;
-          visits = { main: { role: 'outputs', templates: true, phases: [], loadOutputs: loading, ignoreErrors: false, kappEvents: 'both' } };
+          visits = {
+            main: {
+              role: 'outputs',
+              templates: true,
+              phases: [],
+              loadOutputs: loading,
+              ignoreErrors: false,
+              kappEvents: 'both',
+            },
+          };
         }
         break;
       case 'delete': {
@@ -94,14 +114,31 @@ function planVisits(stack: Stack, options: RunOptions): Map<string, KappVisits> 
             }
           : undefined;
         const main: VisitPlan | undefined = processed
-          ? { role: 'selected', templates: true, phases, loadOutputs: 'no', ignoreErrors: options.ignoreErrors, kappEvents: load ? 'finish' : 'both' }
+          ? {
+              role: 'selected',
+              templates: true,
+              phases,
+              loadOutputs: 'no',
+              ignoreErrors: options.ignoreErrors,
+              kappEvents: load ? 'finish' : 'both',
+            }
           : undefined;
         visits = { ...(load ? { load } : {}), ...(main ? { main } : {}) };
         break;
       }
       case 'output':
       case 'clean':
-        if (processed) visits = { main: { role: 'selected', templates: false, phases, loadOutputs: 'no', ignoreErrors: false, kappEvents: 'both' } };
+        if (processed)
+          visits = {
+            main: {
+              role: 'selected',
+              templates: false,
+              phases,
+              loadOutputs: 'no',
+              ignoreErrors: false,
+              kappEvents: 'both',
+            },
+          };
         break;
       case 'template':
         if (processed || hasOutputs) {
@@ -186,7 +223,13 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
   /** Report a kapp that ends without (further) visits: skipped, or cancelled if it had started. */
   const finishUnvisited = (id: string, result: NodeResult, role: KappResult['role']): void => {
     if (results.has(id) || !isReported.has(id)) return;
-    const r: KappResult = { id, status: result.status, ...(result.reason ? { reason: redactor.text(result.reason) } : {}), role, steps: [] };
+    const r: KappResult = {
+      id,
+      status: result.status,
+      ...(result.reason ? { reason: redactor.text(result.reason) } : {}),
+      role,
+      steps: [],
+    };
     results.set(id, r);
     const began = ctx.startedAt.get(id);
     emit({
@@ -199,14 +242,22 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
     });
     pending.push(Promise.resolve(deps.onKappFinished?.(r)));
   };
-  const roleOf = (id: string): KappResult['role'] => visits.get(id)?.main?.role ?? visits.get(id)?.load?.role ?? 'selected';
+  const roleOf = (id: string): KappResult['role'] =>
+    visits.get(id)?.main?.role ?? visits.get(id)?.load?.role ?? 'selected';
   const walkNodes: WalkNode[] = nodes.map((n) => ({ id: n.id, deps: n.dependsOn }));
-  const visitOrSkip = async (id: string, plan: VisitPlan | undefined, signal: AbortSignal, record: boolean): Promise<NodeResult> => {
+  const visitOrSkip = async (
+    id: string,
+    plan: VisitPlan | undefined,
+    signal: AbortSignal,
+    record: boolean,
+  ): Promise<NodeResult> => {
     const node = stack.planNode(id);
     const kapp = stack.kapp(id);
     if (!plan) {
       if (!ctx.views.has(id)) ctx.views.set(id, viewFor(ctx, kapp));
-      return node?.selected && !node.conditionsOk ? { status: 'skipped', reason: 'conditions failed' } : { status: 'skipped' };
+      return node?.selected && !node.conditionsOk
+        ? { status: 'skipped', reason: 'conditions failed' }
+        : { status: 'skipped' };
     }
     const result = await visitKapp(ctx, kapp, plan, signal);
     if (record || result.status !== 'succeeded') await recordVisit(result);
@@ -225,7 +276,7 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
       run: (id, signal) => visitOrSkip(id, visits.get(id)?.load, signal, visits.get(id)?.main === undefined),
       // Kapps that only provide outputs end here; the others end in the walk up (or below, when it is not made).
       onNodeFinish: (id, result) => {
-        if (visits.get(id)?.main === undefined) finishUnvisited(id, result, 'outputs');
+        if (visits.get(id)?.main === undefined) finishUnvisited(id, result, roleOf(id));
       },
     });
     const failed = [...load.statuses].find(([, r]) => r.status === 'failed');

@@ -92,7 +92,13 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
   const env: Record<string, string> = { ...ctx.baseEnv, ...step.env };
   const failedStatus = step.ignoreErrors || ctx.ignoreAllErrors ? 'ignored' : 'failed';
   if (step.command === '') {
-    return { status: failedStatus, exitCode: null, timedOut: false, durationMs: 0, reason: `step '${step.name}' of kapp ${ctx.kappId} names no command` };
+    return {
+      status: failedStatus,
+      exitCode: null,
+      timedOut: false,
+      durationMs: 0,
+      reason: `step '${step.name}' of kapp ${ctx.kappId} names no command`,
+    };
   }
   const resolved = resolveCommand(step.command, { cwd: step.workingDir, pathEnv: env.PATH });
   if (!resolved) {

@@ -21,7 +21,12 @@ export interface RenderedTemplates {
 }
 
 /** Render the templates of a kapp whose conditions hold. */
-export function renderKappTemplates(stack: Stack, kapp: KappModel, vars: GoMap, options: { dryRun: boolean }): RenderedTemplates {
+export function renderKappTemplates(
+  stack: Stack,
+  kapp: KappModel,
+  vars: GoMap,
+  options: { dryRun: boolean },
+): RenderedTemplates {
   const paths = new Map<string, string>();
   const sensitive: string[] = [];
   for (const [id, target] of stack.templateTargets(kapp, vars)) {
@@ -31,7 +36,10 @@ export function renderKappTemplates(stack: Stack, kapp: KappModel, vars: GoMap, 
     }
     const candidates = path.isAbsolute(target.source)
       ? [target.source]
-      : [path.resolve(kapp.configDir, target.source), ...stack.config.template_dirs.map((d) => path.resolve(d, target.source))];
+      : [
+          path.resolve(kapp.configDir, target.source),
+          ...stack.config.template_dirs.map((d) => path.resolve(d, target.source)),
+        ];
     const source = candidates.find((c) => existsSync(c));
     if (!source) {
       throw new ConfigError([

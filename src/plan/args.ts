@@ -21,7 +21,7 @@ const SEPARATORS = ' \t\r\n';
 /** What Go prints for a missing key: kept as one literal word. */
 const NO_VALUE = '<no value>';
 /** Text made only of word characters that no rule above treats specially, and separators. */
-const PLAIN_WORDS = /^[A-Za-z0-9_.,:=@%+/\-\[\]{} \t\r\n]*$/;
+const PLAIN_WORDS = /^[\w.,:=@%+/\-[\]{} \t\r\n]*$/;
 const QUOTE_HINT = 'quote it (e.g. \'|\' or "2>&1") to pass it as an argument';
 
 /** Text that shell-quote reads back as exactly `s`, whatever it contains. */

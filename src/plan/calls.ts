@@ -22,7 +22,8 @@ export interface ProducedStep {
 
 function nestingError(chain: readonly StepRef[], kappId: string, locate: Locate): Diagnostic {
   const path = chain.map((ref) => ref.step.call ?? '').join(' → ');
-  const related: RelatedInformation[] = chain.map((ref) => {
+  // Each call of the chain once (a step that calls itself would otherwise be listed at every level).
+  const related: RelatedInformation[] = [...new Set(chain)].map((ref) => {
     const location = locate(ref.step, 'call') ?? locate(ref.step);
     return { message: `${stepLabel(ref)} calls '${ref.step.call ?? ''}'`, ...(location ? { location } : {}) };
   });

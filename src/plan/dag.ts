@@ -67,8 +67,8 @@ export class KappDag {
   readonly #nodes: ReadonlyMap<string, DagNode>;
   readonly #parents: ReadonlyMap<string, readonly string[]>;
   readonly #children: ReadonlyMap<string, readonly string[]>;
-  /** `parent\0child` → edge. */
-  readonly #edges: ReadonlyMap<string, DagEdge>;
+  /** Per kapp, the edge of each of its parents, in the order of `#parents`. */
+  readonly #edges: ReadonlyMap<string, readonly DagEdge[]>;
   #graph: Graph<undefined, DagNode, DagEdge> | undefined;
 
   /** Use `buildDag`. */
@@ -77,7 +77,7 @@ export class KappDag {
     nodes: ReadonlyMap<string, DagNode>,
     parents: ReadonlyMap<string, readonly string[]>,
     children: ReadonlyMap<string, readonly string[]>,
-    edges: ReadonlyMap<string, DagEdge>,
+    edges: ReadonlyMap<string, readonly DagEdge[]>,
   ) {
     this.ids = ids;
     this.#nodes = nodes;
@@ -90,7 +90,7 @@ export class KappDag {
   get graph(): Graph<undefined, DagNode, DagEdge> {
     if (!this.#graph) {
       const g = new Graph<undefined, DagNode, DagEdge>({ directed: true });
-      for (const id of this.ids) g.setNode(id, this.#nodes.get(id) as DagNode);
+      for (const id of this.ids) g.setNode(id, this.#nodes.get(id));
       for (const id of this.ids) for (const p of this.parents(id)) g.setEdge(p, id, this.edge(p, id) as DagEdge);
       this.#graph = g;
     }
@@ -104,7 +104,12 @@ export class KappDag {
 
   /** Ids the kapp depends on, in the order declared. */
   parents(id: string): string[] {
-    return [...(this.#parents.get(id) ?? [])];
+    return [...this.parentsOf(id)];
+  }
+
+  /** As `parents`, without copying: do not modify the result. */
+  parentsOf(id: string): readonly string[] {
+    return this.#parents.get(id) ?? [];
   }
 
   /** Ids that depend on the kapp, in stack order of declaration. */
@@ -114,7 +119,8 @@ export class KappDag {
 
   /** The edge through which `child` depends on `parent`, if any. */
   edge(parent: string, child: string): DagEdge | undefined {
-    return this.#edges.get(`${parent}\u0000${child}`);
+    const i = this.parentsOf(child).indexOf(parent);
+    return i < 0 ? undefined : this.#edges.get(child)?.[i];
   }
 
   /** All ids, parents before children, ties in stack order. */
@@ -151,6 +157,32 @@ function cycleDiagnostic(cycle: readonly string[], dag: KappDag): Diagnostic {
   });
 }
 
+/** Whether every node can be ordered after its parents (Kahn's algorithm over positions). */
+function isAcyclic(
+  ids: readonly string[],
+  parents: ReadonlyMap<string, readonly string[]>,
+  children: ReadonlyMap<string, readonly string[]>,
+): boolean {
+  const pending = new Map<string, number>();
+  const ready: string[] = [];
+  for (const id of ids) {
+    const n = parents.get(id)?.length ?? 0;
+    pending.set(id, n);
+    if (n === 0) ready.push(id);
+  }
+  let seen = 0;
+  while (ready.length > 0) {
+    const id = ready.pop() as string;
+    seen++;
+    for (const child of children.get(id) ?? []) {
+      const left = (pending.get(child) ?? 0) - 1;
+      pending.set(child, left);
+      if (left === 0) ready.push(child);
+    }
+  }
+  return seen === ids.length;
+}
+
 /**
  * The dependency graph of `manifests` (in stack order). Errors, all collected into one `ConfigError`: duplicate
  * manifest ids, duplicate kapp ids, unknown dependencies (with a suggestion), self-dependencies and cycles (each
@@ -161,7 +193,8 @@ export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
   const nodes = new Map<string, DagNode>();
   const parents = new Map<string, string[]>();
   const children = new Map<string, string[]>();
-  const edges = new Map<string, DagEdge>();
+  const edges = new Map<string, DagEdge[]>();
+  const manyParents = new Map<string, Set<string>>();
   const ids: string[] = [];
   const manifestsSeen = new Map<string, DagManifestInput>();
   const pending: PendingEdge[] = [];
@@ -202,6 +235,7 @@ export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
       nodes.set(id, node);
       parents.set(id, []);
       children.set(id, []);
+      edges.set(id, []);
       ids.push(id);
       if (manifest.sequential && before !== undefined) {
         const dependency = { id: before, conditionsOk: true, ...(kapp.location ? { location: kapp.location } : {}) };
@@ -226,17 +260,28 @@ export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
         error(`kapp '${child}' depends on '${parent}', which does not exist`, location, hint ? { hint } : {}),
       );
     } else {
-      const key = `${parent}\u0000${child}`;
-      if (!edges.has(key)) {
-        edges.set(key, { ...(location ? { location } : {}), sequential });
-        parents.get(child)?.push(parent);
+      const ofChild = parents.get(child) ?? [];
+      // A dependency written twice is one edge. Kapps have few dependencies, so a scan is cheapest; a set takes
+      // over for the rare kapp with very many.
+      let known = ofChild.length > 32 ? manyParents.get(child) : undefined;
+      if (ofChild.length > 32 && !known) {
+        known = new Set(ofChild);
+        manyParents.set(child, known);
+      }
+      if (!(known ? known.has(parent) : ofChild.includes(parent))) {
+        known?.add(parent);
+        ofChild.push(parent);
+        edges.get(child)?.push({ ...(location ? { location } : {}), sequential });
         children.get(parent)?.push(child);
       }
     }
   }
 
   const dag = new KappDag(ids, nodes, parents, children, edges);
-  for (const cycle of findCycles(ids, (id) => parents.get(id) ?? [])) problems.push(cycleDiagnostic(cycle, dag));
+  // Looking for cycles costs more than ordering; only look when ordering shows there is one.
+  if (!isAcyclic(ids, parents, children)) {
+    for (const cycle of findCycles(ids, (id) => parents.get(id) ?? [])) problems.push(cycleDiagnostic(cycle, dag));
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return dag;
 }

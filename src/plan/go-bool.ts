@@ -37,7 +37,8 @@ export interface ConditionSite {
   readonly location?: SourceLocation;
 }
 
-function ordinal(n: number): string {
+/** `1st`, `2nd`, `3rd`, `4th`, … `11th`, `21st`. */
+export function ordinal(n: number): string {
   const mod100 = n % 100;
   const suffix = mod100 >= 11 && mod100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
   return `${n}${suffix}`;

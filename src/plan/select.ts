@@ -91,15 +91,26 @@ function quoteList(texts: readonly string[], none: string): string {
   return texts.length === 0 ? none : texts.map((t) => `'${t}'`).join(', ');
 }
 
-function unmatchedWarnings(kind: string, matcher: Matcher, dag: KappDag): Diagnostic[] {
+/** The selectors of `matcher` that matched no kapp, each with the closest existing id or manifest when there is one. */
+function unmatched(matcher: Matcher, dag: KappDag): { selector: Selector; hint?: string }[] {
   const manifestIds = [...new Set(dag.ids.map((id) => dag.node(id)?.manifestId ?? ''))];
   return matcher.selectors
     .filter((s) => !matcher.used.has(s))
     .map((s) => {
+      if (s.manifestId.includes('*') || (s.kappId.includes('*') && s.kappId !== '*')) {
+        return { selector: s, hint: "'*' is a wildcard only as the whole kapp part, as in 'manifest-id:*'" };
+      }
       const close = s.kappId === '*' ? closestMatch(s.manifestId, manifestIds) : closestMatch(s.text, dag.ids);
-      const hint = close === undefined ? undefined : `did you mean '${s.kappId === '*' ? `${close}:*` : close}'?`;
-      return warning(`${kind} selector '${s.text}' matches no kapp`, undefined, hint ? { hint } : {});
+      return close === undefined
+        ? { selector: s }
+        : { selector: s, hint: `did you mean '${s.kappId === '*' ? `${close}:*` : close}'?` };
     });
+}
+
+function unmatchedWarnings(kind: string, matcher: Matcher, dag: KappDag): Diagnostic[] {
+  return unmatched(matcher, dag).map(({ selector, hint }) =>
+    warning(`${kind} selector '${selector.text}' matches no kapp`, undefined, hint ? { hint } : {}),
+  );
 }
 
 /**
@@ -111,31 +122,38 @@ function unmatchedWarnings(kind: string, matcher: Matcher, dag: KappDag): Diagno
 export function selectKapps(dag: KappDag, options: SelectOptions = {}): Selection {
   const include = new Matcher((options.include ?? []).map(parseSelector));
   const exclude = new Matcher((options.exclude ?? []).map(parseSelector));
-  const selected: string[] = [];
-  for (const id of dag.ids) {
-    const node = dag.node(id);
-    if (!node) continue;
-    // Both matchers see every kapp, so a selector's "matches no kapp" warning is never a side effect of the other.
-    const included = include.matches(node.manifestId, id) || include.selectors.length === 0;
-    const excluded = exclude.matches(node.manifestId, id);
-    if (included && !excluded) selected.push(id);
+  const everything = include.selectors.length === 0 && exclude.selectors.length === 0;
+  const selected: string[] = everything ? [...dag.ids] : [];
+  if (!everything) {
+    for (const id of dag.ids) {
+      const node = dag.node(id);
+      if (!node) continue;
+      // Both matchers see every kapp, so a selector's "matches no kapp" warning is never a side effect of the other.
+      const included = include.matches(node.manifestId, id) || include.selectors.length === 0;
+      const excluded = exclude.matches(node.manifestId, id);
+      if (included && !excluded) selected.push(id);
+    }
   }
   if (selected.length === 0) {
     const message = `nothing was matched by including ${quoteList(options.include ?? [], 'everything')} and excluding ${quoteList(options.exclude ?? [], 'nothing')}`;
     if (include.selectors.length === 0 && exclude.selectors.length === 0) {
       throw new ConfigError([{ severity: 'error', message }]);
     }
-    throw new UsageError(message);
+    // The suggestions for include selectors that matched nothing say what was probably meant.
+    const hints = unmatched(include, dag).flatMap((u) => (u.hint ? [`'${u.selector.text}': ${u.hint}`] : []));
+    throw new UsageError(hints.length ? `${message} (${hints.join('; ')})` : message);
   }
 
   const isSelected = new Set(selected);
   const inSubGraph = new Set(selected);
-  const queue = [...selected];
-  for (let head = 0; head < queue.length; head++) {
-    for (const parent of dag.parents(queue[head] ?? '')) {
-      if (!inSubGraph.has(parent)) {
-        inSubGraph.add(parent);
-        queue.push(parent);
+  if (!everything) {
+    const queue = [...selected];
+    for (let head = 0; head < queue.length; head++) {
+      for (const parent of dag.parentsOf(queue[head] ?? '')) {
+        if (!inSubGraph.has(parent)) {
+          inSubGraph.add(parent);
+          queue.push(parent);
+        }
       }
     }
   }

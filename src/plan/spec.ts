@@ -49,21 +49,23 @@ export interface StackSpec {
 
 /** The spec form of a planned step: what `kapps generate` prints and a release records. */
 export function toSpecStep(step: PlannedStep): SpecStep {
-  return {
+  const spec: SpecStep = {
     name: step.name,
     unit: step.unit,
     command: step.command,
     args: [...step.args],
     env: { ...step.env },
     workingDir: step.workingDir,
-    ...(step.timeout !== undefined ? { timeout: step.timeout } : {}),
-    expectedExitCode: step.expectedExitCode,
-    ignoreErrors: step.ignoreErrors,
-    loadOutputs: step.loadOutputs,
-    ...(step.stdout !== undefined ? { stdout: step.stdout } : {}),
-    ...(step.stderr !== undefined ? { stderr: step.stderr } : {}),
-    ...(step.print !== undefined ? { print: step.print } : {}),
-    ...(step.conditions.length > 0 ? { conditions: [...step.conditions] } : {}),
-    mergePriority: step.mergePriority,
   };
+  // Keys in this order, optional ones only when set (assignments: this runs for every step of a big stack).
+  if (step.timeout !== undefined) spec.timeout = step.timeout;
+  spec.expectedExitCode = step.expectedExitCode;
+  spec.ignoreErrors = step.ignoreErrors;
+  spec.loadOutputs = step.loadOutputs;
+  if (step.stdout !== undefined) spec.stdout = step.stdout;
+  if (step.stderr !== undefined) spec.stderr = step.stderr;
+  if (step.print !== undefined) spec.print = step.print;
+  if (step.conditions.length > 0) spec.conditions = [...step.conditions];
+  spec.mergePriority = step.mergePriority;
+  return spec;
 }

@@ -68,6 +68,10 @@ export function unitConditionSite(unit: RunUnitConfig, kappId: string, locate: L
 
 /** The condition site of a step's `conditions`, evaluated by the executor when the step is reached. */
 export function stepConditionSite(ref: StepRef, kappId: string, locate: Locate): ConditionSite {
+  if (!ref.step.conditions?.length) {
+    const at = locate(ref.step);
+    return { kapp: kappId, owner: stepLabel(ref), conditionLocations: [], ...(at ? { location: at } : {}) };
+  }
   const location = locate(ref.step, 'conditions') ?? locate(ref.step);
   return {
     kapp: kappId,

@@ -7,7 +7,7 @@ import { error, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { tokeniseArgs } from './args.js';
 import type { ProducedStep } from './calls.js';
 import { parseGoBool } from './go-bool.js';
-import type { PlannedStep } from './planned-step.js';
+import type { PlannedStep, PlannedStepLocations } from './planned-step.js';
 import { describeStep, quoteValue, stepConditionSite, type Locate, type StepRef } from './step-context.js';
 
 /** The priority of a step that sets none. */
@@ -108,15 +108,28 @@ export class StepConverter {
     }
 
     const env: Record<string, string> = { ...step.env_vars };
-    for (const [name, value] of Object.entries(unit.env_vars ?? {})) if (!(name in env)) env[name] = value;
+    if (unit.env_vars) for (const name in unit.env_vars) if (!(name in env)) env[name] = unit.env_vars[name] as string;
     const workingDir = absolute(this.cacheRoot, step.working_dir || unit.working_dir || '.');
-    const binaries = [...new Set([...(step.binaries ?? []), ...(unit.binaries ?? [])])];
+    const binaries =
+      step.binaries?.length || unit.binaries?.length
+        ? [...new Set([...(step.binaries ?? []), ...(unit.binaries ?? [])])]
+        : [];
     const locate = this.locate;
+    const locations: { -readonly [K in keyof PlannedStepLocations]: PlannedStepLocations[K] } = {
+      via: produced.via.map((r) => locate(r.step, 'call') ?? locate(r.step)),
+    };
     const stepLocation = locate(step);
-    const commandLocation = locate(step, 'command');
-    const argsLocation = locate(step, 'args');
+    if (stepLocation) locations.step = stepLocation;
+    if (step.command !== undefined) {
+      const at = locate(step, 'command');
+      if (at) locations.command = at;
+    }
+    if (step.args !== undefined) {
+      const at = locate(step, 'args');
+      if (at) locations.args = at;
+    }
 
-    return {
+    const planned: PlannedStep = {
       unit: unit.name,
       declaredIn: ref.phase,
       name: step.name ?? '',
@@ -124,23 +137,21 @@ export class StepConverter {
       args: tokens.args,
       env,
       workingDir,
-      ...(step.stdout ? { stdout: absolute(workingDir, step.stdout) } : {}),
-      ...(step.stderr ? { stderr: absolute(workingDir, step.stderr) } : {}),
-      ...(step.print ? { print: step.print } : {}),
       expectedExitCode: expectedExitCode ?? 0,
       ignoreErrors,
       loadOutputs,
-      ...(timeout ? { timeout } : {}),
-      conditions: [...(step.conditions ?? [])],
+      conditions: step.conditions ? [...step.conditions] : [],
       conditionSite: stepConditionSite(ref, this.kappId, locate),
       mergePriority: produced.priority ?? DEFAULT_MERGE_PRIORITY,
       binaries,
-      locations: {
-        ...(stepLocation ? { step: stepLocation } : {}),
-        ...(commandLocation ? { command: commandLocation } : {}),
-        ...(argsLocation ? { args: argsLocation } : {}),
-        via: produced.via.map((r) => locate(r.step, 'call') ?? locate(r.step)),
-      },
+      locations,
     };
+    // Optional fields are set only when configured (assignments are cheaper than spreads in a hot loop).
+    const optional = planned as { -readonly [K in keyof PlannedStep]: PlannedStep[K] };
+    if (step.stdout) optional.stdout = absolute(workingDir, step.stdout);
+    if (step.stderr) optional.stderr = absolute(workingDir, step.stderr);
+    if (step.print) optional.print = step.print;
+    if (timeout) optional.timeout = timeout;
+    return planned;
   }
 }

@@ -37,6 +37,10 @@ const HEADER = '# A kapps release record. Written by kapps; see `kapps release s
 export class FileReleaseStore implements ReleaseStore {
   readonly description: string;
   readonly #root: string;
+  /** What this store last wrote to each file, to skip re-reading it on the next compare-and-set. */
+  readonly #written = new Map<string, { modifiedAt: string; ino: bigint; size: bigint; mtimeNs: bigint }>();
+  /** The YAML text of the last spec written, keyed by its JSON (a spec does not change during a run). */
+  #specText: { json: string; text: string } | undefined;
 
   /** `root` is `$KAPPS_HOME` or the configured backend directory. */
   constructor(root: string) {
@@ -88,12 +92,13 @@ export class FileReleaseStore implements ReleaseStore {
       await unlink(temp).catch(() => undefined);
     }
     await syncDirectory(dir);
+    await this.#remember(target, release.modifiedAt);
   }
 
   async update(release: Release, options: UpdateOptions = {}): Promise<void> {
     const dir = this.directoryOf(release.project, release.stack);
     const target = this.fileOf(release.project, release.stack, release.revision);
-    if (options.ifModifiedAt !== undefined) {
+    if (options.ifModifiedAt !== undefined && !(await this.#unchangedSinceOwnWrite(target, options.ifModifiedAt))) {
       const current = await this.#read(release.project, release.stack, release.revision);
       if (!current) throw notFound(release);
       if (current.modifiedAt !== options.ifModifiedAt) {
@@ -121,6 +126,31 @@ export class FileReleaseStore implements ReleaseStore {
       throw new ReleaseStoreError(`cannot write ${target}: ${errorMessage(error)}`, { cause: error });
     }
     await syncDirectory(dir);
+    await this.#remember(target, release.modifiedAt);
+  }
+
+  /**
+   * Whether `file` is exactly what this store last wrote with `modifiedAt` (same inode, size and mtime), so the
+   * compare-and-set needs no re-read. Anything else (another writer, an unlock) falls back to reading the record.
+   */
+  async #unchangedSinceOwnWrite(file: string, modifiedAt: string): Promise<boolean> {
+    const own = this.#written.get(file);
+    if (!own || own.modifiedAt !== modifiedAt) return false;
+    try {
+      const st = await stat(file, { bigint: true });
+      return st.ino === own.ino && st.size === own.size && st.mtimeNs === own.mtimeNs;
+    } catch {
+      return false;
+    }
+  }
+
+  async #remember(file: string, modifiedAt: string): Promise<void> {
+    try {
+      const st = await stat(file, { bigint: true });
+      this.#written.set(file, { modifiedAt, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs });
+    } catch {
+      this.#written.delete(file);
+    }
   }
 
   close(): Promise<void> {
@@ -180,7 +210,7 @@ export class FileReleaseStore implements ReleaseStore {
   /** Write the record to a new temp file in `dir` (mode 0600), fsynced; return its path. */
   async #writeTemp(dir: string, release: Release): Promise<string> {
     const temp = join(dir, `.${release.revision}.yaml.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    const text = HEADER + stringify(orderRelease(release), { lineWidth: 0 });
+    const text = HEADER + this.#yaml(release);
     await this.#io(`cannot write ${temp}`, async () => {
       const handle = await open(temp, 'wx', 0o600);
       try {
@@ -191,6 +221,25 @@ export class FileReleaseStore implements ReleaseStore {
       }
     });
     return temp;
+  }
+
+  /**
+   * The record as YAML, one top-level key at a time (a concatenation of single-key maps is the same document);
+   * the spec, the large part that does not change during a run, is rendered once and reused.
+   */
+  #yaml(release: Release): string {
+    const ordered = orderRelease(release) as unknown as Record<string, unknown>;
+    let out = '';
+    for (const [key, value] of Object.entries(ordered)) {
+      if (key === 'spec') {
+        const json = JSON.stringify(value);
+        if (this.#specText?.json !== json) this.#specText = { json, text: stringify({ spec: value }, { lineWidth: 0 }) };
+        out += this.#specText.text;
+      } else {
+        out += stringify({ [key]: value }, { lineWidth: 0 });
+      }
+    }
+    return out;
   }
 
   async #io<T>(what: string, action: () => Promise<T>): Promise<T> {

@@ -107,6 +107,12 @@ export async function beginRelease(options: BeginReleaseOptions): Promise<Releas
   return new ReleaseRecorder(store, release, now, options.heartbeatMs ?? HEARTBEAT_MS);
 }
 
+/** Changes waiting for the next write, and the callers waiting for them to be saved. */
+interface PendingBatch {
+  readonly changes: ((release: Release) => void)[];
+  readonly waiters: { resolve: () => void; reject: (error: unknown) => void }[];
+}
+
 /**
  * An open release. Writes are serialised (one at a time, in call order) and each replaces the stored record
  * atomically, only if nobody else changed it since this recorder's last write; if someone did (the release was
@@ -118,6 +124,7 @@ export class ReleaseRecorder {
   readonly #desired: Release;
   #persisted: string;
   #queue: Promise<unknown> = Promise.resolve();
+  #pending: PendingBatch | undefined;
   #timer: NodeJS.Timeout | undefined;
   #finishing: Promise<Release> | undefined;
   #lost: ReleaseConflictError | undefined;
@@ -217,28 +224,53 @@ export class ReleaseRecorder {
     return finishing;
   }
 
-  /** Queue one change; it is applied to the wanted record and the whole record is written. */
+  /**
+   * Queue one change; it is applied to the wanted record and the whole record is written. Changes queued while a
+   * write is in flight are written together by the next write (each caller's promise still resolves only once its
+   * change is on disk), so a burst of kapps finishing at once costs one write, not one each.
+   */
   #write(change: (release: Release) => void): Promise<void> {
-    const run = this.#queue.then(async () => {
-      if (this.#lost) throw this.#lost;
-      change(this.#desired);
-      const next = structuredClone(this.#desired);
-      next.modifiedAt = this.#stamp();
-      try {
-        await this.#store.update(next, { ifModifiedAt: this.#persisted });
-      } catch (error) {
-        if (error instanceof ReleaseConflictError) {
-          this.#lost = lostError(this.#desired, error);
-          clearInterval(this.#timer);
-          throw this.#lost;
-        }
-        throw error;
+    return new Promise<void>((resolve, reject) => {
+      let batch = this.#pending;
+      if (!batch) {
+        const created: PendingBatch = { changes: [], waiters: [] };
+        batch = created;
+        this.#pending = created;
+        this.#queue = this.#queue.then(() => this.#flush(created));
       }
-      this.#persisted = next.modifiedAt;
-      this.#desired.modifiedAt = next.modifiedAt;
+      batch.changes.push(change);
+      batch.waiters.push({ resolve, reject });
     });
-    this.#queue = run.catch(() => undefined);
-    return run;
+  }
+
+  async #flush(batch: PendingBatch): Promise<void> {
+    // From here on, new changes start the next batch.
+    if (this.#pending === batch) this.#pending = undefined;
+    try {
+      await this.#writeNow(batch.changes);
+      for (const w of batch.waiters) w.resolve();
+    } catch (error) {
+      for (const w of batch.waiters) w.reject(error);
+    }
+  }
+
+  async #writeNow(changes: readonly ((release: Release) => void)[]): Promise<void> {
+    if (this.#lost) throw this.#lost;
+    for (const change of changes) change(this.#desired);
+    const next = structuredClone(this.#desired);
+    next.modifiedAt = this.#stamp();
+    try {
+      await this.#store.update(next, { ifModifiedAt: this.#persisted });
+    } catch (error) {
+      if (error instanceof ReleaseConflictError) {
+        this.#lost = lostError(this.#desired, error);
+        clearInterval(this.#timer);
+        throw this.#lost;
+      }
+      throw error;
+    }
+    this.#persisted = next.modifiedAt;
+    this.#desired.modifiedAt = next.modifiedAt;
   }
 
   /** A modification time strictly after the last one written, so each write is told apart from the others. */

@@ -19,6 +19,8 @@ export interface DagInputSource {
   render<T>(kapp: KappModel, value: T, vars: GoValue, what: string): T;
 }
 
+const EMPTY = newGoMap();
+
 function at(location: SourceLocation | undefined): { location?: SourceLocation } {
   return location ? { location } : {};
 }
@@ -30,8 +32,10 @@ function kappInput(source: DagInputSource, kapp: KappModel, problems: Diagnostic
   let dependsOn: DagDependencyInput[] = [];
   try {
     // Variables are rendered only when the conditions or dependencies read them.
-    const vars = containsTemplate(rawConds) || containsTemplate(rawDeps) ? source.variables(kapp) : newGoMap();
-    const conds = source.render(kapp, rawConds, vars, 'conditions');
+    const templated =
+      (rawConds.length > 0 && containsTemplate(rawConds)) || (rawDeps.length > 0 && containsTemplate(rawDeps));
+    const vars = templated ? source.variables(kapp) : EMPTY;
+    const conds = templated ? source.render(kapp, rawConds, vars, 'conditions') : rawConds;
     conditionsOk =
       conds.length === 0 ||
       evaluateConditions(conds, {
@@ -39,7 +43,7 @@ function kappInput(source: DagInputSource, kapp: KappModel, problems: Diagnostic
         conditionLocations: conds.map((_, i) => locationOf(conds, i)),
         ...at(locationOf(kapp.descriptor.conditions ?? kapp.entry)),
       });
-    const deps: DependsOnConfig[] = source.render(kapp, rawDeps, vars, 'depends_on');
+    const deps: readonly DependsOnConfig[] = templated ? source.render(kapp, rawDeps, vars, 'depends_on') : rawDeps;
     dependsOn = deps.map((d) => {
       const conds2 = d.conditions ?? [];
       const ok =

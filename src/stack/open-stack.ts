@@ -6,11 +6,19 @@
 import { existsSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadKappDescriptor, loadManifest, loadProjectConfig, loadStack, loadVarsFile } from '../config/index.js';
+import {
+  defaultProjectConfig,
+  loadKappDescriptor,
+  loadManifest,
+  loadProjectConfig,
+  loadStack,
+  loadVarsFile,
+} from '../config/index.js';
 import type { StackOverrides } from '../config/index.js';
 import { locationOf } from '../config/locations.js';
-import type { KappDescriptor, ManifestConfig } from '../config/types.js';
-import { error as diagnosticError, type Diagnostic } from '../diagnostics/diagnostic.js';
+import type { KappDescriptor, ManifestConfig, StackConfig } from '../config/types.js';
+import { parseSelector } from '../plan/select.js';
+import { error as diagnosticError, warning as diagnosticWarning, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { newGoMap, type GoMap } from '../template/value.js';
 import { layerKapp } from '../vars/layers.js';
@@ -36,8 +44,13 @@ export interface OpenStackRequest {
   readonly parents?: boolean;
   /** `$KUBECONFIG` (the `.kubeconfig` variable). */
   readonly kubeconfig?: string;
-  /** Go's missingkey=error while rendering. */
+  /** `--strict-vars`: `<no value>` in a command, argument or condition is an error, not a warning. */
   readonly strict?: boolean;
+  /**
+   * Warn about kapps whose git sources are not in the workspace (their sugarkube.yaml cannot be read): for the
+   * planning commands, which never fetch anything.
+   */
+  readonly warnUnfetched?: boolean;
 }
 
 /** The default workspace of a stack. */
@@ -45,13 +58,20 @@ export function defaultWorkspace(stackFile: string, stackName: string): string {
   return path.join(path.dirname(path.resolve(stackFile)), '.kapps-workspace', stackName);
 }
 
-/** Parsed vars files, shared by every kapp that walks onto them. */
+/** Parsed vars files, shared by every kapp that walks onto them; a file that cannot be read counts as empty. */
 class VarsFileCache {
   readonly #files = new Map<string, GoMap>();
+  constructor(private readonly problems: Diagnostic[]) {}
   load(file: string): GoMap {
     let m = this.#files.get(file);
     if (!m) {
-      m = loadVarsFile(file);
+      try {
+        m = loadVarsFile(file);
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        this.problems.push(...e.diagnostics);
+        m = newGoMap();
+      }
       this.#files.set(file, m);
     }
     return m;
@@ -107,10 +127,13 @@ function findKappConfigPlace(
   return file ? { file, dir: path.dirname(file) } : undefined;
 }
 
-/** Load the manifests of a stack; duplicate manifest ids are reported by the DAG. */
-function loadManifests(stackManifests: Parameters<typeof loadManifest>[0][], warnings: Diagnostic[]): ManifestConfig[] {
+/** Load the manifests of a stack, collecting the problems of every file; duplicate ids are reported by the DAG. */
+function loadManifests(
+  stackManifests: Parameters<typeof loadManifest>[0][],
+  warnings: Diagnostic[],
+  problems: Diagnostic[],
+): ManifestConfig[] {
   const out: ManifestConfig[] = [];
-  const problems: Diagnostic[] = [];
   for (const ref of stackManifests) {
     try {
       const { manifest, warnings: w } = loadManifest(ref);
@@ -121,38 +144,95 @@ function loadManifests(stackManifests: Parameters<typeof loadManifest>[0][], war
       problems.push(...e.diagnostics);
     }
   }
-  if (problems.length) throw new ConfigError(problems);
   return out;
 }
 
-/** Open a stack (see the module doc). Throws `ConfigError` with every problem found in the files. */
+/** A diagnostic per configured vars directory that does not exist. */
+function missingVarsDirs(stack: StackConfig, dirs: DirCache): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const key of ['provider_vars_dirs', 'kapp_vars_dirs'] as const) {
+    stack[key].forEach((dir, i) => {
+      if (dirs.isDir(dir)) return;
+      const what = existsSync(dir) ? 'is not a directory' : 'does not exist';
+      out.push(
+        diagnosticError(`${key}: ${dir} ${what}`, locationOf(stack[key], i) ?? locationOf(stack, key), {
+          path: `${stack.name}.${key}[${i}]`,
+        }),
+      );
+    });
+  }
+  return out;
+}
+
+/**
+ * Diagnostics grouped by file, the stack file first and the others in the order they were first met, each file's
+ * in line order (diagnostics without a location last).
+ */
+function byFile(diagnostics: readonly Diagnostic[], stackFile: string): Diagnostic[] {
+  const rank = new Map<string, number>([[stackFile, 0]]);
+  for (const d of diagnostics) if (d.location && !rank.has(d.location.file)) rank.set(d.location.file, rank.size);
+  const key = (d: Diagnostic): number => (d.location ? (rank.get(d.location.file) ?? 0) : rank.size);
+  return [...diagnostics].sort(
+    (a, b) =>
+      key(a) - key(b) ||
+      (a.location?.line ?? 0) - (b.location?.line ?? 0) ||
+      (a.location?.column ?? 0) - (b.location?.column ?? 0),
+  );
+}
+
+function unfetchedWarning(ids: readonly string[], workspace: string): Diagnostic {
+  const shown = ids.length > 5 ? [...ids.slice(0, 5), `${ids.length - 5} more`] : [...ids];
+  const last = shown.pop() ?? '';
+  const list = shown.length ? `${shown.join(', ')} and ${last}` : last;
+  const message =
+    ids.length === 1
+      ? `kapp ${list} has git sources that are not in the workspace ${workspace}; its sugarkube.yaml is not read`
+      : `kapps ${list} have git sources that are not in the workspace ${workspace}; their sugarkube.yaml files are not read`;
+  return diagnosticWarning(message, undefined, {
+    hint: 'fetch them with `kapps workspace create` (same arguments), or pass the workspace directory',
+  });
+}
+
+/**
+ * Open a stack (see the module doc). A malformed selector is a `UsageError`, found before any file is read; every
+ * problem of the files is collected into one `ConfigError`.
+ */
 export function openStack(request: OpenStackRequest): Stack {
+  for (const selector of [...(request.include ?? []), ...(request.exclude ?? [])]) parseSelector(selector);
   const warnings: Diagnostic[] = [];
+  const problems: Diagnostic[] = [];
   const { stack, warnings: stackWarnings } = loadStack(request.stackFile, request.stackName, request.overrides ?? {});
   warnings.push(...stackWarnings);
-  const { config: project, warnings: projectWarnings } = loadProjectConfig({
-    ...(request.configFile !== undefined ? { configFile: request.configFile } : {}),
-    cwd: request.cwd,
-    stackFile: stack.file,
-    homeDir: request.homeDir ?? os.homedir(),
-  });
-  warnings.push(...projectWarnings);
-  const manifests = loadManifests(stack.manifests, warnings);
+  let project = defaultProjectConfig();
+  try {
+    const loaded = loadProjectConfig({
+      ...(request.configFile !== undefined ? { configFile: request.configFile } : {}),
+      cwd: request.cwd,
+      stackFile: stack.file,
+      homeDir: request.homeDir ?? os.homedir(),
+    });
+    project = loaded.config;
+    warnings.push(...loaded.warnings);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    problems.push(...e.diagnostics);
+  }
+  const manifests = loadManifests(stack.manifests, warnings, problems);
   const workspace = path.resolve(request.cwd, request.workspace ?? defaultWorkspace(stack.file, stack.name));
 
   const walker = new VarFileWalker();
   const dirs = new DirCache();
-  const files = new VarsFileCache();
-  const problems: Diagnostic[] = [];
-  for (const dir of [...stack.provider_vars_dirs, ...stack.kapp_vars_dirs]) {
-    if (!existsSync(dir)) problems.push(diagnosticError(`vars directory ${dir} does not exist`, locationOf(stack)));
-  }
-  if (problems.length) throw new ConfigError(problems);
+  const files = new VarsFileCache(problems);
+  problems.push(...missingVarsDirs(stack, dirs));
   const providerNames = providerVarNames(stack);
-  const providerVars = mergeAll(stack.provider_vars_dirs.flatMap((d) => walker.walk(d, providerNames)).map((f) => files.load(f)));
+  const providerVars = mergeAll(
+    stack.provider_vars_dirs.flatMap((d) => walker.walk(d, providerNames)).map((f) => files.load(f)),
+  );
 
   const refById = new Map(stack.manifests.map((m) => [m.id, m] as const));
   const kapps: KappModel[] = [];
+  /** Kapps with a git source missing from the workspace and no sugarkube.yaml found elsewhere. */
+  const unfetched: string[] = [];
   for (const manifest of manifests) {
     const ref = refById.get(manifest.id);
     const manifestDir = path.dirname(manifest.file);
@@ -182,6 +262,8 @@ export function openStack(request: OpenStackRequest): Stack {
         problems.push(diagnosticError(e.message, locationOf(entry)));
       }
       const configFile = place?.file;
+      if (!place && sources.some((src) => src.kind === 'git' && !dirs.isDir(sourceDir(cacheRoot, src))))
+        unfetched.push(id);
       let descriptor = withoutKappFile;
       if (configFile) {
         try {
@@ -218,7 +300,8 @@ export function openStack(request: OpenStackRequest): Stack {
       });
     }
   }
-  if (problems.length) throw new ConfigError(problems);
+  if (problems.length) throw new ConfigError(byFile(problems, stack.file));
+  if (unfetched.length && request.warnUnfetched) warnings.push(unfetchedWarning(unfetched, workspace));
   return new Stack({
     project,
     stack,

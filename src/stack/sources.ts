@@ -28,7 +28,10 @@ export function resolveSources(
     }
     let parsed;
     try {
-      parsed = uri.includes('.git') || uri.startsWith('file://') ? parseSourceUri(uri) : ({ kind: 'file', path: uri } as const);
+      parsed =
+        uri.includes('.git') || uri.startsWith('file://')
+          ? parseSourceUri(uri)
+          : ({ kind: 'file', path: uri } as const);
     } catch (e) {
       if (!(e instanceof SourceUriError)) throw e;
       problems.push(diagnosticError(`kapp ${kappFqId}: ${e.message}`, at));
@@ -51,7 +54,8 @@ export function resolveSources(
       continue;
     }
     // A local repository path is relative to the manifest, like a file source.
-    const repo = /^[./]/.test(parsed.repo) && !parsed.repo.includes(':') ? path.resolve(manifestDir, parsed.repo) : parsed.repo;
+    const repo =
+      /^[./]/.test(parsed.repo) && !parsed.repo.includes(':') ? path.resolve(manifestDir, parsed.repo) : parsed.repo;
     out.push({ kind: 'git', id, fqId: sourceFqId(parsed, source.id), repo, path: parsed.path, ref });
   }
   return out;

@@ -1,12 +1,14 @@
 /**
  * An opened stack and everything derived from it without running anything: each kapp's variables and rendered
- * descriptor, the DAG, the selection, and the planned run steps of every phase. Results that do not depend on
- * outputs are cached, so a stack of thousands of kapps renders each kapp's variables once.
+ * descriptor, the DAG, the selection, and the planned run steps of every phase.
+ *
+ * Work is done lazily and cached: a kapp's variables are rendered only when something it plans reads them, once
+ * per distinct set of inputs (outputs view, rendered templates, phase extras), so a stack of 10,000 kapps renders
+ * each kapp's variables at most a few times.
  */
 import path from 'node:path';
 import { copyLocations, locationOf } from '../config/locations.js';
 import type {
-  DependsOnConfig,
   KappDescriptor,
   ManifestConfig,
   ProjectConfig,
@@ -14,26 +16,25 @@ import type {
   StackConfig,
   TemplateConfig,
 } from '../config/types.js';
-import {
-  error as diagnosticError,
-  warning as diagnosticWarning,
-  type Diagnostic,
-  type SourceLocation,
-} from '../diagnostics/diagnostic.js';
-import { ConfigError } from '../diagnostics/errors.js';
-import { buildDag, type DagManifestInput, type KappDag } from '../plan/dag.js';
-import { evaluateConditions } from '../plan/go-bool.js';
+import { error as diagnosticError, warning as diagnosticWarning, type Diagnostic } from '../diagnostics/diagnostic.js';
+import { ConfigError, InternalError } from '../diagnostics/errors.js';
+import { buildDag, type KappDag } from '../plan/dag.js';
+import { evaluateConditions, ordinal } from '../plan/go-bool.js';
 import { selectKapps, type PlanNode, type Selection } from '../plan/select.js';
-import { toSpecStep, type SpecKapp, type StackSpec } from '../plan/spec.js';
+import { toSpecStep, type SpecKapp, type SpecStep, type StackSpec } from '../plan/spec.js';
 import { planSteps, type PlannedStep } from '../plan/steps.js';
 import { PHASES, type Phase } from '../report/events.js';
 import { isTemplate } from '../template/index.js';
 import { isGoMap, newGoMap, type GoMap, type GoValue } from '../template/value.js';
 import { mergeMaps } from '../vars/merge.js';
 import { outputsView, withPlaceholders } from '../vars/outputs.js';
-import { containsTemplate, renderOnce, renderVariables, type RenderContext } from '../vars/render.js';
+import { containsTemplate, locateRendered, renderOnce, renderVariables, type RenderContext } from '../vars/render.js';
 import { assembleVariables, stackVariables, type StepExtras } from '../vars/variables.js';
+import { dagInputs } from './dag-inputs.js';
 import type { KappModel } from './kapp-model.js';
+import { uniqueDiagnostics } from './unique-diagnostics.js';
+
+export { uniqueDiagnostics } from './unique-diagnostics.js';
 
 const NO_VALUE = '<no value>';
 
@@ -47,26 +48,32 @@ interface VarsMemoEntry {
   readonly vars: GoMap;
 }
 
-/**
- * Diagnostics without repeats: planning the six phases of a kapp meets the same broken step up to six times, and
- * it must be reported once.
- */
-export function uniqueDiagnostics(diagnostics: readonly Diagnostic[]): Diagnostic[] {
-  const seen = new Set<string>();
-  return diagnostics.filter((d) => {
-    const at = d.location ? `${d.location.file}:${d.location.line}:${d.location.column}` : '';
-    const key = `${d.severity}\u0000${at}\u0000${d.message}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-}
-
 function hasKeys(m: GoMap): boolean {
   for (const _ in m) return true;
   return false;
 }
 
+/** True when some template string inside `value` mentions `needle` (cheaply false when the text has neither). */
+function templatesMention(value: unknown, needle: string): boolean {
+  try {
+    const text = JSON.stringify(value);
+    if (text !== undefined && !(text.includes('{{') && text.includes(needle))) return false;
+  } catch {
+    // Values JSON cannot hold: walk them.
+  }
+  return walkMentions(value, needle);
+}
+
+function walkMentions(value: unknown, needle: string): boolean {
+  if (typeof value === 'string') return isTemplate(value) && value.includes(needle);
+  if (Array.isArray(value)) return value.some((v) => walkMentions(v, needle));
+  if (value && typeof value === 'object' && !(value instanceof Map)) {
+    for (const v of Object.values(value)) if (walkMentions(v, needle)) return true;
+  }
+  return false;
+}
+
+/** What `openStack` gives the `Stack` constructor. */
 export interface StackInit {
   readonly project: ProjectConfig;
   readonly stack: StackConfig;
@@ -76,13 +83,14 @@ export interface StackInit {
   readonly providerVars: GoMap;
   readonly warnings: Diagnostic[];
   readonly kubeconfig: string;
+  /** `--strict-vars`: `<no value>` in a command, argument or condition is an error, not a warning. */
   readonly strict: boolean;
   readonly include: readonly string[];
   readonly exclude: readonly string[];
   readonly parents: boolean;
 }
 
-/** Per-kapp state that changes while a run goes: what templates were rendered to. */
+/** Per-kapp state that changes while a run goes: outputs loaded, templates rendered. */
 export interface KappRuntime {
   /** The kapp's view of `.outputs`. */
   readonly outputs?: GoMap;
@@ -90,22 +98,29 @@ export interface KappRuntime {
   readonly renderedTemplates?: ReadonlyMap<string, string>;
 }
 
-/** True when some template string inside `value` mentions `needle`. */
-function templatesMention(value: unknown, needle: string): boolean {
-  if (typeof value === 'string') return isTemplate(value) && value.includes(needle);
-  if (Array.isArray(value)) return value.some((v) => templatesMention(v, needle));
-  if (value && typeof value === 'object' && !(value instanceof Map)) {
-    for (const v of Object.values(value)) if (templatesMention(v, needle)) return true;
-  }
-  return false;
+/** Options of `Stack.spec`. */
+export interface SpecOptions {
+  /** Phases to plan (the others are empty lists); default all six. */
+  readonly phases?: readonly Phase[];
+  /** Only these kapps of the sub-graph. */
+  readonly onlyIds?: ReadonlySet<string>;
+  /**
+   * Report what a run would trip over: `<no value>` in commands, arguments and conditions (a warning, an error with
+   * --strict-vars) and step conditions that are not booleans; default true. Off when recording a release's spec.
+   */
+  readonly checkNoValue?: boolean;
 }
 
+/** A stack opened by `openStack`: see the module comment. */
 export class Stack {
   readonly project: ProjectConfig;
   readonly config: StackConfig;
   readonly manifests: readonly ManifestConfig[];
+  /** Absolute workspace directory. */
   readonly workspace: string;
+  /** Every kapp of every manifest, in stack order. */
   readonly kapps: readonly KappModel[];
+  /** Warnings found so far (loading, selection, planning); printed by the commands. */
   readonly warnings: Diagnostic[];
   readonly dag: KappDag;
   readonly selection: Selection;
@@ -113,22 +128,23 @@ export class Stack {
   readonly #planNodes = new Map<string, PlanNode>();
   readonly #providerVars: GoMap;
   readonly #kubeconfig: string;
-  /** `--strict-vars`: `<no value>` in a command, argument or condition is an error, not a warning. */
   readonly #strictVars: boolean;
   readonly #noValueSeen = new Set<string>();
+  /** Each kapp's variables without outputs, rendered templates or extras. */
   readonly #baseVars = new Map<string, GoMap>();
-  /** Recently rendered variable maps per kapp, by the identity of their inputs (planning asks for the same ones repeatedly). */
+  /** Recently rendered variable maps per kapp, by the identity of their inputs. */
   readonly #varsMemo = new Map<string, VarsMemoEntry[]>();
   /** Rendered run units and template targets per variable map. */
   readonly #unitsFor = new WeakMap<GoMap, RunUnitConfig[]>();
   readonly #targetsFor = new WeakMap<GoMap, Map<string, string>>();
   readonly #phaseDependent = new Map<string, boolean>();
-  /** Whether provider vars or stack vars read `.sugarkube` (then every kapp plans each phase apart). */
+  /** Whether provider vars or stack vars read `.sugarkube` (then every kapp renders each phase apart). */
   #stackMentionsSugarkube: boolean | undefined;
   /** The stack-wide fragments of every variable map, merged once. */
   #stackVars: GoMap | undefined;
   /** Each kapp's vars files merged with its descriptor's `vars` (the unrendered `.kapp.vars`). */
   readonly #kappVars = new Map<string, GoMap>();
+  #placeholderViews: Map<string, GoMap> | undefined;
 
   constructor(init: StackInit) {
     this.project = init.project;
@@ -141,16 +157,16 @@ export class Stack {
     this.#kubeconfig = init.kubeconfig;
     this.#strictVars = init.strict;
     for (const k of init.kapps) this.#byId.set(k.id, k);
-    this.dag = buildDag(this.#dagInputs());
+    this.dag = buildDag(dagInputs(this, this.manifests));
     this.selection = selectKapps(this.dag, { include: init.include, exclude: init.exclude, parents: init.parents });
     this.warnings.push(...this.selection.warnings);
     for (const n of this.selection.nodes) this.#planNodes.set(n.id, n);
   }
 
-  /** The kapp with this `manifest:kapp` id. */
+  /** The kapp with this `manifest:kapp` id (it must exist). */
   kapp(id: string): KappModel {
     const k = this.#byId.get(id);
-    if (!k) throw new Error(`no kapp ${id}`);
+    if (!k) throw new InternalError(`no kapp ${id} in stack ${this.config.name}`);
     return k;
   }
 
@@ -161,7 +177,7 @@ export class Stack {
 
   #context(kapp: KappModel): RenderContext {
     const location = locationOf(kapp.entry);
-    return { subject: `kapp ${kapp.id}`, ...(location ? { location } : {}) };
+    return { subject: `kapp '${kapp.id}'`, ...(location ? { location } : {}) };
   }
 
   /** `.kapp.templates`: each template's source, dest, sensitive flag and rendered path ('' until rendered). */
@@ -180,7 +196,8 @@ export class Stack {
 
   /**
    * The rendered variable map of a kapp. Results are cached by the identity of `runtime.outputs`,
-   * `runtime.renderedTemplates` and the extras (an empty view or map counts as none), so treat them as read-only.
+   * `runtime.renderedTemplates` and the extras (an empty view or map counts as none): treat all of them, and the
+   * result, as read-only.
    */
   variables(kapp: KappModel, runtime: KappRuntime = {}, extras?: StepExtras): GoMap {
     const outputs = runtime.outputs && hasKeys(runtime.outputs) ? runtime.outputs : undefined;
@@ -194,6 +211,7 @@ export class Stack {
     const memo = cacheable ? undefined : (this.#varsMemo.get(kapp.id) ?? []);
     const hit = memo?.find((m) => m.outputs === outputs && m.templates === templates && m.extras === extrasKey);
     if (hit) return hit.vars;
+
     this.#stackVars ??= stackVariables(this.config, this.#providerVars);
     let kappVars = this.#kappVars.get(kapp.id);
     if (!kappVars) {
@@ -217,11 +235,34 @@ export class Stack {
     });
     const vars = renderVariables(assembled, this.#context(kapp));
     if (memo) {
-      memo.unshift({ ...(outputs ? { outputs } : {}), ...(templates ? { templates } : {}), ...(extrasKey ? { extras: extrasKey } : {}), vars });
+      memo.unshift({
+        ...(outputs ? { outputs } : {}),
+        ...(templates ? { templates } : {}),
+        ...(extrasKey ? { extras: extrasKey } : {}),
+        vars,
+      });
       if (memo.length > VARS_MEMO_SIZE) memo.pop();
       this.#varsMemo.set(kapp.id, memo);
-    } else this.#baseVars.set(kapp.id, vars);
+    } else {
+      this.#baseVars.set(kapp.id, vars);
+    }
     return vars;
+  }
+
+  /**
+   * The variables run steps are planned with: as `variables`, and when the kapp's templates have not been rendered
+   * yet (`runtime.renderedTemplates` absent), `.kapp.templates.<id>.rendered_path` is the path each template whose
+   * conditions hold will be rendered to.
+   */
+  planningVariables(kapp: KappModel, runtime: KappRuntime = {}, extras?: StepExtras): GoMap {
+    const vars = this.variables(kapp, runtime, extras);
+    if (runtime.renderedTemplates || (kapp.descriptor.templates?.length ?? 0) === 0) return vars;
+    let targets = this.#targetsFor.get(vars);
+    if (!targets) {
+      targets = new Map([...this.templateTargets(kapp, vars)].map(([id, t]) => [id, t.dest] as const));
+      this.#targetsFor.set(vars, targets);
+    }
+    return this.variables(kapp, { ...runtime, renderedTemplates: targets }, extras);
   }
 
   /** Whether a kapp's descriptor or variables read `.sugarkube` (action/dry-run), so each phase renders apart. */
@@ -229,11 +270,15 @@ export class Stack {
     let v = this.#phaseDependent.get(kapp.id);
     if (v === undefined) {
       this.#stackMentionsSugarkube ??=
-        templatesMention(this.#providerVars, 'sugarkube') || templatesMention(this.config.vars, 'sugarkube');
+        walkMentions(this.#providerVars, 'sugarkube') || walkMentions(this.config.vars, 'sugarkube');
+      // Free maps (vars, metadata) may hold big integers, which JSON cannot: they are walked.
+      const { vars, metadata, ...rest } = kapp.descriptor;
       v =
         this.#stackMentionsSugarkube ||
-        templatesMention(kapp.descriptor, 'sugarkube') ||
-        templatesMention(kapp.kappVarsFromFiles, 'sugarkube');
+        templatesMention(rest, 'sugarkube') ||
+        walkMentions(vars, 'sugarkube') ||
+        walkMentions(metadata, 'sugarkube') ||
+        walkMentions(kapp.kappVarsFromFiles, 'sugarkube');
       this.#phaseDependent.set(kapp.id, v);
     }
     return v;
@@ -244,77 +289,34 @@ export class Stack {
     return containsTemplate(kapp.descriptor.run_units ?? []);
   }
 
-  /** Render a part of a kapp's descriptor against its variables. */
+  /** Render a part of a kapp's descriptor against its variables (the result may share unrendered parts). */
   render<T>(kapp: KappModel, value: T, vars: GoValue, what: string): T {
     return renderOnce(value, vars, this.#context(kapp), what);
   }
 
-  /** The whole descriptor rendered (vars and metadata are taken from the variables instead). */
+  /** The whole descriptor rendered; its `vars` are the rendered `.kapp.vars` of `vars`. */
   renderDescriptor(kapp: KappModel, vars: GoMap): KappDescriptor {
-    const { vars: _v, metadata: _m, ...rest } = kapp.descriptor;
-    const rendered: KappDescriptor = this.render(kapp, rest, vars, '');
+    const { vars: _v, ...rest } = kapp.descriptor;
+    const rendered: KappDescriptor = { ...this.render(kapp, rest, vars, '') };
     const kappVars = isGoMap(vars.kapp) ? vars.kapp.vars : undefined;
     if (isGoMap(kappVars)) rendered.vars = kappVars;
     return rendered;
   }
 
-  #dagInputs(): DagManifestInput[] {
-    const problems: Diagnostic[] = [];
-    const inputs = this.manifests.map((manifest) => ({
-      id: manifest.id,
-      sequential: manifest.sequential,
-      ...(locationOf(manifest) ? { location: locationOf(manifest) } : {}),
-      kapps: manifest.kapps.map((entry) => {
-        const kapp = this.kapp(`${manifest.id}:${entry.id}`);
-        let conditionsOk = true;
-        let dependsOn: { id: string; conditionsOk: boolean; location?: ReturnType<typeof locationOf> }[] = [];
-        try {
-          const rawConds = kapp.descriptor.conditions ?? [];
-          const rawDeps = kapp.descriptor.depends_on ?? [];
-          // Variables are rendered only when the conditions or dependencies need them.
-          const vars = containsTemplate(rawConds) || containsTemplate(rawDeps) ? this.variables(kapp) : newGoMap();
-          const conds = this.render(kapp, rawConds, vars, 'conditions');
-          conditionsOk = evaluateConditions(conds, {
-            kapp: kapp.id,
-            conditionLocations: conds.map((_, i) => locationOf(conds, i)),
-            ...(locationOf(kapp.descriptor.conditions ?? kapp.entry) ? { location: locationOf(kapp.descriptor.conditions ?? kapp.entry) } : {}),
-          });
-          const deps: DependsOnConfig[] = this.render(kapp, rawDeps, vars, 'depends_on');
-          dependsOn = deps.map((d) => {
-            const conds2 = d.conditions ?? [];
-            const ok = evaluateConditions(conds2, {
-              kapp: kapp.id,
-              owner: `dependency '${d.id}'`,
-              conditionLocations: conds2.map((_, i) => locationOf(conds2, i)),
-              ...(locationOf(d) ? { location: locationOf(d) } : {}),
-            });
-            return { id: d.id, conditionsOk: ok, ...(locationOf(d) ? { location: locationOf(d) } : {}) };
-          });
-        } catch (e) {
-          if (!(e instanceof ConfigError)) throw e;
-          problems.push(...e.diagnostics);
-        }
-        return {
-          kappId: entry.id,
-          conditionsOk,
-          dependsOn,
-          ...(locationOf(entry) ? { location: locationOf(entry) } : {}),
-        };
-      }),
-    }));
-    if (problems.length) throw new ConfigError(problems);
-    return inputs as DagManifestInput[];
-  }
-
   /** The would-be (or actual) rendered path of each template whose conditions hold, for `.kapp.templates.*.rendered_path`. */
-  templateTargets(kapp: KappModel, vars: GoMap): Map<string, { template: TemplateConfig; source: string; dest: string }> {
+  templateTargets(
+    kapp: KappModel,
+    vars: GoMap,
+  ): Map<string, { template: TemplateConfig; source: string; dest: string }> {
     const out = new Map<string, { template: TemplateConfig; source: string; dest: string }>();
     for (const t of kapp.descriptor.templates ?? []) {
       const rendered = this.render(kapp, t, vars, `templates.${t.id}`);
       copyLocations(t, rendered);
-      const ok = evaluateConditions(rendered.conditions ?? [], {
+      const conditions = rendered.conditions ?? [];
+      const ok = evaluateConditions(conditions, {
         kapp: kapp.id,
         owner: `template '${t.id}'`,
+        conditionLocations: conditions.map((_, i) => locationOf(conditions, i)),
         ...(locationOf(t) ? { location: locationOf(t) } : {}),
       });
       if (!ok) continue;
@@ -324,33 +326,28 @@ export class Stack {
     return out;
   }
 
+  /** The kapp's run units rendered as `planPhase` renders them (`phase` matters only to kapps that read `.sugarkube`). */
+  renderedRunUnits(kapp: KappModel, runtime: KappRuntime, phase: Phase, dryRun: boolean): RunUnitConfig[] {
+    if (!this.#planNeedsVariables(kapp)) return kapp.descriptor.run_units ?? [];
+    const extras = this.#dependsOnExtras(kapp) ? { action: phase, dryRun } : undefined;
+    const vars = this.planningVariables(kapp, runtime, extras);
+    let rendered = this.#unitsFor.get(vars);
+    if (!rendered) {
+      // Rendered run units are only planned: link them to their origins rather than copying locations.
+      rendered = renderOnce(kapp.descriptor.run_units ?? [], vars, this.#context(kapp), 'run_units', { origins: true });
+      this.#unitsFor.set(vars, rendered);
+    }
+    return rendered;
+  }
+
   /**
    * The planned steps of one phase. `runtime.outputs` is the kapp's `.outputs` view (plan mode: placeholders);
    * templates not yet rendered show the path they will be rendered to.
    */
   planPhase(kapp: KappModel, phase: Phase, runtime: KappRuntime, dryRun: boolean, checkNoValue = true): PlannedStep[] {
-    if (!this.#planNeedsVariables(kapp)) {
-      // Nothing to render: the run units are planned as written.
-      const steps = planSteps(kapp.descriptor.run_units ?? [], phase, { kappId: kapp.id, cacheRoot: kapp.cacheRoot });
-      if (checkNoValue) this.#checkNoValue(kapp, phase, steps);
-      return steps;
-    }
-    const extras = this.#dependsOnExtras(kapp) ? { action: phase, dryRun } : undefined;
-    let vars = this.variables(kapp, runtime, extras);
-    if (!runtime.renderedTemplates && (kapp.descriptor.templates?.length ?? 0) > 0) {
-      let targets = this.#targetsFor.get(vars);
-      if (!targets) {
-        targets = new Map([...this.templateTargets(kapp, vars)].map(([id, t]) => [id, t.dest] as const));
-        this.#targetsFor.set(vars, targets);
-      }
-      vars = this.variables(kapp, { ...runtime, renderedTemplates: targets }, extras);
-    }
-    let units = this.#unitsFor.get(vars);
-    if (!units) {
-      units = this.render(kapp, kapp.descriptor.run_units ?? [], vars, 'run_units');
-      this.#unitsFor.set(vars, units);
-    }
-    const steps = planSteps(units, phase, { kappId: kapp.id, cacheRoot: kapp.cacheRoot });
+    const context = { kappId: kapp.id, cacheRoot: kapp.cacheRoot, locate: locateRendered };
+    const units = this.renderedRunUnits(kapp, runtime, phase, dryRun);
+    const steps = planSteps(units, phase, context);
     if (checkNoValue) this.#checkNoValue(kapp, phase, steps);
     return steps;
   }
@@ -359,45 +356,75 @@ export class Stack {
   #checkNoValue(kapp: KappModel, phase: Phase, steps: readonly PlannedStep[]): void {
     const found: Diagnostic[] = [];
     for (const step of steps) {
-      const fields: [string, string[], SourceLocation | undefined][] = [
-        ['command', [step.command], step.locations.command],
-        ['args', step.args, step.locations.args],
-        ['conditions', step.conditions, step.locations.step],
-      ];
-      for (const [field, values, at] of fields) {
-        if (!values.some((v) => v.includes(NO_VALUE))) continue;
-        const message = `kapp ${kapp.id}, ${phase} step '${step.name}' (run unit '${step.unit}'): ${field} contain ${NO_VALUE}, a variable that is not set`;
-        const hint = 'check the variable names in this field; `kapps vars` shows what is set';
+      const report = (field: string, at: Diagnostic['location']): void => {
+        const message = `step '${step.name}' of run unit '${step.unit}' (${phase}) in kapp '${kapp.id}': ${field} ${NO_VALUE}, so a variable it reads is not set`;
+        const hint = '`kapps vars` shows the variables that are set';
         if (this.#strictVars) found.push(diagnosticError(message, at, { hint }));
         else if (!this.#noValueSeen.has(message)) {
           this.#noValueSeen.add(message);
           this.warnings.push(diagnosticWarning(message, at, { hint }));
         }
-      }
+      };
+      if (step.command.includes(NO_VALUE)) report('its command renders', step.locations.command ?? step.locations.step);
+      if (step.args.some((a) => a.includes(NO_VALUE)))
+        report('its args render', step.locations.args ?? step.locations.step);
+      step.conditions.forEach((c, i) => {
+        if (!c.includes(NO_VALUE)) return;
+        const at = step.conditionSite.conditionLocations?.[i] ?? step.conditionSite.location;
+        report(`its ${ordinal(i + 1)} condition renders`, at);
+      });
     }
     if (found.length) throw new ConfigError(found);
   }
 
-  /** The `.outputs` views of every kapp in the sub-graph when no output has been produced (plan mode). */
+  /**
+   * Step conditions that will not be Go booleans when the step is reached: those that render something else now,
+   * unless they read something only a run provides (`<no value>`, or `map[]`: an output not produced yet).
+   */
+  stepConditionProblems(steps: readonly PlannedStep[]): Diagnostic[] {
+    const out: Diagnostic[] = [];
+    for (const step of steps) {
+      if (step.conditions.length === 0 || step.conditions.some((c) => c.includes(NO_VALUE) || c.includes('map['))) {
+        continue;
+      }
+      try {
+        evaluateConditions(step.conditions, step.conditionSite);
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        out.push(...e.diagnostics);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The `.outputs` views of every kapp in the sub-graph when no output has been produced (plan mode): each declared
+   * output is an empty map, passed down the DAG as a run passes real outputs. Computed once.
+   */
   placeholderViews(): Map<string, GoMap> {
+    if (this.#placeholderViews) return this.#placeholderViews;
     const views = new Map<string, GoMap>();
     for (const id of this.dag.topologicalOrder()) {
       const node = this.#planNodes.get(id);
       if (!node) continue;
       const kapp = this.kapp(id);
-      const parents = node.dependsOn
-        .map((p) => ({ manifestId: this.kapp(p).manifestId, view: views.get(p) }))
-        .filter((p): p is { manifestId: string; view: GoMap } => p.view !== undefined);
+      const parents: { manifestId: string; view: GoMap }[] = [];
+      for (const p of node.dependsOn) {
+        const view = views.get(p);
+        if (view && hasKeys(view)) parents.push({ manifestId: this.kapp(p).manifestId, view });
+      }
+      const values = kapp.outputIds.length ? withPlaceholders(newGoMap(), kapp.outputIds) : undefined;
       views.set(
         id,
-        outputsView({ manifestId: kapp.manifestId, kappId: kapp.kappId, values: withPlaceholders(newGoMap(), kapp.outputIds) }, parents),
+        outputsView({ manifestId: kapp.manifestId, kappId: kapp.kappId, ...(values ? { values } : {}) }, parents),
       );
     }
+    this.#placeholderViews = views;
     return views;
   }
 
   /** The resolved spec (what `kapps generate` prints) of the selection's sub-graph, in stack order. */
-  spec(options: { phases?: readonly Phase[]; onlyIds?: ReadonlySet<string>; checkNoValue?: boolean } = {}): StackSpec {
+  spec(options: SpecOptions = {}): StackSpec {
     const phases = options.phases ?? PHASES;
     // Outputs are only read through variables; skip building the views when no planned kapp renders any.
     const needViews = this.selection.nodes.some((n) => this.#planNeedsVariables(this.kapp(n.id)));
@@ -407,11 +434,14 @@ export class Stack {
     for (const node of this.selection.nodes) {
       if (options.onlyIds && !options.onlyIds.has(node.id)) continue;
       const kapp = this.kapp(node.id);
-      const specPhases = Object.fromEntries(PHASES.map((p) => [p, []])) as unknown as Record<Phase, ReturnType<typeof toSpecStep>[]>;
+      const runtime = { outputs: views.get(node.id) ?? newGoMap() };
+      const specPhases = {} as Record<Phase, SpecStep[]>;
+      for (const phase of PHASES) specPhases[phase] = [];
       for (const phase of phases) {
         try {
-          const runtime = { outputs: views.get(node.id) ?? newGoMap() };
-          specPhases[phase] = this.planPhase(kapp, phase, runtime, false, options.checkNoValue ?? true).map(toSpecStep);
+          const planned = this.planPhase(kapp, phase, runtime, false, options.checkNoValue ?? true);
+          if (options.checkNoValue ?? true) problems.push(...this.stepConditionProblems(planned));
+          specPhases[phase] = planned.map(toSpecStep);
         } catch (e) {
           if (!(e instanceof ConfigError)) throw e;
           problems.push(...e.diagnostics);

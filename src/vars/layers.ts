@@ -110,17 +110,38 @@ export function mergeDescriptor(lower: KappDescriptor, higher: KappDescriptor): 
   const set = <K extends keyof KappDescriptor>(key: K, value: KappDescriptor[K] | undefined): void => {
     if (value !== undefined) out[key] = value;
   };
-  set('sources', mergeKeyed(lower.sources, higher.sources, (s) => s.id, mergeSource));
-  set('outputs', mergeKeyed(lower.outputs, higher.outputs, (o) => o.id, mergeOutput));
+  set(
+    'sources',
+    mergeKeyed(lower.sources, higher.sources, (s) => s.id, mergeSource),
+  );
+  set(
+    'outputs',
+    mergeKeyed(lower.outputs, higher.outputs, (o) => o.id, mergeOutput),
+  );
   set(
     'templates',
-    mergeKeyed<TemplateConfig>(lower.templates, higher.templates, (t) => t.id, (_l, h) => h),
+    mergeKeyed<TemplateConfig>(
+      lower.templates,
+      higher.templates,
+      (t) => t.id,
+      (_l, h) => h,
+    ),
   );
-  set('run_units', mergeKeyed(lower.run_units, higher.run_units, (u) => u.name, mergeUnit));
+  // Unit names match case-insensitively: Sugarkube lower-cased the names it read from sugarkube-conf.yaml, so kapps
+  // wrote `helm` to extend a program's `Helm` unit.
+  set(
+    'run_units',
+    mergeKeyed(lower.run_units, higher.run_units, (u) => u.name.toLowerCase(), mergeUnit),
+  );
   set('requires', replaceList(lower.requires, higher.requires));
   set('conditions', replaceList(lower.conditions, higher.conditions));
   set('depends_on', replaceList(lower.depends_on, higher.depends_on));
-  for (const key of ['pre_install_actions', 'post_install_actions', 'pre_delete_actions', 'post_delete_actions'] as const) {
+  for (const key of [
+    'pre_install_actions',
+    'post_install_actions',
+    'pre_delete_actions',
+    'post_delete_actions',
+  ] as const) {
     set(key, replaceList<ActionConfig>(lower[key], higher[key]));
   }
   if (lower.vars || higher.vars) out.vars = mergeMaps(lower.vars ?? newGoMap(), higher.vars ?? newGoMap());
@@ -131,10 +152,20 @@ export function mergeDescriptor(lower: KappDescriptor, higher: KappDescriptor): 
   return out;
 }
 
-/** Fold layers, lowest precedence first. */
+function isEmptyLayer(d: KappDescriptor): boolean {
+  for (const k in d) if (d[k as keyof KappDescriptor] !== undefined) return false;
+  return true;
+}
+
+/**
+ * Fold layers, lowest precedence first. When a single layer sets anything, it is returned itself: treat the result
+ * as read-only.
+ */
 export function mergeDescriptors(layers: readonly (KappDescriptor | undefined)[]): KappDescriptor {
+  const set = layers.filter((l): l is KappDescriptor => l !== undefined && !isEmptyLayer(l));
+  if (set.length === 1) return set[0] as KappDescriptor;
   let out: KappDescriptor = {};
-  for (const layer of layers) if (layer) out = mergeDescriptor(out, layer);
+  for (const layer of set) out = mergeDescriptor(out, layer);
   return out;
 }
 

@@ -5,7 +5,7 @@
  * round trip), keeps non-string values typed, never re-renders outputs, and reports a variable that does not
  * converge instead of silently truncating it.
  */
-import { copyLocations } from '../config/locations.js';
+import { copyLocations, locationOf } from '../config/locations.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { error as diagnosticError, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { TemplateError } from '../template/errors.js';
@@ -114,26 +114,32 @@ function renderError(ctx: RenderContext, what: string, e: unknown): ConfigError 
   return new ConfigError([diagnosticError(`${ctx.subject}: cannot render ${what}: ${detail}`, ctx.location)]);
 }
 
+function notConverging(ctx: RenderContext, active: readonly Leaf[]): ConfigError {
+  const names = active.map((l) => l.path);
+  const last = names.pop() ?? '';
+  const message =
+    names.length === 0
+      ? `variable ${last} still changes after ${MAX_PASSES} rendering passes: it refers to itself, directly or through other variables`
+      : `variables ${names.join(', ')} and ${last} still change after ${MAX_PASSES} rendering passes: they refer to themselves, directly or through other variables`;
+  return new ConfigError([diagnosticError(`${ctx.subject}: ${message}`, ctx.location)]);
+}
+
 /**
  * Render every template string of a variable map to a fixed point. Paths in `skip` (dotted, e.g. `outputs`) are
  * data and are not rendered. Returns a new map; the input is not modified.
  */
-export function renderVariables(vars: GoMap, ctx: RenderContext, skip: ReadonlySet<string> = new Set(['outputs'])): GoMap {
+export function renderVariables(
+  vars: GoMap,
+  ctx: RenderContext,
+  skip: ReadonlySet<string> = new Set(['outputs']),
+): GoMap {
   let active: Leaf[] = [];
   let map = cloneWithLeaves(vars, '', skip, active) as GoMap;
   // The top level is always a copy: callers may add to it.
   if (map === vars) map = copyMap(vars);
   const options = { name: 'vars', strict: ctx.strict ?? false };
   for (let pass = 1; active.length > 0; pass++) {
-    if (pass > MAX_PASSES) {
-      const names = active.map((l) => l.path).join(', ');
-      throw new ConfigError([
-        diagnosticError(
-          `${ctx.subject}: variable ${names} still changes after ${MAX_PASSES} rendering passes (it refers to itself, directly or through other variables)`,
-          ctx.location,
-        ),
-      ]);
-    }
+    if (pass > MAX_PASSES) throw notConverging(ctx, active);
     const rendered = active.map((leaf) => {
       try {
         return renderTemplate(read(leaf), map, options);
@@ -168,23 +174,60 @@ export function containsTemplate(v: unknown): boolean {
   return found;
 }
 
-function objectHasTemplates(v: unknown): boolean {
+function objectHasTemplates(v: object): boolean {
+  // Serialising is native and much faster than walking the objects; a `{{` in a key only costs a needless render.
+  // Values JSON cannot hold (bigints, iface maps) fall back to the walk.
+  try {
+    return JSON.stringify(v).includes('{{');
+  } catch {
+    return walkForTemplates(v);
+  }
+}
+
+function walkForTemplates(v: unknown): boolean {
   if (typeof v === 'string') return isTemplate(v);
   if (v === null || typeof v !== 'object' || v instanceof Map) return false;
   if (Array.isArray(v)) {
-    for (const item of v) if (objectHasTemplates(item)) return true;
+    for (const item of v) if (walkForTemplates(item)) return true;
     return false;
   }
-  for (const k in v) if (objectHasTemplates((v as Record<string, unknown>)[k])) return true;
+  for (const k in v) if (walkForTemplates((v as Record<string, unknown>)[k])) return true;
   return false;
+}
+
+/** Where a copy made by `renderOnce(…, { origins: true })` came from. */
+const ORIGIN = Symbol('rendered from');
+
+/** The configuration object `obj` was rendered from (`renderOnce` with `origins`), or `obj` itself. */
+export function originOf<T extends object>(obj: T): T {
+  return ((obj as { [ORIGIN]?: T })[ORIGIN] ?? obj) as T;
+}
+
+/** `locationOf` that sees through copies made by `renderOnce(…, { origins: true })`. */
+export function locateRendered(obj: object | undefined, key?: string | number): SourceLocation | undefined {
+  return locationOf(obj === undefined ? undefined : originOf(obj), key);
+}
+
+/** Options of `renderOnce`. */
+export interface RenderOnceOptions {
+  /**
+   * Link each copy to the object it was rendered from (read back with `originOf`/`locateRendered`) instead of
+   * copying its recorded locations: much cheaper for the many small objects of run units.
+   */
+  readonly origins?: boolean;
 }
 
 /**
  * Render every string of a structure once (a descriptor or one of its parts). Objects and lists in which something
- * rendered are copied with their recorded locations; the others are returned as they are (shared, so treat the
- * result as read-only). Strings without `{{` are kept as they are.
+ * rendered are copied with their recorded locations (or linked to their origin, see `RenderOnceOptions`); the
+ * others are returned as they are (shared, so treat the result as read-only). Strings without `{{` are kept as they
+ * are.
  */
-export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path = ''): T {
+export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path = '', opts: RenderOnceOptions = {}): T {
+  const keep = (from: object, to: object): void => {
+    if (!opts.origins) copyLocations(from, to);
+    else Object.defineProperty(to, ORIGIN, { value: originOf(from) });
+  };
   const options = { name: 'kapp', strict: ctx.strict ?? false };
   const visit = (v: unknown, p: string): unknown => {
     if (typeof v === 'string') {
@@ -207,7 +250,7 @@ export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path 
         }
       }
       if (!list) return v;
-      copyLocations(v, list);
+      keep(v, list);
       return list;
     }
     let out: Record<string, unknown> | undefined;
@@ -223,7 +266,7 @@ export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path 
       }
     }
     if (!out) return v;
-    copyLocations(v, out);
+    keep(v, out);
     return out;
   };
   return visit(value, path) as T;

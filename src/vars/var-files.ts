@@ -78,7 +78,15 @@ export function providerVarNames(stack: {
   cluster: string;
   region: string;
 }): string[] {
-  const names = ['values', stack.provider, stack.provisioner, stack.account, stack.profile, stack.cluster, stack.region];
+  const names = [
+    'values',
+    stack.provider,
+    stack.provisioner,
+    stack.account,
+    stack.profile,
+    stack.cluster,
+    stack.region,
+  ];
   if (stack.provider === 'aws') names.push('accounts');
   names.push('profiles', 'clusters');
   return names;

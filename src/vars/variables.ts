@@ -7,7 +7,7 @@
  * and then rendered to a fixed point (`renderVariables`).
  */
 import type { StackConfig } from '../config/types.js';
-import { newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { newGoMap, type GoMap } from '../template/value.js';
 import { mergeAll } from './merge.js';
 
 /** The `.stack.*` fragment. */
@@ -70,7 +70,7 @@ export interface VariableInputs {
 }
 
 function sugarkubeFragment(stack: StackConfig, extras: StepExtras | undefined): GoMap {
-  const sugarkube = newGoMap([['defaultVars', defaultVars(stack) as GoValue]]);
+  const sugarkube = newGoMap([['defaultVars', defaultVars(stack)]]);
   if (extras) {
     sugarkube.action = extras.action;
     sugarkube['dry-run'] = extras.dryRun;

@@ -4,7 +4,16 @@
  * kapp library. The copy is brought up to date on every run: changed files are copied again, files the kapp created
  * in the workspace are left alone, nothing is deleted.
  */
-import { copyFileSync, lstatSync, mkdirSync, readdirSync, readlinkSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import {
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+} from 'node:fs';
 import path from 'node:path';
 
 /** Copy `from` (a directory or a file) into `to`, recursively, copying only files that are missing or differ in size or mtime. Returns the number of files copied. */

@@ -86,7 +86,11 @@ function isDir(p: string): boolean {
  * under the cache root without following symlinks (where Sugarkube looked). Several candidates in that search are an
  * error listing them. Returns undefined when the kapp has none (a kapp defined in its manifest alone).
  */
-export function findKappConfig(cacheRoot: string, sources: readonly ResolvedSource[], fqId: string): string | undefined {
+export function findKappConfig(
+  cacheRoot: string,
+  sources: readonly ResolvedSource[],
+  fqId: string,
+): string | undefined {
   for (const source of sources) {
     const candidate = path.join(sourceDir(cacheRoot, source), 'sugarkube.yaml');
     if (existsSync(candidate)) return candidate;

@@ -67,7 +67,9 @@ describe.each(BACKENDS)('lockRun and beginRun (%s backend)', (kind) => {
     );
     expect(refused).toBeInstanceOf(ReleaseLockedError);
     expect((refused as ReleaseLockedError).message).toMatch(
-      new RegExp(`^shop/dev is locked by release 1 \\(install, applying\\) .* \\(pid ${process.pid}\\); the owner looks alive`),
+      new RegExp(
+        `^shop/dev is locked by release 1 \\(install, applying\\) .* \\(pid ${process.pid}\\); the owner looks alive`,
+      ),
     );
     expect(await allReleases(backend, 'shop')).toHaveLength(1);
 

@@ -30,126 +30,143 @@ afterAll(cleanup);
 const SEED = Number(process.env.KAPPS_E2E_SEED ?? 20_260_122);
 
 describe.each(BACKENDS)('the release lock (%s backend)', (kind) => {
-  it('lets exactly one of 20 concurrent install -y run; the 19 others are refused naming it', { timeout: 300_000 }, async () => {
-    const backend = await freshBackend(kind);
-    const gate = join(tempDir(), 'gate');
-    const p = makeProject('shop', backend, [
-      { id: 'db', descriptor: fakeKapp({ apply: `--tag apply-db --wait-file ${gate} 240000` }) },
-      { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: '--tag apply-api' }) },
-    ]);
-    writeFileSync(gate, '');
-    const first = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
-    expect(first.code, first.stderr).toBe(0);
-    rmSync(gate);
-    const before = p.traceLines().length;
+  it(
+    'lets exactly one of 20 concurrent install -y run; the 19 others are refused naming it',
+    { timeout: 300_000 },
+    async () => {
+      const backend = await freshBackend(kind);
+      const gate = join(tempDir(), 'gate');
+      const p = makeProject('shop', backend, [
+        { id: 'db', descriptor: fakeKapp({ apply: `--tag apply-db --wait-file ${gate} 240000` }) },
+        { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: '--tag apply-api' }) },
+      ]);
+      writeFileSync(gate, '');
+      const first = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
+      expect(first.code, first.stderr).toBe(0);
+      rmSync(gate);
+      const before = p.traceLines().length;
 
-    const runs: RunningCli[] = [];
-    for (let i = 0; i < 20; i++) runs.push(p.start(['install', 'stacks.yaml', 'dev', '-y']));
-    // Open the gate only when every run has either ended or reached db's step, so a second winner would show.
-    await waitFor(
-      () =>
-        runs.filter((r) => r.exited()).length +
-          startedTags(p.traceLines().slice(before)).filter((t) => t === 'apply-db').length >=
-        20,
-      'the 20 runs to end or reach their first step',
-      240_000,
-    );
-    writeFileSync(gate, '');
-    const results: CliResult[] = await Promise.all(runs.map((r) => r.done));
-
-    const winners = runs.filter((_, i) => results[i]?.code === 0);
-    expect(winners.length, results.map((r) => r.stderr).join('\n')).toBe(1);
-    const winner = winners[0] as RunningCli;
-    const releases = await allReleases(backend, 'shop');
-    expect(releases.map((r) => [r.revision, r.phase])).toEqual([
-      [1, 'succeeded'],
-      [2, 'succeeded'],
-    ]);
-    expect(releases[1]?.owner).toEqual({ user: expect.any(String), host: hostname(), pid: winner.pid });
-    const started = releases[1]?.createdAt ?? '';
-    for (const [i, r] of results.entries()) {
-      expect(r.stdout + r.stderr).not.toContain(PG_PASSWORD);
-      if (runs[i] === winner) continue;
-      expect(r.code).toBe(1);
-      expect(r.stderr).toContain(
-        `kapps: shop/dev is locked by release 2 (install, applying) started ${started} by ` +
-          `${releases[1]?.owner.user}@${hostname()} (pid ${winner.pid}); the owner looks alive: `,
+      const runs: RunningCli[] = [];
+      for (let i = 0; i < 20; i++) runs.push(p.start(['install', 'stacks.yaml', 'dev', '-y']));
+      // Open the gate only when every run has either ended or reached db's step, so a second winner would show.
+      await waitFor(
+        () =>
+          runs.filter((r) => r.exited()).length +
+            startedTags(p.traceLines().slice(before)).filter((t) => t === 'apply-db').length >=
+          20,
+        'the 20 runs to end or reach their first step',
+        240_000,
       );
-      expect(r.stderr).toContain('unlock it with: kapps release unlock stacks.yaml dev\n');
-    }
-    // Only the winner ran steps.
-    expect(startedTags(p.traceLines().slice(before))).toEqual(['apply-db', 'apply-api']);
-  });
+      writeFileSync(gate, '');
+      const results: CliResult[] = await Promise.all(runs.map((r) => r.done));
 
-  it('survives kill -9 at random moments: records stay readable, the dead owner is named, unlock frees the stack', { timeout: 600_000 }, async () => {
-    const backend = await freshBackend(kind);
-    const random = seededRandom(SEED + (kind === 'file' ? 0 : 1));
-    const marker = `kapps-e2e-kill-${process.pid}-${kind}-${Math.random().toString(36).slice(2, 8)}`;
-    const p = makeProject('shop', backend, [
-      { id: 'db', descriptor: fakeKapp({ apply: `--tag apply-db --sleep 250 --stdout ${marker}` }) },
-      { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: `--tag apply-api --sleep 250 --stdout ${marker}` }) },
-      { id: 'web', dependsOn: ['api'], descriptor: fakeKapp({ apply: `--tag apply-web --sleep 250 --stdout ${marker}` }) },
-    ]);
-    const moments: string[] = [];
-    let locked = 0;
-    try {
-      for (let round = 0; round < 10; round++) {
-        const traceBefore = p.traceLines().length;
-        const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
-        // A moment: some time after the start (anywhere, also before the lock is taken), or just after the n-th
-        // event of the steps (a kapp's state is being written then).
-        let moment: string;
-        if (random() < 0.3) {
-          const ms = Math.floor(random() * 1500);
-          moment = `${ms} ms after start`;
-          await sleep(ms);
-        } else {
-          const events = 1 + Math.floor(random() * 5);
-          const extra = Math.floor(random() * 40);
-          moment = `${extra} ms after step event ${events}`;
-          await waitFor(() => run.exited() || p.traceLines().length - traceBefore >= events, moment);
-          await sleep(extra);
-        }
-        moments.push(moment);
-        run.child.kill('SIGKILL');
-        const killed = await run.done;
-        await killLeftovers(marker);
-        const context = `seed ${SEED}, round ${round} (${moments.join('; ')}): ${killed.stderr}`;
-
-        const releases = await checkRecords(backend, context);
-        const latest = releases.at(-1);
-        if (latest && (latest.phase === 'applying' || latest.phase === 'deleting')) {
-          locked++;
-          expect(latest.owner.pid, context).toBe(run.pid);
-          const refused = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
-          expect(refused.code, context).toBe(1);
-          expect(refused.stderr, context).toContain(
-            `is locked by release ${latest.revision} (install, applying) started ${latest.createdAt} by ` +
-              `${latest.owner.user}@${hostname()} (pid ${run.pid}); the owner looks dead: process ${run.pid} is not running on ${hostname()}.\n` +
-              'If no kapps run is working on this stack any more, unlock it with: kapps release unlock stacks.yaml dev\n',
-          );
-          expect((await allReleases(backend, 'shop')).length, context).toBe(releases.length);
-          const unlocked = await p.run(['release', 'unlock', 'stacks.yaml', 'dev', '-y']);
-          expect(unlocked.stdout, context).toBe(
-            `Unlocked shop/dev: release ${latest.revision} (was applying) is now failed; the next run can begin.\n`,
-          );
-          expect(unlocked.stdout + unlocked.stderr).not.toContain(PG_PASSWORD);
-        }
+      const winners = runs.filter((_, i) => results[i]?.code === 0);
+      expect(winners.length, results.map((r) => r.stderr).join('\n')).toBe(1);
+      const winner = winners[0] as RunningCli;
+      const releases = await allReleases(backend, 'shop');
+      expect(releases.map((r) => [r.revision, r.phase])).toEqual([
+        [1, 'succeeded'],
+        [2, 'succeeded'],
+      ]);
+      const user: unknown = expect.any(String);
+      expect(releases[1]?.owner).toEqual({ user, host: hostname(), pid: winner.pid });
+      const started = releases[1]?.createdAt ?? '';
+      for (const [i, r] of results.entries()) {
+        expect(r.stdout + r.stderr).not.toContain(PG_PASSWORD);
+        if (runs[i] === winner) continue;
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain(
+          `kapps: shop/dev is locked by release 2 (install, applying) started ${started} by ` +
+            `${releases[1]?.owner.user}@${hostname()} (pid ${winner.pid}); the owner looks alive: `,
+        );
+        expect(r.stderr).toContain('unlock it with: kapps release unlock stacks.yaml dev\n');
       }
-      // The trace-based moments always fall after the release was created, so some rounds must have left a lock.
-      expect(locked, moments.join('; ')).toBeGreaterThan(0);
+      // Only the winner ran steps.
+      expect(startedTags(p.traceLines().slice(before))).toEqual(['apply-db', 'apply-api']);
+    },
+  );
 
-      const last = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
-      expect(last.code, last.stdout + last.stderr).toBe(0);
-      const releases = await checkRecords(backend, `seed ${SEED}, final run`);
-      const final = releases.at(-1);
-      expect(final?.phase).toBe('succeeded');
-      expect(Object.values(final?.state ?? {}).map((s) => s.status)).toEqual(['installed', 'installed', 'installed']);
-      expect(releases.slice(0, -1).every((r) => r.phase === 'failed' || r.phase === 'succeeded')).toBe(true);
-    } finally {
-      await killLeftovers(marker);
-    }
-  });
+  it(
+    'survives kill -9 at random moments: records stay readable, the dead owner is named, unlock frees the stack',
+    { timeout: 600_000 },
+    async () => {
+      const backend = await freshBackend(kind);
+      const random = seededRandom(SEED + (kind === 'file' ? 0 : 1));
+      const marker = `kapps-e2e-kill-${process.pid}-${kind}-${Math.random().toString(36).slice(2, 8)}`;
+      const p = makeProject('shop', backend, [
+        { id: 'db', descriptor: fakeKapp({ apply: `--tag apply-db --sleep 250 --stdout ${marker}` }) },
+        {
+          id: 'api',
+          dependsOn: ['db'],
+          descriptor: fakeKapp({ apply: `--tag apply-api --sleep 250 --stdout ${marker}` }),
+        },
+        {
+          id: 'web',
+          dependsOn: ['api'],
+          descriptor: fakeKapp({ apply: `--tag apply-web --sleep 250 --stdout ${marker}` }),
+        },
+      ]);
+      const moments: string[] = [];
+      let locked = 0;
+      try {
+        for (let round = 0; round < 10; round++) {
+          const traceBefore = p.traceLines().length;
+          const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
+          // A moment: some time after the start (anywhere, also before the lock is taken), or just after the n-th
+          // event of the steps (a kapp's state is being written then).
+          let moment: string;
+          if (random() < 0.3) {
+            const ms = Math.floor(random() * 1500);
+            moment = `${ms} ms after start`;
+            await sleep(ms);
+          } else {
+            const events = 1 + Math.floor(random() * 5);
+            const extra = Math.floor(random() * 40);
+            moment = `${extra} ms after step event ${events}`;
+            await waitFor(() => run.exited() || p.traceLines().length - traceBefore >= events, moment);
+            await sleep(extra);
+          }
+          moments.push(moment);
+          run.child.kill('SIGKILL');
+          const killed = await run.done;
+          await killLeftovers(marker);
+          const context = `seed ${SEED}, round ${round} (${moments.join('; ')}): ${killed.stderr}`;
+
+          const releases = await checkRecords(backend, context);
+          const latest = releases.at(-1);
+          if (latest && (latest.phase === 'applying' || latest.phase === 'deleting')) {
+            locked++;
+            expect(latest.owner.pid, context).toBe(run.pid);
+            const refused = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
+            expect(refused.code, context).toBe(1);
+            expect(refused.stderr, context).toContain(
+              `is locked by release ${latest.revision} (install, applying) started ${latest.createdAt} by ` +
+                `${latest.owner.user}@${hostname()} (pid ${run.pid}); the owner looks dead: process ${run.pid} is not running on ${hostname()}.\n` +
+                'If no kapps run is working on this stack any more, unlock it with: kapps release unlock stacks.yaml dev\n',
+            );
+            expect((await allReleases(backend, 'shop')).length, context).toBe(releases.length);
+            const unlocked = await p.run(['release', 'unlock', 'stacks.yaml', 'dev', '-y']);
+            expect(unlocked.stdout, context).toBe(
+              `Unlocked shop/dev: release ${latest.revision} (was applying) is now failed; the next run can begin.\n`,
+            );
+            expect(unlocked.stdout + unlocked.stderr).not.toContain(PG_PASSWORD);
+          }
+        }
+        // The trace-based moments always fall after the release was created, so some rounds must have left a lock.
+        expect(locked, moments.join('; ')).toBeGreaterThan(0);
+
+        const last = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
+        expect(last.code, last.stdout + last.stderr).toBe(0);
+        const releases = await checkRecords(backend, `seed ${SEED}, final run`);
+        const final = releases.at(-1);
+        expect(final?.phase).toBe('succeeded');
+        expect(Object.values(final?.state ?? {}).map((s) => s.status)).toEqual(['installed', 'installed', 'installed']);
+        expect(releases.slice(0, -1).every((r) => r.phase === 'failed' || r.phase === 'succeeded')).toBe(true);
+      } finally {
+        await killLeftovers(marker);
+      }
+    },
+  );
 });
 
 describe('a refused run', () => {
@@ -192,7 +209,8 @@ async function checkRecords(backend: BackendPlace, context: string) {
     // Besides the records, only temp files a killed writer may leave (ignored by readers).
     const dir = join(backend.value, 'releases', 'shop', 'dev');
     const names = existsSync(dir) ? readdirSync(dir) : [];
-    for (const name of names) expect(name, context).toMatch(/^(?:[1-9]\d*\.yaml|\.[1-9]\d*\.yaml\.\d+\.[0-9a-f]+\.tmp)$/);
+    for (const name of names)
+      expect(name, context).toMatch(/^(?:[1-9]\d*\.yaml|\.[1-9]\d*\.yaml\.\d+\.[0-9a-f]+\.tmp)$/);
     for (const name of names.filter((n) => n.endsWith('.yaml'))) {
       expect(readFileSync(join(dir, name), 'utf8').startsWith('# A kapps release record.'), context).toBe(true);
     }

@@ -2,7 +2,7 @@
  * Releases around real runs of the built CLI, on the file backend and on PostgreSQL: what an install or delete
  * records, when nothing is recorded, failed and interrupted runs, `--changed-only`, preview and secrets.
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import {
   allReleases,
   cleanup,
   fakeKapp,
+  fileBackend,
   freshBackend,
   killLeftovers,
   makeProject,
@@ -26,11 +27,18 @@ import {
 afterAll(cleanup);
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const anyString: unknown = expect.any(String);
+const anyNumber: unknown = expect.any(Number);
+const isoTime: unknown = expect.stringMatching(ISO);
+const sha256: unknown = expect.stringMatching(/^[0-9a-f]{64}$/);
 
 /** db, then api (after db): each has plan, apply and delete steps tagged with their names. */
 function twoKapps(suffix = ''): KappDef[] {
   return [
-    { id: 'db', descriptor: fakeKapp({ plan: '--tag plan-db', apply: `--tag apply-db${suffix}`, delete: '--tag delete-db' }) },
+    {
+      id: 'db',
+      descriptor: fakeKapp({ plan: '--tag plan-db', apply: `--tag apply-db${suffix}`, delete: '--tag delete-db' }),
+    },
     {
       id: 'api',
       dependsOn: ['db'],
@@ -78,13 +86,14 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
     expect(first).toMatchObject({
       project: 'shop',
       stack: 'dev',
-      owner: { user: expect.any(String), host: hostname(), pid: expect.any(Number) },
+      owner: { user: anyString, host: hostname(), pid: anyNumber },
       selectors: { include: [], exclude: [] },
       kappsVersion: kappsVersion(),
     });
     expect(first.command.slice(1)).toEqual(['install', 'stacks.yaml', 'dev', '-y']);
     expect(first.owner.pid).not.toBe(process.pid);
-    for (const time of [first.createdAt, first.modifiedAt, first.finishedAt, first.heartbeatAt]) expect(time).toMatch(ISO);
+    for (const time of [first.createdAt, first.modifiedAt, first.finishedAt, first.heartbeatAt])
+      expect(time).toMatch(ISO);
     expect(Date.parse(first.modifiedAt)).toBeGreaterThan(Date.parse(first.createdAt));
     expect(first.spec.stack).toBe('dev');
     expect(first.spec.kapps.map((k) => [k.id, k.phases.apply_install.map((s) => s.args.join(' '))])).toEqual([
@@ -94,16 +103,21 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
     expect(Object.keys(first.state)).toEqual(['web:db', 'web:api']);
     for (const id of ['web:db', 'web:api']) {
       const entry = first.state[id];
-      expect(entry).toMatchObject({ status: 'installed', revision: 1, outputs: {}, specDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(entry).toMatchObject({
+        status: 'installed',
+        revision: 1,
+        outputs: {},
+        specDigest: sha256,
+      });
       expect(entry?.steps).toEqual([
         {
           phase: 'apply_install',
           name: 'apply',
           status: 'succeeded',
           exitCode: 0,
-          startedAt: expect.stringMatching(ISO),
-          endedAt: expect.stringMatching(ISO),
-          durationMs: expect.any(Number),
+          startedAt: isoTime,
+          endedAt: isoTime,
+          durationMs: anyNumber,
           timedOut: false,
         },
       ]);
@@ -152,6 +166,69 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
     expect((JSON.parse(list.stdout) as { revision: number }[]).map((r) => r.revision)).toEqual([2, 1]);
   });
 
+  it('keeps releases where --backend, else KAPPS_BACKEND, else backend: in sugarkube-conf.yaml says', async () => {
+    const [fromConfig, fromEnv, fromFlag] = [
+      await freshBackend(kind),
+      await freshBackend(kind),
+      await freshBackend(kind),
+    ];
+    const p = makeProject('shop', fromConfig, [{ id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) }]);
+    // A relative directory in sugarkube-conf.yaml is taken from the file's folder, not from where kapps runs.
+    const configValue = kind === 'file' ? 'kept-releases' : fromConfig.value;
+    writeFileSync(join(p.dir, 'sugarkube-conf.yaml'), `backend: ${configValue}\n`);
+    const configPlace = kind === 'file' ? fileBackend(join(p.dir, 'kept-releases')) : fromConfig;
+    const unset = { KAPPS_BACKEND: '', KAPPS_HOME: tempDir('kapps-release-default-home-') };
+    const stackFile = join('shop', 'stacks.yaml');
+
+    const runs = [
+      await p.run(['install', stackFile, 'dev', '-y'], unset, p.root),
+      await p.run(['install', stackFile, 'dev', '-y'], { ...unset, KAPPS_BACKEND: fromEnv.value }, p.root),
+      await p.run(
+        ['install', stackFile, 'dev', '-y', '--backend', fromFlag.value],
+        { ...unset, KAPPS_BACKEND: fromEnv.value },
+        p.root,
+      ),
+      await p.run(['install', stackFile, 'dev', '-y', '--backend', fromFlag.value], unset, p.root),
+    ];
+    for (const r of runs) expect(r.code, r.stdout + r.stderr).toBe(0);
+    noPassword(...runs);
+    const revisions = async (place: typeof fromConfig) => (await allReleases(place, 'shop')).map((r) => r.revision);
+    expect(await revisions(configPlace)).toEqual([1]);
+    expect(await revisions(fromEnv)).toEqual([1]);
+    expect(await revisions(fromFlag)).toEqual([1, 2]);
+    // The command line is recorded with the password masked.
+    const [flagged] = await allReleases(fromFlag, 'shop');
+    expect(flagged?.command.slice(1)).toEqual([
+      'install',
+      stackFile,
+      'dev',
+      '-y',
+      '--backend',
+      kind === 'file' ? fromFlag.value : fromFlag.value.replace(PG_PASSWORD, '***'),
+    ]);
+    if (kind === 'postgres') expect(JSON.stringify(flagged)).not.toContain(PG_PASSWORD);
+    expect(existsSync(join(unset.KAPPS_HOME, 'releases'))).toBe(false);
+  });
+
+  it('ends the release failed, with an empty spec and the state unchanged, when the run stops before any kapp', async () => {
+    const backend = await freshBackend(kind);
+    const db = { id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) };
+    const p = makeProject('shop', backend, [db]);
+    expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
+    const missing = 'kapps-e2e-no-such-command';
+    p.writeKapps([
+      db,
+      { id: 'api', descriptor: fakeKapp({ apply: '--tag apply-api' }).replace('kapps-fake', missing) },
+    ]);
+    const run = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`'${missing}' not found`);
+    const [first, second] = await allReleases(backend, 'shop');
+    expect(second).toMatchObject({ revision: 2, phase: 'failed', spec: { stack: 'dev', kapps: [] } });
+    expect(second?.state).toEqual(first?.state);
+    expect(startedTags(p.traceLines())).toEqual(['apply-db']);
+  });
+
   it('ends a release failed when a kapp fails, keeps what succeeded, and --changed-only retries only the rest', async () => {
     const backend = await freshBackend(kind);
     const flag = join(tempDir(), 'api-may-succeed');
@@ -174,7 +251,9 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
       'web:cache': 'installed',
       'web:api': 'failed',
     });
-    expect(release?.state['web:api']?.steps).toMatchObject([{ phase: 'apply_install', status: 'failed', exitCode: 127 }]);
+    expect(release?.state['web:api']?.steps).toMatchObject([
+      { phase: 'apply_install', status: 'failed', exitCode: 127 },
+    ]);
 
     // api may succeed now; cache's arguments change; db is as it was.
     writeFileSync(flag, '');
@@ -197,7 +276,9 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
     release = releases[1];
     expect(release).toMatchObject({ revision: 2, phase: 'succeeded' });
     expect(release?.spec.kapps.map((k) => k.id)).toEqual(['web:cache', 'web:api', 'web:worker']);
-    expect(Object.fromEntries(Object.entries(release?.state ?? {}).map(([id, s]) => [id, [s.status, s.revision]]))).toEqual({
+    expect(
+      Object.fromEntries(Object.entries(release?.state ?? {}).map(([id, s]) => [id, [s.status, s.revision]])),
+    ).toEqual({
       'web:db': ['installed', 1],
       'web:cache': ['installed', 2],
       'web:api': ['installed', 2],
@@ -208,7 +289,11 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
     const idle = await p.run(['install', 'stacks.yaml', 'dev', '-y', '--changed-only']);
     expect(idle.code, idle.stderr).toBe(0);
     expect(p.traceLines().length).toBe(before + 6);
-    expect((await allReleases(backend, 'shop'))[2]).toMatchObject({ revision: 3, phase: 'succeeded', spec: { kapps: [] } });
+    expect((await allReleases(backend, 'shop'))[2]).toMatchObject({
+      revision: 3,
+      phase: 'succeeded',
+      spec: { kapps: [] },
+    });
   });
 
   it('previews Update, Create, Delete and UnChanged against the last release, as a table and as documented JSON', async () => {
@@ -361,12 +446,42 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
     expect((await backend.rawRecords('shop', 'dev')).get(1)).not.toContain(secret);
   });
 
+  it('ends a release cancelled on a second SIGINT too, which kills the steps at once', async () => {
+    const backend = await freshBackend(kind);
+    const marker = `kapps-e2e-sigint2-${process.pid}-${kind}-${Math.random().toString(36).slice(2, 8)}`;
+    const p = makeProject('shop', backend, [
+      // Ignores SIGTERM: the first SIGINT leaves it running for the kill grace (30 s here).
+      { id: 'db', descriptor: fakeKapp({ apply: `--tag apply-db --ignore-term --fork-sleep 120 ${marker} --hang` }) },
+    ]);
+    try {
+      const run = p.start(['install', 'stacks.yaml', 'dev', '-y', '--kill-grace', '30']);
+      await waitFor(
+        () => startedTags(p.traceLines()).includes('apply-db') && processesWith(marker).length >= 2,
+        'the step of web:db and its child to start',
+      );
+      run.child.kill('SIGINT');
+      await waitFor(() => run.exited() || /SIGINT: stopping/.test(run.stderr()), 'the first SIGINT to be handled');
+      run.child.kill('SIGINT');
+      const result = await run.done;
+      expect(result.code, result.stdout + result.stderr).toBe(130);
+      await waitFor(() => processesWith(marker).length === 0, 'the steps to be gone', 10_000);
+      const [release] = await allReleases(backend, 'shop');
+      expect(release?.phase).toBe('cancelled');
+    } finally {
+      await killLeftovers(marker);
+    }
+  });
+
   it('ends a release cancelled on SIGINT, exits 130 and leaves no step process behind', async () => {
     const backend = await freshBackend(kind);
     const marker = `kapps-e2e-sigint-${process.pid}-${kind}-${Math.random().toString(36).slice(2, 8)}`;
     const p = makeProject('shop', backend, [
       { id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) },
-      { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: `--tag apply-api --fork-sleep 120 ${marker} --hang` }) },
+      {
+        id: 'api',
+        dependsOn: ['db'],
+        descriptor: fakeKapp({ apply: `--tag apply-api --fork-sleep 120 ${marker} --hang` }),
+      },
       { id: 'web', dependsOn: ['api'], descriptor: fakeKapp({ apply: '--tag apply-web' }) },
     ]);
     try {
@@ -376,6 +491,10 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
         () => startedTags(p.traceLines()).includes('apply-api') && processesWith(marker).length >= 2,
         'the step of web:api and its child to start',
       );
+      // db's state is saved as soon as db finished, while the release still runs.
+      const [during] = await allReleases(backend, 'shop');
+      expect(during).toMatchObject({ revision: 1, phase: 'applying' });
+      expect(Object.entries(during?.state ?? {}).map(([id, e]) => [id, e.status])).toEqual([['web:db', 'installed']]);
       run.child.kill('SIGINT');
       const result = await run.done;
       expect(result.code, result.stdout + result.stderr).toBe(130);

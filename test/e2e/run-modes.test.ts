@@ -4,7 +4,16 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupProjects, eventsOf, fake, fixtureProject, kapp, stepLog, type FixtureProject, type TraceLine } from '../support/project.js';
+import {
+  cleanupProjects,
+  eventsOf,
+  fake,
+  fixtureProject,
+  kapp,
+  stepLog,
+  type FixtureProject,
+  type TraceLine,
+} from '../support/project.js';
 
 afterAll(cleanupProjects);
 
@@ -27,7 +36,9 @@ function twoKapps(): FixtureProject {
   db.apply_install = [fake('apply', 'db-apply_install', ['--write-file', 'conn.json', '{"url":"db://one"}'])];
   db.output = [fake('output', 'db-output', ['--write-file', 'conn.json', '{"url":"db://one"}'])];
   const api = phases('api');
-  api.apply_delete = [fake('apply', 'api-apply_delete', ['--stdout', 'deleting with {{ .outputs.db.conn.url }}'], { print: 'true' })];
+  api.apply_delete = [
+    fake('apply', 'api-apply_delete', ['--stdout', 'deleting with {{ .outputs.db.conn.url }}'], { print: 'true' }),
+  ];
   return fixtureProject({
     manifests: {
       web: {
@@ -40,7 +51,14 @@ function twoKapps(): FixtureProject {
         ],
       },
     },
-    stacks: { dev: { provider: 'local', cluster: 'c', template_dirs: ['templates'], manifests: [{ uri: 'manifests/web.yaml' }] } },
+    stacks: {
+      dev: {
+        provider: 'local',
+        cluster: 'c',
+        template_dirs: ['templates'],
+        manifests: [{ uri: 'manifests/web.yaml' }],
+      },
+    },
     files: { 'templates/api.tpl': 'url={{ .outputs.db.conn.url }}\n' },
   });
 }
@@ -80,11 +98,19 @@ describe('install', () => {
     const p = twoKapps();
     const r = await p.runJson('install', ['--one-shot']);
     expect(r.code).toBe(0);
-    expect(tags(r.trace)).toEqual(['db-plan_install', 'db-apply_install', 'db-output', 'api-plan_install', 'api-apply_install']);
+    expect(tags(r.trace)).toEqual([
+      'db-plan_install',
+      'db-apply_install',
+      'db-output',
+      'api-plan_install',
+      'api-apply_install',
+    ]);
     // One kapp-started/kapp-finished pair per kapp, both phases between them.
     const started = eventsOf(r.events, 'kapp-started').map((e) => e.kapp);
     expect(started).toEqual(['web:db', 'web:api']);
-    const dbEvents = r.events.filter((e) => 'kapp' in e && e.kapp === 'web:db').map((e) => e.type === 'step-finished' ? `${e.type} ${e.phase}` : e.type);
+    const dbEvents = r.events
+      .filter((e) => 'kapp' in e && e.kapp === 'web:db')
+      .map((e) => (e.type === 'step-finished' ? `${e.type} ${e.phase}` : e.type));
     expect(dbEvents).toEqual([
       'kapp-started',
       'step-started',
@@ -122,7 +148,13 @@ describe('delete', () => {
     const p = twoKapps();
     const r = await p.runJson('delete', ['--one-shot']);
     expect(r.code).toBe(0);
-    expect(tags(r.trace)).toEqual(['db-output', 'api-plan_delete', 'api-apply_delete', 'db-plan_delete', 'db-apply_delete']);
+    expect(tags(r.trace)).toEqual([
+      'db-output',
+      'api-plan_delete',
+      'api-apply_delete',
+      'db-plan_delete',
+      'db-apply_delete',
+    ]);
     expect(stepLog(r.events).filter((s) => !s.includes('output/'))).toEqual([
       'web:api plan_delete/plan succeeded',
       'web:api apply_delete/apply succeeded',
@@ -184,7 +216,42 @@ describe('--dry-run', () => {
     const p = twoKapps();
     const r = await p.run('delete', ['-y', '-n']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("[web:api] apply_delete/apply would run: kapps-fake --tag api-apply_delete --stdout 'deleting with");
+    expect(r.stdout).toContain(
+      "[web:api] apply_delete/apply would run: kapps-fake --tag api-apply_delete --stdout 'deleting with",
+    );
     expect(r.stdout).toContain('[web:db] apply_delete/apply would run: kapps-fake --tag db-apply_delete');
+  });
+});
+
+describe('a project with programs (test/fixtures/projects/programs)', () => {
+  // platform:network requires the program faketf (outputs), platform:ingress requires fakehelm and reads them.
+  it('--one-shot runs each kapp’s program steps in priority order, calls included, then loads its outputs', async () => {
+    const p = fixtureProject({ from: 'programs' });
+    const r = await p.runJson('install', ['--one-shot']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(tags(r.trace)).toEqual([
+      'tf-plan-network',
+      'tf-apply-network',
+      'tf-output-network',
+      'tf-output-network',
+      'helm-lint-ingress',
+      'helm-install-ingress',
+    ]);
+    expect(
+      eventsOf(r.events, 'step-output')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('HELM_NAMESPACE=dev\nrelease=edge\ncidr=10.0.0.0/16\n');
+    expect(eventsOf(r.events, 'run-started')[0]?.workers).toBe(2);
+    // Steps ran in the workspace copies; the library is untouched.
+    expect(readdirSync(p.path('library/network'))).toEqual(['sugarkube.yaml']);
+    expect(p.read('.kapps-workspace/dev/platform/network/network/tf-output.json')).toBe('{"cidr":"10.0.0.0/16"}\n');
+  });
+
+  it('delete -y loads the outputs, then deletes the dependent first', async () => {
+    const p = fixtureProject({ from: 'programs' });
+    const r = await p.run('delete', ['-y']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(tags(r.trace)).toEqual(['tf-output-network', 'helm-delete-ingress', 'tf-destroy-network']);
   });
 });

@@ -5,7 +5,15 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupProjects, eventsOf, fake, fixtureProject, kapp, kappStatuses, type TraceLine } from '../support/project.js';
+import {
+  cleanupProjects,
+  eventsOf,
+  fake,
+  fixtureProject,
+  kapp,
+  kappStatuses,
+  type TraceLine,
+} from '../support/project.js';
 
 afterAll(cleanupProjects);
 
@@ -38,7 +46,14 @@ function layered() {
           ),
           kapp(
             'cache',
-            { apply_install: [printed('cache', 'short={{ .outputs.my_db.conn_info.url }} fq={{ .outputs.data_layer__my_db.conn_info.url }}')] },
+            {
+              apply_install: [
+                printed(
+                  'cache',
+                  'short={{ .outputs.my_db.conn_info.url }} fq={{ .outputs.data_layer__my_db.conn_info.url }}',
+                ),
+              ],
+            },
             { depends_on: [{ id: 'my-db' }] },
           ),
         ],
@@ -47,10 +62,18 @@ function layered() {
         kapps: [
           kapp(
             'web',
-            { apply_install: [printed('web', 'fq={{ .outputs.data_layer__my_db.conn_info.url }} short={{ .outputs.my_db }}')] },
+            {
+              apply_install: [
+                printed('web', 'fq={{ .outputs.data_layer__my_db.conn_info.url }} short={{ .outputs.my_db }}'),
+              ],
+            },
             { depends_on: [{ id: 'data-layer:cache' }] },
           ),
-          kapp('api', { apply_install: [printed('api', 'fq={{ .outputs.data_layer__my_db.conn_info.url }}')] }, { depends_on: [{ id: 'data-layer:my-db' }] }),
+          kapp(
+            'api',
+            { apply_install: [printed('api', 'fq={{ .outputs.data_layer__my_db.conn_info.url }}')] },
+            { depends_on: [{ id: 'data-layer:my-db' }] },
+          ),
         ],
       },
     },
@@ -58,7 +81,9 @@ function layered() {
 }
 
 const outputOf = (events: Parameters<typeof eventsOf>[0], kappId: string): string[] =>
-  eventsOf(events, 'step-output').filter((e) => e.kapp === kappId).map((e) => e.text.trim());
+  eventsOf(events, 'step-output')
+    .filter((e) => e.kapp === kappId)
+    .map((e) => e.text.trim());
 
 describe('keys and flow', () => {
   it('this.<id>, <kapp>.<id> and <manifest>__<kapp>.<id>, hyphens as underscores; short keys stay in the manifest', async () => {
@@ -87,10 +112,21 @@ describe('keys and flow', () => {
       manifests: {
         web: {
           kapps: [
-            kapp('db', { plan_install: [fake('plan', 'db')] }, { outputs: [{ id: 'conn', path: 'conn.json', format: 'json' }] }),
+            kapp(
+              'db',
+              { plan_install: [fake('plan', 'db')] },
+              { outputs: [{ id: 'conn', path: 'conn.json', format: 'json' }] },
+            ),
             kapp(
               'api',
-              { plan_install: [printed('api', 'len={{ len .outputs.db.conn }} url={{ .outputs.db.conn.url }} this={{ len .outputs.this.own }}')] },
+              {
+                plan_install: [
+                  printed(
+                    'api',
+                    'len={{ len .outputs.db.conn }} url={{ .outputs.db.conn.url }} this={{ len .outputs.this.own }}',
+                  ),
+                ],
+              },
               { depends_on: [{ id: 'db' }], outputs: [{ id: 'own', path: 'own.yaml', format: 'yaml' }] },
             ),
           ],
@@ -107,7 +143,11 @@ describe('keys and flow', () => {
       manifests: {
         web: {
           kapps: [
-            kapp('db', { apply_install: [fake('apply', 'db')] }, { outputs: [{ id: 'conn', path: 'conn.json', format: 'json' }] }),
+            kapp(
+              'db',
+              { apply_install: [fake('apply', 'db')] },
+              { outputs: [{ id: 'conn', path: 'conn.json', format: 'json' }] },
+            ),
             kapp('api', { apply_install: [fake('apply', 'api')] }, { depends_on: [{ id: 'db' }] }),
           ],
         },
@@ -117,7 +157,9 @@ describe('keys and flow', () => {
     expect(r.code).toBe(1);
     expect(started(r.trace)).toEqual(['db']);
     const statuses = kappStatuses(r.events);
-    expect(statuses['web:db']).toMatch(/^failed: kapp web:db: output 'conn' was not produced: .*conn\.json does not exist after the install$/);
+    expect(statuses['web:db']).toMatch(
+      /^failed: kapp web:db: output 'conn' was not produced: .*conn\.json does not exist after the install$/,
+    );
     expect(statuses['web:api']).toBe('skipped: dependency web:db failed');
   });
 });
@@ -131,10 +173,18 @@ describe('output steps that fail', () => {
           kapps: [
             kapp(
               'db',
-              { apply_install: [fake('apply', 'db')], apply_delete: [fake('delete', 'db-delete')], output: [fake('output', 'db-output', ['--stderr', 'no state', '--exit', '2'])] },
+              {
+                apply_install: [fake('apply', 'db')],
+                apply_delete: [fake('delete', 'db-delete')],
+                output: [fake('output', 'db-output', ['--stderr', 'no state', '--exit', '2'])],
+              },
               { outputs: [{ id: 'o', path: 'o.json', format: 'json' }] },
             ),
-            kapp('api', { apply_install: [fake('apply', 'api')], apply_delete: [fake('delete', 'api-delete')] }, { depends_on: [{ id: 'db' }] }),
+            kapp(
+              'api',
+              { apply_install: [fake('apply', 'api')], apply_delete: [fake('delete', 'api-delete')] },
+              { depends_on: [{ id: 'db' }] },
+            ),
           ],
         },
       },
@@ -162,11 +212,44 @@ describe('output steps that fail', () => {
     });
   });
 
+  it('an output file a plan cannot read is a warning; after an install it is an error', async () => {
+    const p = fixtureProject({
+      manifests: {
+        web: {
+          kapps: [
+            kapp(
+              'db',
+              { output: [fake('output', 'db-output', ['--write-file', 'o.json', 'not json at all'])] },
+              { outputs: [{ id: 'o', path: 'o.json', format: 'json' }] },
+            ),
+            kapp(
+              'api',
+              { plan_install: [fake('plan', 'api')], apply_install: [fake('apply', 'api')] },
+              { depends_on: [{ id: 'db' }] },
+            ),
+          ],
+        },
+      },
+    });
+    const plan = await p.runJson('install');
+    expect(plan.code, plan.stderr).toBe(0);
+    const warning = eventsOf(plan.events, 'log').find((e) => e.kapp === 'web:db');
+    expect(warning?.level).toBe('warn');
+    expect(warning?.message).toContain('o.json');
+    const apply = await p.runJson('install', ['-y']);
+    expect(apply.code).toBe(1);
+    expect(kappStatuses(apply.events)['web:db']).toContain('o.json');
+  });
+
   it('are reported and passed over when only planning', async () => {
     const p = broken();
     const r = await p.runJson('install', ['-i', 'web:api']);
     expect(r.code).toBe(0);
-    expect(eventsOf(r.events, 'step-finished').find((e) => e.kapp === 'web:db')).toMatchObject({ step: 'output', status: 'ignored', exitCode: 2 });
+    expect(eventsOf(r.events, 'step-finished').find((e) => e.kapp === 'web:db')).toMatchObject({
+      step: 'output',
+      status: 'ignored',
+      exitCode: 2,
+    });
   });
 });
 
@@ -176,8 +259,16 @@ describe('string functions on outputs', () => {
       manifests: {
         web: {
           kapps: [
-            kapp('db', { output: [fake('output', 'db-output', ['--write-file', 'token.txt', 'hello-there\n'])] }, { outputs: [{ id: 'token', path: 'token.txt', format: 'text' }] }),
-            kapp('api', { apply_install: [printed('api', '{{ .outputs.db.token | trim | upper }}')] }, { depends_on: [{ id: 'db' }] }),
+            kapp(
+              'db',
+              { output: [fake('output', 'db-output', ['--write-file', 'token.txt', 'hello-there\n'])] },
+              { outputs: [{ id: 'token', path: 'token.txt', format: 'text' }] },
+            ),
+            kapp(
+              'api',
+              { apply_install: [printed('api', '{{ .outputs.db.token | trim | upper }}')] },
+              { depends_on: [{ id: 'db' }] },
+            ),
           ],
         },
       },
@@ -219,9 +310,21 @@ describe('sensitive outputs', () => {
               'api',
               {
                 apply_install: [
-                  fake('use', 'api', ['--stdout', 'token is {{ .outputs.db.token }}', '--stderr', 'failing with {{ .outputs.db.token }}', '--exit', '1'], {
-                    print: 'true',
-                  }),
+                  fake(
+                    'use',
+                    'api',
+                    [
+                      '--stdout',
+                      'token is {{ .outputs.db.token }}',
+                      '--stderr',
+                      'failing with {{ .outputs.db.token }}',
+                      '--exit',
+                      '1',
+                    ],
+                    {
+                      print: 'true',
+                    },
+                  ),
                 ],
               },
               { depends_on: [{ id: 'db' }] },
@@ -250,7 +353,9 @@ describe('sensitive outputs', () => {
     // ...but nothing kapps printed or recorded has it.
     expect(r.stdout).toContain('<sensitive>');
     expect(r.stdout + r.stderr).not.toContain(SECRET);
-    expect(eventsOf(r.events, 'step-started').find((e) => e.kapp === 'web:api')?.args).toContain('token is <sensitive>');
+    expect(eventsOf(r.events, 'step-started').find((e) => e.kapp === 'web:api')?.args).toContain(
+      'token is <sensitive>',
+    );
     expect(allText(p.kappsHome)).not.toContain(SECRET);
     expect(allText(p.kappsHome)).toContain('not-secret');
     expect(p.exists('.kapps-workspace/dev/web/db/token.txt')).toBe(false);
@@ -288,16 +393,26 @@ describe('sensitive values in other places', () => {
   it('output that prints a secret in pieces still shows <sensitive>', async () => {
     // The first half, a pause, then the rest: two chunks of output that each hold half of the secret.
     const p = withSecret([
-      { name: 'split', command: 'sh', args: `-c 'printf %s "$(printf %s "$0" | cut -c1-12)"; sleep 0.3; printf "%s\\n" "$(printf %s "$0" | cut -c13-)"' '{{ .outputs.db.token }}'`, print: 'true' },
+      {
+        name: 'split',
+        command: 'sh',
+        args: `-c 'printf %s "$(printf %s "$0" | cut -c1-12)"; sleep 0.3; printf "%s\\n" "$(printf %s "$0" | cut -c13-)"' '{{ .outputs.db.token }}'`,
+        print: 'true',
+      },
     ]);
     const r = await p.runJson('install', ['-y'], { env: { E2E_SECRET: SECRET } });
     expect(r.code, r.stderr).toBe(0);
-    expect(eventsOf(r.events, 'step-output').map((e) => e.text).join('')).toBe('<sensitive>\n');
+    expect(
+      eventsOf(r.events, 'step-output')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('<sensitive>\n');
     expect(r.stdout).not.toContain(SECRET.slice(0, 12));
   });
 
   it('errors that quote a secret show <sensitive>', async () => {
-    const p = withSecret([{ name: 'gate', command: 'true', conditions: ['{{ .outputs.db.token }}'] }]);
+    // A working directory named after the secret does not exist: the error names it.
+    const p = withSecret([{ name: 'in-dir', command: 'true', working_dir: 'x-{{ .outputs.db.token }}' }]);
     const r = await p.runJson('install', ['-y'], { env: { E2E_SECRET: SECRET } });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('<sensitive>');
@@ -308,7 +423,14 @@ describe('sensitive values in other places', () => {
 describe('sensitive templates', () => {
   it('are there while the kapp runs and deleted after its run', async () => {
     const p = fixtureProject({
-      stacks: { dev: { provider: 'local', cluster: 'c', template_dirs: ['templates'], manifests: [{ uri: 'manifests/web.yaml' }] } },
+      stacks: {
+        dev: {
+          provider: 'local',
+          cluster: 'c',
+          template_dirs: ['templates'],
+          manifests: [{ uri: 'manifests/web.yaml' }],
+        },
+      },
       manifests: {
         web: {
           kapps: [

@@ -26,7 +26,10 @@ function chain() {
       web: {
         kapps: [
           kapp('base', all('base')),
-          kapp('db', all('db'), { depends_on: [{ id: 'base' }], outputs: [{ id: 'o', path: 'o.json', format: 'json' }] }),
+          kapp('db', all('db'), {
+            depends_on: [{ id: 'base' }],
+            outputs: [{ id: 'o', path: 'o.json', format: 'json' }],
+          }),
           kapp('api', all('api'), { depends_on: [{ id: 'db' }] }),
           kapp('web', all('web'), { depends_on: [{ id: 'api' }] }),
         ],
@@ -53,7 +56,9 @@ function expectConsistent(events: readonly RunEvent[]): void {
     expect(own.at(-1)?.type, id).toBe('kapp-finished');
   }
   const counts = eventsOf(events, 'run-finished')[0]?.counts;
-  expect((counts?.succeeded ?? 0) + (counts?.failed ?? 0) + (counts?.skipped ?? 0) + (counts?.cancelled ?? 0)).toBe(listed.length);
+  expect((counts?.succeeded ?? 0) + (counts?.failed ?? 0) + (counts?.skipped ?? 0) + (counts?.cancelled ?? 0)).toBe(
+    listed.length,
+  );
 }
 
 describe('--reporter json', () => {
@@ -63,7 +68,17 @@ describe('--reporter json', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     for (const line of lines) expect(() => JSON.parse(line) as unknown, line).not.toThrow();
-    expect(r.events.map((e) => e.type)).toEqual(expect.arrayContaining(['run-started', 'kapp-started', 'step-started', 'step-output', 'step-finished', 'kapp-finished', 'run-finished']));
+    expect(r.events.map((e) => e.type)).toEqual(
+      expect.arrayContaining([
+        'run-started',
+        'kapp-started',
+        'step-started',
+        'step-output',
+        'step-finished',
+        'kapp-finished',
+        'run-finished',
+      ]),
+    );
     for (const e of eventsOf(r.events, 'step-finished')) {
       expect(e).toMatchObject({ status: 'succeeded', exitCode: 0 });
       expect(typeof e.durationMs).toBe('number');
@@ -75,13 +90,22 @@ describe('--reporter json', () => {
 
   it('gives failed kapps their reason and skipped kapps why they were skipped', async () => {
     const p = chain();
-    p.write('manifests/web.yaml', p.read('manifests/web.yaml').replace('api-apply --stdout', 'api-apply --exit 5 --stdout'));
+    p.write(
+      'manifests/web.yaml',
+      p.read('manifests/web.yaml').replace('api-apply --stdout', 'api-apply --exit 5 --stdout'),
+    );
     const r = await p.runJson('install', ['-y']);
     expect(r.code).toBe(1);
     const finished = Object.fromEntries(eventsOf(r.events, 'kapp-finished').map((e) => [e.kapp, e]));
-    expect(finished['web:api']).toMatchObject({ status: 'failed', reason: "apply_install step 'apply' exited with code 5" });
+    expect(finished['web:api']).toMatchObject({
+      status: 'failed',
+      reason: "apply_install step 'apply' exited with code 5",
+    });
     expect(finished['web:web']).toMatchObject({ status: 'skipped', reason: 'dependency web:api failed' });
-    expect(eventsOf(r.events, 'step-finished').find((e) => e.kapp === 'web:api')).toMatchObject({ status: 'failed', exitCode: 5 });
+    expect(eventsOf(r.events, 'step-finished').find((e) => e.kapp === 'web:api')).toMatchObject({
+      status: 'failed',
+      exitCode: 5,
+    });
     expectConsistent(r.events);
   });
 
@@ -97,27 +121,42 @@ describe('--reporter json', () => {
     ['output', []],
     ['clean', ['-i', 'web:api']],
   ];
-  it.each(commands)('%s %j: one kapp-started/kapp-finished pair per reported kapp, steps in between', async (command, args) => {
-    const p = chain();
-    const r = await p.runJson(command, args);
-    expect(r.code, r.stderr).toBe(0);
-    expectConsistent(r.events);
-  });
+  it.each(commands)(
+    '%s %j: one kapp-started/kapp-finished pair per reported kapp, steps in between',
+    async (command, args) => {
+      const p = chain();
+      const r = await p.runJson(command, args);
+      expect(r.code, r.stderr).toBe(0);
+      expectConsistent(r.events);
+    },
+  );
 
   it('lists only the kapps the run does something with', async () => {
     const p = chain();
     // base has no outputs and is not selected: it provides nothing and is not reported; db provides its outputs.
     const r = await p.runJson('install', ['-y', '-i', 'web:api']);
     expect(eventsOf(r.events, 'run-started')[0]?.kapps).toEqual(['web:db', 'web:api']);
-    expect(eventsOf(r.events, 'kapp-started').map((e) => `${e.kapp} ${e.role}`)).toEqual(['web:db outputs', 'web:api selected']);
+    expect(eventsOf(r.events, 'kapp-started').map((e) => `${e.kapp} ${e.role}`)).toEqual([
+      'web:db outputs',
+      'web:api selected',
+    ]);
   });
 
   it('in a delete, a kapp with outputs starts when its outputs are loaded and finishes once deleted', async () => {
     const p = chain();
     const r = await p.runJson('delete', ['-y']);
     expect(r.code).toBe(0);
-    const db = r.events.filter((e) => 'kapp' in e && e.kapp === 'web:db').map((e) => (e.type === 'step-finished' ? `${e.type} ${e.phase}` : e.type));
-    expect(db).toEqual(['kapp-started', 'step-started', 'step-finished output', 'step-started', 'step-finished apply_delete', 'kapp-finished']);
+    const db = r.events
+      .filter((e) => 'kapp' in e && e.kapp === 'web:db')
+      .map((e) => (e.type === 'step-finished' ? `${e.type} ${e.phase}` : e.type));
+    expect(db).toEqual([
+      'kapp-started',
+      'step-started',
+      'step-finished output',
+      'step-started',
+      'step-finished apply_delete',
+      'kapp-finished',
+    ]);
   });
 });
 
@@ -133,7 +172,7 @@ describe('plain output', () => {
     expect(lines).toEqual(
       expect.arrayContaining([
         '[web:db] started',
-        '[web:db] apply_install/apply: kapps-fake --tag db-apply --stdout \'db applied\' (started)',
+        "[web:db] apply_install/apply: kapps-fake --tag db-apply --stdout 'db applied' (started)",
         '[web:db] db applied',
       ]),
     );

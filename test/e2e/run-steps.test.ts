@@ -61,7 +61,11 @@ describe('command', () => {
   it('not found: an error naming the command, step and kapp before anything runs', async () => {
     const p = project(
       kapp('first', { apply_install: [fake('fine', 'first')] }),
-      kapp('second', { apply_install: [{ name: 'deploy', command: 'no-such-tool-e2e', args: 'x' }] }, { depends_on: [{ id: 'first' }] }),
+      kapp(
+        'second',
+        { apply_install: [{ name: 'deploy', command: 'no-such-tool-e2e', args: 'x' }] },
+        { depends_on: [{ id: 'first' }] },
+      ),
     );
     const r = await p.run('install', ['-y']);
     expect(r.code).toBe(1);
@@ -73,7 +77,11 @@ describe('command', () => {
   it('--no-validate skips the check: the step fails when reached, naming command, step and kapp', async () => {
     const p = project(
       kapp('first', { apply_install: [fake('fine', 'first')] }),
-      kapp('second', { apply_install: [{ name: 'deploy', command: 'no-such-tool-e2e' }] }, { depends_on: [{ id: 'first' }] }),
+      kapp(
+        'second',
+        { apply_install: [{ name: 'deploy', command: 'no-such-tool-e2e' }] },
+        { depends_on: [{ id: 'first' }] },
+      ),
     );
     const r = await p.runJson('install', ['-y', '--no-validate']);
     expect(r.code).toBe(1);
@@ -86,7 +94,11 @@ describe('command', () => {
   });
   it('the check covers the output phase of kapps that provide outputs, selected or not', async () => {
     const p = project(
-      kapp('db', { apply_install: [fake('apply', 'db')], output: [{ name: 'read-state', command: 'no-such-output-tool' }] }, { outputs: [{ id: 'o', path: 'o.json', format: 'json' }] }),
+      kapp(
+        'db',
+        { apply_install: [fake('apply', 'db')], output: [{ name: 'read-state', command: 'no-such-output-tool' }] },
+        { outputs: [{ id: 'o', path: 'o.json', format: 'json' }] },
+      ),
       kapp('api', { apply_install: [fake('apply', 'api')] }, { depends_on: [{ id: 'db' }] }),
     );
     for (const args of [['-y'], ['-y', '-i', 'web:api']]) {
@@ -99,7 +111,17 @@ describe('command', () => {
 
   it('the check looks commands up on the PATH the step runs with', async () => {
     const p = project(
-      kapp('k', { apply_install: [{ name: 'tool', command: 'my-tool', args: 'hello', print: 'true', env_vars: { PATH: '{{ .kapp.cacheRoot }}/bin:/usr/bin:/bin' } }] }),
+      kapp('k', {
+        apply_install: [
+          {
+            name: 'tool',
+            command: 'my-tool',
+            args: 'hello',
+            print: 'true',
+            env_vars: { PATH: '{{ .kapp.cacheRoot }}/bin:/usr/bin:/bin' },
+          },
+        ],
+      }),
     );
     p.write('.kapps-workspace/dev/web/k/bin/my-tool', '#!/bin/sh\necho "my-tool $1"\n');
     chmodSync(p.path('.kapps-workspace/dev/web/k/bin/my-tool'), 0o755);
@@ -110,13 +132,19 @@ describe('command', () => {
 
   it('a dry run checks the commands looked up on PATH too', async () => {
     const p = project(
-      kapp('k', { apply_install: [{ name: 'deploy', command: 'no-such-tool-e2e' }, { name: 'local', command: './not-fetched-yet.sh' }] }),
+      kapp('k', {
+        apply_install: [
+          { name: 'deploy', command: 'no-such-tool-e2e' },
+          { name: 'local', command: './not-fetched-yet.sh' },
+        ],
+      }),
     );
     const r = await p.run('install', ['-y', '-n']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("1 command(s) not found, nothing was run:\n  kapp web:k, apply_install step 'deploy': 'no-such-tool-e2e' not found on PATH\n");
+    expect(r.stderr).toContain(
+      "1 command(s) not found, nothing was run:\n  kapp web:k, apply_install step 'deploy': 'no-such-tool-e2e' not found on PATH\n",
+    );
   });
-
 });
 
 describe('environment', () => {
@@ -127,10 +155,26 @@ describe('environment', () => {
         main: {
           env_vars: { E2E_UNIT: 'from-unit', E2E_BOTH: 'z-from-unit', E2E_OVER: 'z-unit' },
           apply_install: [
-            fake('env', 'env', ['--print-env', 'E2E_PROC', '--print-env', 'E2E_UNIT', '--print-env', 'E2E_BOTH', '--print-env', 'E2E_OVER', '--print-env', 'E2E_STEP'], {
-              env_vars: { E2E_BOTH: 'a-from-step', E2E_STEP: 'from-step' },
-              stdout: 'env.txt',
-            }),
+            fake(
+              'env',
+              'env',
+              [
+                '--print-env',
+                'E2E_PROC',
+                '--print-env',
+                'E2E_UNIT',
+                '--print-env',
+                'E2E_BOTH',
+                '--print-env',
+                'E2E_OVER',
+                '--print-env',
+                'E2E_STEP',
+              ],
+              {
+                env_vars: { E2E_BOTH: 'a-from-step', E2E_STEP: 'from-step' },
+                stdout: 'env.txt',
+              },
+            ),
           ],
         },
       },
@@ -201,7 +245,9 @@ describe('print', () => {
 
   /** The output lines of kapp k (not the lines about its steps). */
   const outputLines = (stdout: string): string[] =>
-    stdout.split('\n').filter((l) => l.startsWith('[web:k] ') && !/^\[web:k\] (started|succeeded|apply_install\/)/.test(l));
+    stdout
+      .split('\n')
+      .filter((l) => l.startsWith('[web:k] ') && !/^\[web:k\] (started|succeeded|apply_install\/)/.test(l));
 
   it('without -v: true and other text always, verbose/false/unset not', async () => {
     const r = await printing().run('install', ['-y']);
@@ -212,7 +258,11 @@ describe('print', () => {
   it('with -v: verbose output too, never false/unset', async () => {
     const r = await printing().run('install', ['-y', '-v']);
     expect(r.code).toBe(0);
-    expect(outputLines(r.stdout)).toEqual(['[web:k] shown-when-verbose', '[web:k] shown-always', '[web:k] shown-for-any-text']);
+    expect(outputLines(r.stdout)).toEqual([
+      '[web:k] shown-when-verbose',
+      '[web:k] shown-always',
+      '[web:k] shown-for-any-text',
+    ]);
   });
 });
 
@@ -233,7 +283,10 @@ describe('exit codes', () => {
   it('ignore_errors: the failure is reported and the kapp goes on', async () => {
     const p = project(
       kapp('k', {
-        apply_install: [fake('flaky', 'flaky', ['--stderr', 'flaky broke', '--exit', '2'], { ignore_errors: true }), fake('next', 'next')],
+        apply_install: [
+          fake('flaky', 'flaky', ['--stderr', 'flaky broke', '--exit', '2'], { ignore_errors: true }),
+          fake('next', 'next'),
+        ],
       }),
     );
     const r = await p.run('install', ['-y']);
@@ -271,7 +324,11 @@ describe('exit codes', () => {
 function deleting() {
   return project(
     kapp('db', { apply_delete: [fake('one', 'db-1')] }),
-    kapp('api', { apply_delete: [fake('one', 'api-1', ['--exit', '1']), fake('two', 'api-2')] }, { depends_on: [{ id: 'db' }] }),
+    kapp(
+      'api',
+      { apply_delete: [fake('one', 'api-1', ['--exit', '1']), fake('two', 'api-2')] },
+      { depends_on: [{ id: 'db' }] },
+    ),
   );
 }
 
@@ -301,7 +358,11 @@ describe('timeout', () => {
     const marker = uniqueMarker();
     markers.push(marker);
     const p = project(
-      kapp('k', { apply_install: [fake('stubborn', 'stubborn', ['--ignore-term', '--fork-sleep', '60', marker, '--hang'], { timeout: 1 })] }),
+      kapp('k', {
+        apply_install: [
+          fake('stubborn', 'stubborn', ['--ignore-term', '--fork-sleep', '60', marker, '--hang'], { timeout: 1 }),
+        ],
+      }),
     );
     const r = await p.runJson('install', ['-y', '--kill-grace', '1']);
     expect(r.code).toBe(1);
@@ -319,9 +380,13 @@ describe('load_outputs and conditions', () => {
         {
           apply_install: [
             fake('before', 'before', ['--stdout', 'before={{ .outputs.this.info.name }}'], { print: 'true' }),
-            fake('write', 'write', ['--write-file', 'info.json', '{"name":"alpha","go":"true"}'], { load_outputs: true }),
+            fake('write', 'write', ['--write-file', 'info.json', '{"name":"alpha","go":"true"}'], {
+              load_outputs: true,
+            }),
             fake('uses', 'uses', ['--stdout', 'after={{ .outputs.this.info.name }}'], { print: 'true' }),
-            fake('gated', 'gated', [], { conditions: ['{{ if .outputs.this.info.go }}{{ .outputs.this.info.go }}{{ else }}false{{ end }}'] }),
+            fake('gated', 'gated', [], {
+              conditions: ['{{ if .outputs.this.info.go }}{{ .outputs.this.info.go }}{{ else }}false{{ end }}'],
+            }),
             fake('off', 'off', [], { conditions: ['{{ if .outputs.this.info.name }}false{{ else }}true{{ end }}'] }),
           ],
         },
@@ -350,7 +415,12 @@ describe('load_outputs and conditions', () => {
       run_units: {
         first: {
           conditions: ['{{ if .outputs.this.info.name }}false{{ else }}true{{ end }}'],
-          apply_install: [fake('write', 'write', ['--write-file', 'info.json', '{"name":"alpha"}'], { load_outputs: true, merge_priority: 1 })],
+          apply_install: [
+            fake('write', 'write', ['--write-file', 'info.json', '{"name":"alpha"}'], {
+              load_outputs: true,
+              merge_priority: 1,
+            }),
+          ],
         },
         second: {
           apply_install: [fake('b1', 'b1', [], { merge_priority: 2 }), fake('b2', 'b2', [], { merge_priority: 3 })],
@@ -362,8 +432,34 @@ describe('load_outputs and conditions', () => {
     expect(started(r.trace)).toEqual(['write', 'b1', 'b2']);
   });
 
+  it('a condition may read a whole output loaded by an earlier step', async () => {
+    const p = project(
+      kapp(
+        'k',
+        {
+          apply_install: [
+            fake('write', 'write', ['--write-file', 'flag.txt', 'true'], { load_outputs: true }),
+            fake('gated', 'gated', [], { conditions: ['{{ .outputs.this.flag }}'] }),
+          ],
+        },
+        { outputs: [{ id: 'flag', path: 'flag.txt', format: 'text' }] },
+      ),
+    );
+    const r = await p.run('install', ['-y']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(started(r.trace)).toEqual(['write', 'gated']);
+  });
+
   it('a step whose conditions are false is skipped and reported', async () => {
-    const p = project(kapp('k', { apply_install: [fake('no', 'no', [], { conditions: ['true', 'false'] }), fake('yes', 'yes', [], { conditions: ['true'] })] }));
+    const p = project(
+      kapp('k', {
+        apply_install: [
+          fake('no', 'no', [], { conditions: ['true', 'false'] }),
+          fake('yes', 'yes', [], { conditions: ['true'] }),
+        ],
+      }),
+    );
     const r = await p.runJson('install', ['-y']);
     expect(r.code).toBe(0);
     expect(started(r.trace)).toEqual(['yes']);
@@ -378,10 +474,17 @@ describe('call and merge_priority', () => {
       run_units: {
         tf: {
           output: [fake('tf-output', 'tf-output')],
-          apply_install: [fake('tf-apply', 'tf-apply', [], { merge_priority: 10 }), { call: 'output', merge_priority: 15 }],
+          apply_install: [
+            fake('tf-apply', 'tf-apply', [], { merge_priority: 10 }),
+            { call: 'output', merge_priority: 15 },
+          ],
         },
         helm: {
-          apply_install: [fake('last', 'last'), fake('helm-install', 'helm-install', [], { merge_priority: 30 }), fake('first', 'first', [], { merge_priority: 0 })],
+          apply_install: [
+            fake('last', 'last'),
+            fake('helm-install', 'helm-install', [], { merge_priority: 30 }),
+            fake('first', 'first', [], { merge_priority: 0 }),
+          ],
         },
       },
     });

@@ -47,10 +47,14 @@ describe('workers', () => {
     const r = await p.runJson('install', ['-y', '--workers', '2']);
     expect(r.code, r.stderr).toBe(0);
     expect(eventsOf(r.events, 'run-started')[0]?.workers).toBe(2);
-    const types = r.events.filter((e) => e.type === 'kapp-started' || e.type === 'kapp-finished').map((e) => `${e.type} ${'kapp' in e ? e.kapp : ''}`);
+    const types = r.events
+      .filter((e) => e.type === 'kapp-started' || e.type === 'kapp-finished')
+      .map((e) => `${e.type} ${'kapp' in e ? e.kapp : ''}`);
     // b started before a finished; c waited for a free worker.
     expect(types.indexOf('kapp-started web:b')).toBeLessThan(types.indexOf('kapp-finished web:a'));
-    expect(order(r.trace).indexOf('start c')).toBeGreaterThan(Math.min(order(r.trace).indexOf('end a'), order(r.trace).indexOf('end b')));
+    expect(order(r.trace).indexOf('start c')).toBeGreaterThan(
+      Math.min(order(r.trace).indexOf('end a'), order(r.trace).indexOf('end b')),
+    );
   });
 
   it('--workers 1 runs one kapp at a time, in manifest order', async () => {
@@ -96,14 +100,35 @@ describe('readiness', () => {
 
   it('starts ready kapps in manifest order', async () => {
     // c ──► a; b is ready from the start, but a comes first in the manifest.
-    const p = project(
-      kapp('c', step('c')),
-      kapp('a', step('a'), { depends_on: [{ id: 'c' }] }),
-      kapp('b', step('b')),
-    );
+    const p = project(kapp('c', step('c')), kapp('a', step('a'), { depends_on: [{ id: 'c' }] }), kapp('b', step('b')));
     const r = await p.run('install', ['-y', '--workers', '1']);
     expect(r.code).toBe(0);
     expect(r.trace.filter((l) => l.event === 'start').map((l) => l.tag)).toEqual(['c', 'a', 'b']);
+  });
+});
+
+describe('selection', () => {
+  it('a selected kapp whose conditions are false is skipped, and the kapps after it still run', async () => {
+    const p = project(
+      kapp('off', step('off'), { conditions: ['false'] }),
+      kapp('after', step('after'), { depends_on: [{ id: 'off' }] }),
+    );
+    const r = await p.runJson('install', ['-y']);
+    expect(r.code).toBe(0);
+    expect(r.trace.filter((l) => l.event === 'start').map((l) => l.tag)).toEqual(['after']);
+    expect(kappStatuses(r.events)).toEqual({ 'web:off': 'skipped: conditions failed', 'web:after': 'succeeded' });
+  });
+
+  it('--parents processes the ancestors of the selected kapps too', async () => {
+    const p = project(
+      kapp('db', step('db')),
+      kapp('api', step('api'), { depends_on: [{ id: 'db' }] }),
+      kapp('web', step('web'), { depends_on: [{ id: 'api' }] }),
+    );
+    const without = await p.run('install', ['-y', '-i', 'web:api']);
+    expect(without.trace.filter((l) => l.event === 'start').map((l) => l.tag)).toEqual(['api']);
+    const withParents = await p.run('install', ['-y', '-i', 'web:api', '--parents']);
+    expect(withParents.trace.filter((l) => l.event === 'start').map((l) => l.tag)).toEqual(['db', 'api']);
   });
 });
 
@@ -113,21 +138,28 @@ describe('failures', () => {
    *   a (fails once b runs) ──► c        b (runs while a fails)        d (waits for a worker)
    * ```
    */
-  const failing = () => {
+  const failing = (marker: string) => {
     const p = project(kapp('a', {}));
+    // Every step carries the marker (a second --tag does nothing), to check that none is left behind.
+    const m = ['--tag', marker];
     p.write('manifests/web.yaml', {
       kapps: [
-        kapp('a', step('a', ['--wait-file', p.path('b-started'), '10000', '--stderr', 'a broke', '--exit', '4'])),
-        kapp('b', step('b', ['--write-file', p.path('b-started'), 'x', '--wait-file', p.path('a-done'), '10000'])),
-        kapp('c', step('c'), { depends_on: [{ id: 'a' }] }),
-        kapp('d', step('d')),
+        kapp('a', step('a', [...m, '--wait-file', p.path('b-started'), '10000', '--stderr', 'a broke', '--exit', '4'])),
+        kapp(
+          'b',
+          step('b', [...m, '--write-file', p.path('b-started'), 'x', '--wait-file', p.path('a-done'), '10000']),
+        ),
+        kapp('c', step('c', m), { depends_on: [{ id: 'a' }] }),
+        kapp('d', step('d', m)),
       ],
     });
     return p;
   };
 
   it('starts no new kapps, lets running ones finish, reports the others skipped and exits 1', async () => {
-    const p = failing();
+    const marker = uniqueMarker();
+    markers.push(marker);
+    const p = failing(marker);
     // b finishes only once a has failed (the test writes the file b waits for).
     const cli = p.start('install', ['-y', '--workers', '2', '--reporter', 'json']);
     await waitFor('a to fail', () => cli.stdout().includes('"kapp":"web:a","status":"failed"'));
@@ -143,11 +175,17 @@ describe('failures', () => {
       'web:c': 'skipped: dependency web:a failed',
       'web:d': 'skipped: not started: the run stopped after web:a failed',
     });
-    expect(eventsOf(r.events, 'run-finished')[0]).toMatchObject({ status: 'failed', counts: { succeeded: 1, failed: 1, skipped: 2, cancelled: 0 } });
+    expect(eventsOf(r.events, 'run-finished')[0]).toMatchObject({
+      status: 'failed',
+      counts: { succeeded: 1, failed: 1, skipped: 2, cancelled: 0 },
+    });
+    expect(await survivors(marker)).toEqual([]);
   });
 
   it('--keep-going runs every kapp not downstream of the failure, and still exits 1', async () => {
-    const p = failing();
+    const marker = uniqueMarker();
+    markers.push(marker);
+    const p = failing(marker);
     p.write('a-done', 'x');
     const r = await p.runJson('install', ['-y', '--workers', '2', '--keep-going']);
     expect(r.code).toBe(1);
@@ -157,6 +195,7 @@ describe('failures', () => {
       'web:c': 'skipped: dependency web:a failed',
       'web:d': 'succeeded',
     });
+    expect(await survivors(marker)).toEqual([]);
   });
 
   it('prints the failed step with its last output lines in the summary', async () => {
@@ -164,7 +203,9 @@ describe('failures', () => {
     const r = await p.run('install', ['-y']);
     expect(r.code).toBe(1);
     const summary = r.stdout.slice(r.stdout.indexOf('install failed'));
-    expect(summary).toMatch(/^install failed in \d+\.\ds: 0 succeeded, 1 failed, 0 skipped, 0 cancelled\nFailed:\n {2}web:k: apply_install\/apply: exit code 3\n/);
+    expect(summary).toMatch(
+      /^install failed in \d+\.\ds: 0 succeeded, 1 failed, 0 skipped, 0 cancelled\nFailed:\n {2}web:k: apply_install\/apply: exit code 3\n/,
+    );
     expect(summary).toContain('    | line 30\n');
     expect(summary).toContain('    | line 11\n');
     expect(summary).not.toContain('| line 10\n');
@@ -180,24 +221,27 @@ describe('signals', () => {
       kapp('c', step('c'), { depends_on: [{ id: 'a' }] }),
     );
 
-  it.each(['SIGINT', 'SIGTERM'] as const)('%s stops starting kapps, stops the running steps and exits 130', async (signal) => {
-    const marker = uniqueMarker();
-    markers.push(marker);
-    const p = hanging(marker);
-    const cli = p.start('install', ['-y', '--kill-grace', '1', '--reporter', 'json']);
-    await waitFor('both steps to start', () => p.traceLines().filter((l) => l.event === 'start').length === 2);
-    cli.child.kill(signal);
-    const r = await cli.done;
-    expect(r.code).toBe(130);
-    expect(kappStatuses(r.events)).toEqual({
-      'web:a': 'cancelled: cancelled',
-      'web:b': 'cancelled: cancelled',
-      'web:c': 'skipped: not started: the run was cancelled',
-    });
-    expect(eventsOf(r.events, 'run-finished')[0]?.status).toBe('cancelled');
-    expect(r.trace.filter((l) => l.tag === 'c')).toEqual([]);
-    expect(await survivors(marker)).toEqual([]);
-  });
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    '%s stops starting kapps, stops the running steps and exits 130',
+    async (signal) => {
+      const marker = uniqueMarker();
+      markers.push(marker);
+      const p = hanging(marker);
+      const cli = p.start('install', ['-y', '--kill-grace', '1', '--reporter', 'json']);
+      await waitFor('both steps to start', () => p.traceLines().filter((l) => l.event === 'start').length === 2);
+      cli.child.kill(signal);
+      const r = await cli.done;
+      expect(r.code).toBe(130);
+      expect(kappStatuses(r.events)).toEqual({
+        'web:a': 'cancelled: cancelled',
+        'web:b': 'cancelled: cancelled',
+        'web:c': 'skipped: not started: the run was cancelled',
+      });
+      expect(eventsOf(r.events, 'run-finished')[0]?.status).toBe('cancelled');
+      expect(r.trace.filter((l) => l.tag === 'c')).toEqual([]);
+      expect(await survivors(marker)).toEqual([]);
+    },
+  );
 
   it('a second signal kills every step at once and exits 130 without waiting', async () => {
     const marker = uniqueMarker();

@@ -4,26 +4,41 @@
  * which fetch what is missing first.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupProjects, fixtureProject, type FixtureProject } from '../support/project.js';
+import {
+  cleanupProjects,
+  fixtureProject,
+  survivors,
+  uniqueMarker,
+  waitFor,
+  type FixtureProject,
+} from '../support/project.js';
 
 afterAll(cleanupProjects);
 
 /** A kapp's sugarkube.yaml whose apply_install step runs a fake tagged `tag`. */
 const kappFile = (tag: string) => ({
-  run_units: { main: { apply_install: [{ name: 'apply', command: 'kapps-fake', args: `--tag ${tag} --write-file state.txt ${tag}` }] } },
+  run_units: {
+    main: {
+      apply_install: [{ name: 'apply', command: 'kapps-fake', args: `--tag ${tag} --write-file state.txt ${tag}` }],
+    },
+  },
 });
 
 const started = (p: { trace: readonly { event: string; tag: string }[] }): string[] =>
   p.trace.filter((l) => l.event === 'start').map((l) => l.tag);
 
 function git(cwd: string, ...args: string[]): string {
-  const r = spawnSync('git', ['-c', 'user.name=kapps', '-c', 'user.email=kapps@example.com', '-c', 'init.defaultBranch=main', ...args], {
-    cwd,
-    encoding: 'utf8',
-  });
+  const r = spawnSync(
+    'git',
+    ['-c', 'user.name=kapps', '-c', 'user.email=kapps@example.com', '-c', 'init.defaultBranch=main', ...args],
+    {
+      cwd,
+      encoding: 'utf8',
+    },
+  );
   if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
@@ -87,7 +102,9 @@ describe('file sources', () => {
   it('a file:// path works the same', async () => {
     const p = fixtureProject();
     p.write('elsewhere/k/sugarkube.yaml', kappFile('from-file-uri'));
-    p.write('manifests/web.yaml', { kapps: [{ id: 'k', sources: [{ id: 'src', uri: `file://${p.path('elsewhere/k')}` }] }] });
+    p.write('manifests/web.yaml', {
+      kapps: [{ id: 'k', sources: [{ id: 'src', uri: `file://${p.path('elsewhere/k')}` }] }],
+    });
     p.write('stacks.yaml', { dev: { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] } });
     const r = await p.run('install', ['-y']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
@@ -169,6 +186,23 @@ describe('git sources', () => {
     const r = await p.run('install', ['-y']);
     expect(r.code, r.stderr).toBe(0);
     expect(started(r)).toEqual(['v1']);
+  });
+
+  it('Ctrl-C while a source is fetched stops git and exits 130 without running anything', async () => {
+    const p = gitProject('v1');
+    const marker = uniqueMarker();
+    // A git that hangs (with the marker in its command line) stands in for a slow fetch.
+    p.write('slow-bin/git', `#!/bin/sh\nexec kapps-fake --tag git-${marker} --hang\n`);
+    chmodSync(p.path('slow-bin/git'), 0o755);
+    const cli = p.start('install', ['-y', '--kill-grace', '1'], {
+      env: { PATH: `${p.path('slow-bin')}:${p.env.PATH}` },
+    });
+    await waitFor('git to start', () => p.traceLines().some((l) => l.tag === `git-${marker}`));
+    cli.child.kill('SIGINT');
+    const r = await cli.done;
+    expect(r.code).toBe(130);
+    expect(await survivors(marker)).toEqual([]);
+    expect(r.trace.filter((l) => !l.tag.startsWith('git-'))).toEqual([]);
   });
 
   it('a ref that does not exist fails before anything runs, naming the kapp and source', async () => {

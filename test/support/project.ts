@@ -183,7 +183,11 @@ export function fixtureProject(spec: ProjectSpec = {}): FixtureProject {
   const manifests = spec.manifests ?? {};
   for (const [id, content] of Object.entries(manifests)) write(`manifests/${id}.yaml`, content);
   const stacks = spec.stacks ?? {
-    dev: { provider: 'local', cluster: 'c', manifests: Object.keys(manifests).map((id) => ({ uri: `manifests/${id}.yaml` })) },
+    dev: {
+      provider: 'local',
+      cluster: 'c',
+      manifests: Object.keys(manifests).map((id) => ({ uri: `manifests/${id}.yaml` })),
+    },
   };
   if (spec.stacks !== undefined || !spec.from || !existsSync(stackFile)) write('stacks.yaml', stacks);
   if (spec.config !== undefined) write('sugarkube-conf.yaml', spec.config);
@@ -214,7 +218,11 @@ export function fixtureProject(spec: ProjectSpec = {}): FixtureProject {
     traceLines: readTrace,
     async run(command, args = [], options = {}) {
       const before = readTrace().length;
-      const r = await runCli(argv(command, args, options), { cwd: dir, env: { ...env, ...options.env }, killAfterMs: 30_000 });
+      const r = await runCli(argv(command, args, options), {
+        cwd: dir,
+        env: { ...env, ...options.env },
+        killAfterMs: 30_000,
+      });
       const json = args.includes('--reporter') && args[args.indexOf('--reporter') + 1] === 'json';
       return { ...r, events: json ? parseEvents(r.stdout) : [], trace: readTrace().slice(before) };
     },
@@ -239,7 +247,14 @@ export function fixtureProject(spec: ProjectSpec = {}): FixtureProject {
         child.on('close', (code, signal) => {
           clearTimeout(safety);
           const json = args.includes('--reporter') && args[args.indexOf('--reporter') + 1] === 'json';
-          resolve({ code, signal, stdout, stderr, events: json ? parseEvents(stdout) : [], trace: readTrace().slice(before) });
+          resolve({
+            code,
+            signal,
+            stdout,
+            stderr,
+            events: json ? parseEvents(stdout) : [],
+            trace: readTrace().slice(before),
+          });
         });
       });
       return { child, stdout: () => stdout, stderr: () => stderr, done };
@@ -249,13 +264,22 @@ export function fixtureProject(spec: ProjectSpec = {}): FixtureProject {
 }
 
 /** A run step running `kapps-fake --tag <tag> <args…>` (extra step fields in `fields`). */
-export function fake(name: string, tag: string, args: readonly string[] = [], fields: Record<string, unknown> = {}): Record<string, unknown> {
+export function fake(
+  name: string,
+  tag: string,
+  args: readonly string[] = [],
+  fields: Record<string, unknown> = {},
+): Record<string, unknown> {
   const quoted = ['--tag', tag, ...args].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'"'"'`)}'`));
   return { name, command: 'kapps-fake', args: quoted.join(' '), ...fields };
 }
 
 /** A manifest kapp entry with one run unit `main` holding the given phases. */
-export function kapp(id: string, phases: Record<string, unknown[]>, fields: Record<string, unknown> = {}): Record<string, unknown> {
+export function kapp(
+  id: string,
+  phases: Record<string, unknown[]>,
+  fields: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { id, ...fields, run_units: { main: phases } };
 }
 
@@ -309,7 +333,10 @@ export function killMatching(marker: string): void {
 }
 
 /** The events of one type. */
-export function eventsOf<T extends RunEvent['type']>(events: readonly RunEvent[], type: T): Extract<RunEvent, { type: T }>[] {
+export function eventsOf<T extends RunEvent['type']>(
+  events: readonly RunEvent[],
+  type: T,
+): Extract<RunEvent, { type: T }>[] {
   return events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
 }
 

@@ -13,7 +13,12 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
   describe: 'Print the resolved spec of a stack: each kapp with its dependencies and the run steps of every phase',
   builder: (y) =>
     stackOptions(y)
-      .option('output', { alias: 'o', choices: ['yaml', 'json'] as const, default: 'yaml' as const, describe: 'Output format' })
+      .option('output', {
+        alias: 'o',
+        choices: ['yaml', 'json'] as const,
+        default: 'yaml' as const,
+        describe: 'Output format',
+      })
       .option('phase', {
         type: 'string',
         array: true,
@@ -22,13 +27,16 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
         describe: 'Only plan these phases (repeatable; default: all six)',
       })
       .example('$0 generate stacks.yaml dev -o json', 'The whole plan as one JSON document')
-      .example('$0 generate stacks.yaml dev -i web:* --phase apply_install', 'What install -y would run for manifest web')
+      .example(
+        '$0 generate stacks.yaml dev -i web:* --phase apply_install',
+        'What install -y would run for manifest web',
+      )
       .epilogue(
         'Outputs that only a run can produce render as in plan mode (an empty map). The JSON document is a stable ' +
           'interface: {"stack", "kapps": [{"id", "dependsOn", "selected", "conditionsOk", "phases": {PHASE: [STEP...]}}]}.',
-      ) as never,
+      ),
   handler: async (args) => {
-    const stack = await openStackFromArgs(args);
+    const stack = await openStackFromArgs(args, { planning: true });
     const spec = stack.spec(args.phase.length ? { phases: args.phase } : {});
     await flushWarnings(stack);
     if (args.output === 'json') {

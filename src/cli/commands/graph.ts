@@ -15,10 +15,10 @@ export const graphCommand: CommandModule<object, GraphArgs> = {
       .option('format', { alias: 'f', choices: GRAPH_FORMATS, default: 'text' as const, describe: 'Output format' })
       .example('$0 graph stacks.yaml dev', 'Text: * marks kapps that would be processed')
       .example('$0 graph stacks.yaml dev -f dot | dot -Tsvg > dag.svg', 'A picture with Graphviz')
-      .epilogue('Kapps whose conditions are false are marked "(conditions failed)" (text) or red (dot).') as never,
+      .epilogue('Kapps whose conditions are false are marked "(conditions failed)" (text) or red (dot).'),
   handler: async (args) => {
     const { formatGraph } = await import('../../plan/graph-format.js');
-    const stack = await openStackFromArgs(args);
+    const stack = await openStackFromArgs(args, { planning: true });
     process.stdout.write(`${formatGraph(stack.selection.nodes, args.format, { stackName: stack.config.name })}\n`);
   },
 };

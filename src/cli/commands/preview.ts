@@ -13,13 +13,21 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
   describe: 'Compare the selected kapps with the last release: Create, Update, UnChanged, Delete',
   builder: (y) =>
     stackOptions(y)
-      .option('output', { alias: 'o', choices: ['table', 'json'] as const, default: 'table' as const, describe: 'Output format' })
-      .option('project', { type: 'string', describe: 'Project of the releases (default: from sugarkube-conf.yaml or the folder)' })
+      .option('output', {
+        alias: 'o',
+        choices: ['table', 'json'] as const,
+        default: 'table' as const,
+        describe: 'Output format',
+      })
+      .option('project', {
+        type: 'string',
+        describe: 'Project of the releases (default: from sugarkube-conf.yaml or the folder)',
+      })
       .option('backend', { type: 'string', describe: 'Release store: a directory or a postgres:// URL' })
       .epilogue(
         'Update means the kapp’s rendered spec (its steps, commands, arguments, environment) differs from the one ' +
           'last installed. JSON: {"stack", "project", "basedOnRevision", "kapps": [{"id", "action"}]}.',
-      ) as never,
+      ),
   handler: async (args) => {
     const { previewRows } = await import('../release-run.js');
     const { formatPreviewTable, previewDocument } = await import('../../release/index.js');

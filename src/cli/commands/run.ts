@@ -17,7 +17,7 @@ export const installCommand: CommandModule<object, ApplyArgs> = {
         'Kapps start as soon as their dependencies are done, up to --workers at a time. A failure stops new kapps ' +
           'from starting (--keep-going runs everything that does not depend on it). Ctrl-C stops the run cleanly ' +
           '(exit 130); a second Ctrl-C kills the running steps at once. Exit codes: 0 success, 1 failure, 2 usage.',
-      ) as never,
+      ),
   handler: async (args) => {
     const { runCommand } = await import('../run-command.js');
     await runCommand('install', args);
@@ -32,7 +32,7 @@ export const deleteCommand: CommandModule<object, ApplyArgs> = {
     applyOptions(y, 'delete')
       .example('$0 delete stacks.yaml dev', 'Plan: run plan_delete of every kapp')
       .example('$0 delete stacks.yaml dev -y', 'Delete, recorded as a release')
-      .epilogue('Outputs are loaded walking down first, so kapps being deleted can still read them.') as never,
+      .epilogue('Outputs are loaded walking down first, so kapps being deleted can still read them.'),
   handler: async (args) => {
     const { runCommand } = await import('../run-command.js');
     await runCommand('delete', args);
@@ -48,7 +48,7 @@ function simple(
     command: `${name} ${STACK}`,
     ...(name === 'template' ? { aliases: ['templates'] } : {}),
     describe,
-    builder: (y) => runOptions(y).example(`$0 ${name} stacks.yaml dev`, example) as never,
+    builder: (y) => runOptions(y).example(`$0 ${name} stacks.yaml dev`, example),
     handler: async (args) => {
       const { runCommand } = await import('../run-command.js');
       await runCommand(name, args);

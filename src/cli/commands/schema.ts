@@ -2,7 +2,7 @@
  * `kapps schema <kind>`: print the JSON Schema (draft 2020-12) of a configuration file, for editors that complete
  * and check YAML against a schema.
  */
-import type { Argv, CommandModule } from 'yargs';
+import type { CommandModule } from 'yargs';
 import { UsageError } from '../../diagnostics/errors.js';
 
 interface SchemaArgs {
@@ -19,7 +19,7 @@ export const schemaCommand: CommandModule<object, SchemaArgs> = {
       type: 'string',
       describe: 'config (sugarkube-conf.yaml), stack, manifest or kapp (sugarkube.yaml)',
       demandOption: true,
-    }) as unknown as Argv<SchemaArgs>,
+    }),
   handler: async (argv) => {
     const kind = KINDS.find((k) => k === argv.kind);
     if (!kind) {

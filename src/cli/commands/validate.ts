@@ -12,12 +12,22 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
   describe: 'Check the selected kapps: every phase plans, and every command and binary is on PATH',
   builder: (y) =>
     stackOptions(y, { parents: false })
-      .option('verbose', { alias: 'v', type: 'boolean', default: false, describe: 'Also list where each command was found' })
-      .example('$0 validate stacks.yaml dev', 'Exit 1 and list what is missing, if anything') as never,
+      .option('verbose', {
+        alias: 'v',
+        type: 'boolean',
+        default: false,
+        describe: 'Also list where each command was found',
+      })
+      .example('$0 validate stacks.yaml dev', 'Exit 1 and list what is missing, if anything')
+      .epilogue(
+        'Checked: the kapps the selection processes (not their ancestors). Each needs every step command and the ' +
+          '`binaries` of its steps and of its run units whose conditions hold, on PATH (or, for a path, relative to ' +
+          'the step’s working directory). Step names must be unique within a run unit and phase.',
+      ),
   handler: async (args) => {
     const { validateStack } = await import('../../stack/validate.js');
     const { formatDiagnostics } = await import('../../report/diagnostic-printer.js');
-    const stack = await openStackFromArgs(args);
+    const stack = await openStackFromArgs(args, { planning: true });
     const report = validateStack(stack, process.env.PATH);
     await flushWarnings(stack);
     const out: string[] = [];
@@ -25,19 +35,23 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
       out.push(`* ${k.id}${k.requires.length ? ` requires: ${k.requires.join(', ')}` : ''}`);
       if (args.verbose) for (const f of k.found) out.push(`    found ${f}`);
       for (const m of report.missing.filter((x) => x.kapp === k.id)) {
-        const what = m.command === '' ? `names no command` : `${m.kind} '${m.command}' not found`;
-        out.push(`    missing: ${m.phase} step '${m.step}' ${what}`);
+        const what = m.command === '' ? 'names no command' : `${m.kind} '${m.command}' not found`;
+        const where = m.phase ? `${m.phase} step '${m.step ?? ''}'` : `run unit '${m.unit}'`;
+        out.push(`    missing: ${where} ${what}`);
       }
     }
     process.stdout.write(`${out.join('\n')}\n`);
     if (report.problems.length) process.stderr.write(`${formatDiagnostics(report.problems)}\n`);
-    const count = report.missing.length + report.problems.length;
-    if (count > 0) {
-      process.stdout.write(
-        `\n${report.missing.length} requirement(s) missing, ${report.problems.length} problem(s) in the configuration\n`,
-      );
+    if (report.missing.length > 0 || report.problems.length > 0) {
+      const parts = [
+        ...(report.missing.length ? [`${report.missing.length} requirement(s) missing`] : []),
+        ...(report.problems.length ? [`${report.problems.length} problem(s) in the configuration`] : []),
+      ];
+      process.stdout.write(`\n${parts.join(', ')}\n`);
       throw new SilentFailure('validation failed');
     }
-    process.stdout.write(`\nAll ${report.kapps.length} kapp(s) validated: every phase plans and every command was found\n`);
+    process.stdout.write(
+      `\nAll ${report.kapps.length} kapp(s) validated: every phase plans and every command was found\n`,
+    );
   },
 };

@@ -19,15 +19,20 @@ export const varsCommand: CommandModule<object, VarsArgs> = {
         default: [],
         describe: 'Blank this variable path in the output, e.g. -s kapp.vars.password (repeatable)',
       })
-      .option('output', { alias: 'o', choices: ['yaml', 'json'] as const, default: 'yaml' as const, describe: 'Output format' })
+      .option('output', {
+        alias: 'o',
+        choices: ['yaml', 'json'] as const,
+        default: 'yaml' as const,
+        describe: 'Output format',
+      })
       .example('$0 vars stacks.yaml dev -i web:app', 'Variables of one kapp')
       .epilogue(
         'Every kapp of the sub-graph is shown, whatever its conditions. Outputs that only a run can produce show as ' +
           'empty maps.',
-      ) as never,
+      ),
   handler: async (args) => {
     const { kappVarsReport } = await import('../../stack/vars-report.js');
-    const stack = await openStackFromArgs(args);
+    const stack = await openStackFromArgs(args, { planning: true });
     const report = kappVarsReport(stack, args.suppress);
     if (args.output === 'json') {
       const { toJS } = await import('../../template/value.js');

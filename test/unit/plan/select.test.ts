@@ -117,10 +117,17 @@ describe('selectKapps', () => {
 
   it('compares selectors literally: no wildcards but a whole-manifest *', () => {
     const dag = buildDag(kopsStack());
-    for (const include of ['*:*', 'manifest*:kappA', 'manifest1:kapp*', 'Manifest1:kappA']) {
+    const wildcard = "'*' is a wildcard only as the whole kapp part, as in 'manifest-id:*'";
+    for (const include of ['*:*', 'manifest*:kappA', 'manifest1:kapp*']) {
       const e = thrown(() => selectKapps(dag, { include: [include] }));
-      expect((e as Error).message).toBe(`nothing was matched by including '${include}' and excluding nothing`);
+      expect((e as Error).message).toBe(
+        `nothing was matched by including '${include}' and excluding nothing ('${include}': ${wildcard})`,
+      );
     }
+    const e = thrown(() => selectKapps(dag, { include: ['Manifest1:kappA'] }));
+    expect((e as Error).message).toBe(
+      "nothing was matched by including 'Manifest1:kappA' and excluding nothing ('Manifest1:kappA': did you mean 'manifest1:kappA'?)",
+    );
   });
 
   it('fails when nothing is matched, naming the selectors', () => {

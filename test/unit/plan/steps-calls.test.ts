@@ -321,9 +321,9 @@ describe('planSteps: calls', () => {
       '  |             ^^^^^^^^^^',
       '  hint: a step that calls itself, directly or through other calls, never ends',
     ]);
-    expect(text.split('\n')).toHaveLength(12);
-    expect(text).toContain(
+    // The step calling itself is listed once as related information, not once per level.
+    expect(text.split('\n').slice(5)).toEqual([
       "  kapps/nginx/sugarkube.yaml:4:13: step 'loop' of run unit 'helm' (clean) calls 'clean/loop'",
-    );
+    ]);
   });
 });

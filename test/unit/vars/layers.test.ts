@@ -12,7 +12,11 @@ function project(): ProjectConfig {
       [
         'progA',
         {
-          vars: vars({ kubeconfig: '{{ .kubeconfig }}', release: '{{ .kapp.vars.release | default .kapp.id }}', helm: '/path/to/helm' }),
+          vars: vars({
+            kubeconfig: '{{ .kubeconfig }}',
+            release: '{{ .kapp.vars.release | default .kapp.id }}',
+            helm: '/path/to/helm',
+          }),
           run_units: [
             {
               name: 'proga',
@@ -42,14 +46,24 @@ function project(): ProjectConfig {
         },
       ],
     ]),
-    run_units: { name: 'ignored', clean: [{ name: 'find1', command: 'find-stuff1' }, { name: 'find2', command: 'find-stuff2' }] },
+    run_units: {
+      name: 'ignored',
+      clean: [
+        { name: 'find1', command: 'find-stuff1' },
+        { name: 'find2', command: 'find-stuff2' },
+      ],
+    },
   };
 }
 
 const kappFile: KappDescriptor = {
   requires: ['prog2', 'proga', 'script'],
   run_units: [
-    { name: 'proga', env_vars: { FOOD: 'carrots' }, plan_install: [{ name: 'print-yo', command: 'echo', args: '"yo"', merge_priority: 10 }] },
+    {
+      name: 'proga',
+      env_vars: { FOOD: 'carrots' },
+      plan_install: [{ name: 'print-yo', command: 'echo', args: '"yo"', merge_priority: 10 }],
+    },
     { name: 'script', plan_install: [{ name: 'print-yes', command: 'echo', args: '"yes"', merge_priority: 20 }] },
   ],
 };
@@ -80,7 +94,10 @@ describe('layering kapp descriptors (Sugarkube TestAddDescriptor)', () => {
   });
 
   it('ignore_global_defaults drops programs and the global unit', () => {
-    const own = layerKapp(project(), { kappFile: { ...kappFile, ignore_global_defaults: true }, manifestEntry: { id: 'k' } });
+    const own = layerKapp(project(), {
+      kappFile: { ...kappFile, ignore_global_defaults: true },
+      manifestEntry: { id: 'k' },
+    });
     expect(own.run_units?.map((u) => u.name)).toEqual(['proga', 'script']);
     expect(own.vars).toBeUndefined();
   });
@@ -94,7 +111,9 @@ describe('field rules', () => {
   });
 
   it('an explicit false switches ignore_global_defaults off again', () => {
-    expect(mergeDescriptors([{ ignore_global_defaults: true }, { ignore_global_defaults: false }]).ignore_global_defaults).toBe(false);
+    expect(
+      mergeDescriptors([{ ignore_global_defaults: true }, { ignore_global_defaults: false }]).ignore_global_defaults,
+    ).toBe(false);
   });
 
   it('sources merge options key by key and keep the uri unless a layer sets one (TestManifestOverrides)', () => {
@@ -103,7 +122,9 @@ describe('field rules', () => {
       {
         manifestEntry: {
           id: 'kappA',
-          sources: [{ id: 'pathA', explicitId: false, uri: 'git@github.com:sugarkube/kapps-A.git//some/pathA#kappA-0.1.0' }],
+          sources: [
+            { id: 'pathA', explicitId: false, uri: 'git@github.com:sugarkube/kapps-A.git//some/pathA#kappA-0.1.0' },
+          ],
         },
         stackOverride: { sources: [{ id: 'pathA', explicitId: true, options: vars({ branch: 'stable' }) }] },
       },
@@ -131,7 +152,10 @@ describe('field rules', () => {
 
   it('outputs keep sensitive unless a higher layer sets it; templates are replaced whole', () => {
     const merged = mergeDescriptors([
-      { outputs: [{ id: 'o', path: 'a.json', format: 'json', sensitive: true }], templates: [{ id: 't', source: 's', dest: 'd', conditions: ['true'] }] },
+      {
+        outputs: [{ id: 'o', path: 'a.json', format: 'json', sensitive: true }],
+        templates: [{ id: 't', source: 's', dest: 'd', conditions: ['true'] }],
+      },
       { outputs: [{ id: 'o', path: 'b.json' }], templates: [{ id: 't', source: 's2', dest: 'd2' }] },
     ]);
     expect(merged.outputs).toEqual([{ id: 'o', path: 'b.json', format: 'json', sensitive: true }]);
@@ -150,5 +174,33 @@ describe('field rules', () => {
       },
     );
     expect(merged.vars).toEqual(vars({ a: 'kappfile', b: 'mdefaults', c: 'entry', d: 'sdefaults', e: 'override' }));
+  });
+});
+
+describe('matching and sharing', () => {
+  it('matches run unit names case-insensitively across layers, keeping the lowest layer’s name', () => {
+    const merged = mergeDescriptors([
+      { run_units: [{ name: 'Helm', working_dir: '/w', plan_install: [{ name: 'lint', command: 'helm' }] }] },
+      { run_units: [{ name: 'helm', apply_install: [{ name: 'install', command: 'helm' }] }] },
+    ]);
+    expect(merged.run_units).toEqual([
+      {
+        name: 'Helm',
+        working_dir: '/w',
+        plan_install: [{ name: 'lint', command: 'helm' }],
+        apply_install: [{ name: 'install', command: 'helm' }],
+      },
+    ]);
+  });
+
+  it('returns the only layer that sets anything as it is', () => {
+    const entry: KappDescriptor = { id: 'k', vars: vars({ a: 1 }) };
+    expect(mergeDescriptors([{}, entry, undefined, {}])).toBe(entry);
+    expect(
+      layerKapp(
+        { num_workers: 5, programs: new Map() },
+        { manifestDefaults: {}, manifestEntry: entry, stackDefaults: {} },
+      ),
+    ).toBe(entry);
   });
 });

@@ -7,7 +7,17 @@ const fixtures = fileURLToPath(new URL('../../fixtures/vars/', import.meta.url))
 const rel = (files: string[]): string[] => files.map((f) => path.relative(fixtures, f));
 
 describe('precedence walk (Sugarkube TestPrecedenceWalk)', () => {
-  const names = ['values', 'aws', 'test-account', 'test-profile', 'test-cluster', 'region1', 'accounts', 'profiles', 'clusters'];
+  const names = [
+    'values',
+    'aws',
+    'test-account',
+    'test-profile',
+    'test-cluster',
+    'region1',
+    'accounts',
+    'profiles',
+    'clusters',
+  ];
 
   it('visits files before directories, in name order, depth first, .yaml only', () => {
     expect(rel(new VarFileWalker().walk(path.join(fixtures, 'providers'), names))).toEqual([
