@@ -73,14 +73,25 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
 
   // Signals are ours from the start, so that Ctrl-C while sources are fetched also stops git cleanly.
   const controller = new AbortController();
+  let recorder: RunRecorder | undefined;
+  let exiting = false;
   const removeHandlers = onInterrupt(controller, {
     onFirstSignal: (signal) =>
       process.stderr.write(
         `\n${signal}: stopping (running steps are being stopped; press Ctrl-C again to kill them at once)\n`,
       ),
+    // The second signal has already killed every step: close the release as cancelled (at most 2 s) so the stack
+    // is not left locked, then exit.
+    exit: (code) => {
+      if (exiting || !recorder) process.exit(code);
+      exiting = true;
+      void Promise.race([
+        recorder.close('cancelled').catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, 2000)),
+      ]).then(() => process.exit(code));
+    },
   });
   const reporters: Reporter[] = [];
-  let recorder: RunRecorder | undefined;
   try {
     let stack = await openStackFromArgs(args);
     const operation = command === 'install' || command === 'delete' ? command : undefined;

@@ -96,6 +96,11 @@ export interface KappRuntime {
   readonly outputs?: GoMap;
   /** Template id → absolute path it was rendered to. */
   readonly renderedTemplates?: ReadonlyMap<string, string>;
+  /**
+   * Planning without a run (`generate`, `vars`, `validate`, a release's spec): a template that reads an output only
+   * a run produces, and fails on its placeholder, renders `<no value>` instead of failing.
+   */
+  readonly planOnly?: boolean;
 }
 
 /** Options of `Stack.spec`. */
@@ -175,9 +180,9 @@ export class Stack {
     return this.#planNodes.get(id);
   }
 
-  #context(kapp: KappModel): RenderContext {
+  #context(kapp: KappModel, planOnly = false): RenderContext {
     const location = locationOf(kapp.entry);
-    return { subject: `kapp '${kapp.id}'`, ...(location ? { location } : {}) };
+    return { subject: `kapp '${kapp.id}'`, ...(location ? { location } : {}), ...(planOnly ? { planOnly } : {}) };
   }
 
   /** `.kapp.templates`: each template's source, dest, sensitive flag and rendered path ('' until rendered). */
@@ -202,8 +207,9 @@ export class Stack {
   variables(kapp: KappModel, runtime: KappRuntime = {}, extras?: StepExtras): GoMap {
     const outputs = runtime.outputs && hasKeys(runtime.outputs) ? runtime.outputs : undefined;
     const templates = runtime.renderedTemplates?.size ? runtime.renderedTemplates : undefined;
-    const extrasKey = extras ? `${extras.action}\u0000${String(extras.dryRun)}` : undefined;
-    const cacheable = !outputs && !templates && !extras;
+    const planOnly = runtime.planOnly === true;
+    const extrasKey = extras || planOnly ? `${extras?.action ?? ''}\u0000${String(extras?.dryRun)}\u0000${String(planOnly)}` : undefined;
+    const cacheable = !outputs && !templates && !extrasKey;
     if (cacheable) {
       const cached = this.#baseVars.get(kapp.id);
       if (cached) return cached;
@@ -233,7 +239,7 @@ export class Stack {
       ...(outputs ? { outputs } : {}),
       ...(extras ? { extras } : {}),
     });
-    const vars = renderVariables(assembled, this.#context(kapp));
+    const vars = renderVariables(assembled, this.#context(kapp, planOnly));
     if (memo) {
       memo.unshift({
         ...(outputs ? { outputs } : {}),
@@ -294,10 +300,13 @@ export class Stack {
     return renderOnce(value, vars, this.#context(kapp), what);
   }
 
-  /** The whole descriptor rendered; its `vars` are the rendered `.kapp.vars` of `vars`. */
-  renderDescriptor(kapp: KappModel, vars: GoMap): KappDescriptor {
+  /**
+   * The whole descriptor rendered; its `vars` are the rendered `.kapp.vars` of `vars`. `planOnly`: see
+   * `KappRuntime.planOnly`.
+   */
+  renderDescriptor(kapp: KappModel, vars: GoMap, planOnly = false): KappDescriptor {
     const { vars: _v, ...rest } = kapp.descriptor;
-    const rendered: KappDescriptor = { ...this.render(kapp, rest, vars, '') };
+    const rendered: KappDescriptor = { ...renderOnce(rest, vars, this.#context(kapp, planOnly)) };
     const kappVars = isGoMap(vars.kapp) ? vars.kapp.vars : undefined;
     if (isGoMap(kappVars)) rendered.vars = kappVars;
     return rendered;
@@ -334,7 +343,9 @@ export class Stack {
     let rendered = this.#unitsFor.get(vars);
     if (!rendered) {
       // Rendered run units are only planned: link them to their origins rather than copying locations.
-      rendered = renderOnce(kapp.descriptor.run_units ?? [], vars, this.#context(kapp), 'run_units', { origins: true });
+      rendered = renderOnce(kapp.descriptor.run_units ?? [], vars, this.#context(kapp, runtime.planOnly), 'run_units', {
+        origins: true,
+      });
       this.#unitsFor.set(vars, rendered);
     }
     return rendered;
@@ -434,7 +445,7 @@ export class Stack {
     for (const node of this.selection.nodes) {
       if (options.onlyIds && !options.onlyIds.has(node.id)) continue;
       const kapp = this.kapp(node.id);
-      const runtime = { outputs: views.get(node.id) ?? newGoMap() };
+      const runtime = { outputs: views.get(node.id) ?? newGoMap(), planOnly: true };
       const specPhases = {} as Record<Phase, SpecStep[]>;
       for (const phase of PHASES) specPhases[phase] = [];
       for (const phase of phases) {

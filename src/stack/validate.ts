@@ -52,7 +52,7 @@ export function validateStack(stack: Stack, pathEnv: string | undefined): Valida
   for (const node of stack.selection.nodes) {
     if (!node.processed) continue;
     const kapp = stack.kapp(node.id);
-    const runtime = { outputs: views.get(node.id) ?? newGoMap() };
+    const runtime = { outputs: views.get(node.id) ?? newGoMap(), planOnly: true };
     const seen = new Map<string, boolean>();
     const found: string[] = [];
     // Each executable is looked up (and reported) once per kapp and, for a relative path, working directory.

@@ -109,9 +109,9 @@ export function kappVarsReport(stack: Stack, suppress: readonly string[]): KappV
   const paths = suppress.map((p) => p.replace(/^\./, '').split('.').filter(Boolean)).filter((p) => p.length > 0);
   return stack.selection.nodes.map((node) => {
     const kapp = stack.kapp(node.id);
-    const runtime = { outputs: views.get(node.id) ?? newGoMap() };
+    const runtime = { outputs: views.get(node.id) ?? newGoMap(), planOnly: true };
     const variables = deepCopy(stack.planningVariables(kapp, runtime)) as GoMap;
     for (const p of paths) setPath(variables, p, '');
-    return { id: node.id, variables, config: descriptorData(stack.renderDescriptor(kapp, variables)) };
+    return { id: node.id, variables, config: descriptorData(stack.renderDescriptor(kapp, variables, true)) };
   });
 }

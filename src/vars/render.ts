@@ -107,6 +107,17 @@ export interface RenderContext {
   readonly location?: SourceLocation;
   /** Go's missingkey=error. */
   readonly strict?: boolean;
+  /**
+   * Planning without a run: outputs are placeholders (empty maps), so a template that reads an output and fails
+   * (e.g. `{{ .outputs.db.token | trim }}` on the placeholder) renders `<no value>` instead of failing: its value is
+   * only known when the run has produced the output.
+   */
+  readonly planOnly?: boolean;
+}
+
+/** The text a failed render stands for in plan mode (see `RenderContext.planOnly`), or undefined to fail. */
+function planFallback(ctx: RenderContext, text: string): string | undefined {
+  return ctx.planOnly && /\.outputs\b/.test(text) ? '<no value>' : undefined;
 }
 
 function renderError(ctx: RenderContext, what: string, e: unknown): ConfigError {
@@ -144,6 +155,8 @@ export function renderVariables(
       try {
         return renderTemplate(read(leaf), map, options);
       } catch (e) {
+        const fallback = planFallback(ctx, read(leaf));
+        if (fallback !== undefined) return fallback;
         throw renderError(ctx, `variable ${leaf.path}`, e);
       }
     });
@@ -235,6 +248,8 @@ export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path 
       try {
         return renderTemplate(v, data, options);
       } catch (e) {
+        const fallback = planFallback(ctx, v);
+        if (fallback !== undefined) return fallback;
         throw renderError(ctx, p || 'value', e);
       }
     }
