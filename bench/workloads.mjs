@@ -96,7 +96,26 @@ function bareLoop(nodes, workers) {
 async function runWorkload(name, w) {
   const dir = mkdtempSync(path.join(os.tmpdir(), `kapps-bench-${name}-`));
   try {
-    const gen = spawnSync(process.execPath, [genDag, '--nodes', String(w.nodes), '--seed', String(w.seed), '--fanin', String(w.fanin), '--cmd', w.cmd, '--out', dir, '--formats', 'make,json', '--quiet'], { encoding: 'utf8' });
+    const gen = spawnSync(
+      process.execPath,
+      [
+        genDag,
+        '--nodes',
+        String(w.nodes),
+        '--seed',
+        String(w.seed),
+        '--fanin',
+        String(w.fanin),
+        '--cmd',
+        w.cmd,
+        '--out',
+        dir,
+        '--formats',
+        'make,json',
+        '--quiet',
+      ],
+      { encoding: 'utf8' },
+    );
     if (gen.status !== 0) throw new Error(`gen-dag failed: ${gen.stderr}`);
     const dag = JSON.parse(readFileSync(path.join(dir, 'dag.json'), 'utf8'));
     writeStack({ dag: path.join(dir, 'dag.json'), out: path.join(dir, 'kapps'), manifests: 10, workers: w.workers });
@@ -105,9 +124,24 @@ async function runWorkload(name, w) {
     for (let r = 0; r < opts.rounds; r++) {
       const home = mkdtempSync(path.join(os.tmpdir(), 'kapps-bench-home-'));
       times.kapps.push(
-        await timeProcess(process.execPath, [cli, 'install', '-y', stackFile, 'bench', '--workers', String(w.workers), '--reporter', 'plain', '--no-validate'], {
-          env: { ...process.env, KAPPS_HOME: home, NO_COLOR: '1' },
-        }),
+        await timeProcess(
+          process.execPath,
+          [
+            cli,
+            'install',
+            '-y',
+            stackFile,
+            'bench',
+            '--workers',
+            String(w.workers),
+            '--reporter',
+            'plain',
+            '--no-validate',
+          ],
+          {
+            env: { ...process.env, KAPPS_HOME: home, NO_COLOR: '1' },
+          },
+        ),
       );
       rmSync(home, { recursive: true, force: true });
       times.make.push(await timeProcess('make', ['-s', '-C', dir, `-j${w.workers}`]));

@@ -4,7 +4,7 @@
  * broken `clean` step is reported by `install` too, instead of surfacing the day someone cleans.
  */
 import { error, type Diagnostic } from '../diagnostics/diagnostic.js';
-import type { RunUnitConfig } from '../config/types.js';
+import type { RunStepConfig, RunUnitConfig } from '../config/types.js';
 import { PHASES, type Phase } from '../report/events.js';
 import { didYouMean } from './did-you-mean.js';
 import { describeStep, isCall, quoteValue, type Locate, type StepRef } from './step-context.js';
@@ -14,13 +14,18 @@ export type StepIndex = ReadonlyMap<Phase, readonly StepRef[]>;
 
 /** Index the steps of `units` (given in layer order, then declaration order) by phase. */
 export function indexRunUnits(units: readonly RunUnitConfig[]): StepIndex {
-  const index = new Map<Phase, StepRef[]>(PHASES.map((p) => [p, []]));
-  units.forEach((unit, unitIndex) => {
-    for (const phase of PHASES) {
-      const list = index.get(phase) ?? [];
-      (unit[phase] ?? []).forEach((step, i) => list.push({ unit, unitIndex, phase, index: i, step }));
+  const index = new Map<Phase, StepRef[]>();
+  for (const phase of PHASES) {
+    const list: StepRef[] = [];
+    for (let unitIndex = 0; unitIndex < units.length; unitIndex++) {
+      const unit = units[unitIndex] as RunUnitConfig;
+      const steps = unit[phase];
+      if (steps)
+        for (let i = 0; i < steps.length; i++)
+          list.push({ unit, unitIndex, phase, index: i, step: steps[i] as RunStepConfig });
     }
-  });
+    index.set(phase, list);
+  }
   return index;
 }
 
@@ -93,8 +98,10 @@ function checkCall(ref: StepRef & { step: { call: string } }, index: StepIndex, 
 export function checkRunUnits(index: StepIndex, kappId: string, locate: Locate): Diagnostic[] {
   const problems: Diagnostic[] = [];
   for (const phase of PHASES) {
+    const refs = index.get(phase) ?? [];
+    if (refs.length === 0) continue;
     const seen = new Map<string, StepRef>();
-    for (const ref of index.get(phase) ?? []) {
+    for (const ref of refs) {
       const { step } = ref;
       const priority: unknown = step.merge_priority;
       if (

@@ -29,6 +29,7 @@ export type { Locate, StepPlanContext } from './step-context.js';
 function unitsEnabled(units: readonly RunUnitConfig[], context: StepPlanContext, problems: Diagnostic[]): boolean[] {
   const locate = context.locate ?? locationOf;
   return units.map((unit) => {
+    if (!unit.conditions?.length) return true;
     try {
       return evaluateConditions(unit.conditions ?? [], unitConditionSite(unit, context.kappId, locate));
     } catch (e) {
@@ -76,7 +77,9 @@ export function planSteps(units: readonly RunUnitConfig[], phase: Phase, context
   if (structural.length > 0) throw new ConfigError(structural);
   const problems: Diagnostic[] = [];
 
-  const initial: StepRef[] = (index.get(phase) ?? []).filter((ref) => enabled[ref.unitIndex] === true);
+  const declared = index.get(phase) ?? [];
+  if (declared.length === 0) return [];
+  const initial: StepRef[] = declared.filter((ref) => enabled[ref.unitIndex] === true);
   const produced = expandCalls(initial, index, context.kappId, locate);
   // Array.prototype.sort is stable, so equal priorities keep unit order, then declaration order.
   produced.sort((a, b) => (a.priority ?? DEFAULT_MERGE_PRIORITY) - (b.priority ?? DEFAULT_MERGE_PRIORITY));

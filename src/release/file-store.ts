@@ -233,7 +233,8 @@ export class FileReleaseStore implements ReleaseStore {
     for (const [key, value] of Object.entries(ordered)) {
       if (key === 'spec') {
         const json = JSON.stringify(value);
-        if (this.#specText?.json !== json) this.#specText = { json, text: stringify({ spec: value }, { lineWidth: 0 }) };
+        if (this.#specText?.json !== json)
+          this.#specText = { json, text: stringify({ spec: value }, { lineWidth: 0 }) };
         out += this.#specText.text;
       } else {
         out += stringify({ [key]: value }, { lineWidth: 0 });

@@ -213,7 +213,7 @@ const ORIGIN = Symbol('rendered from');
 
 /** The configuration object `obj` was rendered from (`renderOnce` with `origins`), or `obj` itself. */
 export function originOf<T extends object>(obj: T): T {
-  return ((obj as { [ORIGIN]?: T })[ORIGIN] ?? obj) as T;
+  return (obj as { [ORIGIN]?: T })[ORIGIN] ?? obj;
 }
 
 /** `locationOf` that sees through copies made by `renderOnce(…, { origins: true })`. */

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generate, kapps, project, removeProjects, stepLines, text } from '../fixtures/plan/project.js';
+import { generate, kapps, project, removeProjects, stepLines, text, type GeneratedSpec } from '../fixtures/plan/project.js';
 
 afterAll(removeProjects);
 
@@ -265,6 +265,38 @@ describe('the variable map', () => {
       cert_manager: { cluster_issuer: {} },
       infra__cert_manager: { cluster_issuer: {} },
     });
+  });
+
+  it('renders <no value> (with a warning) where a template fails on an output only a run produces', async () => {
+    const dir = project({
+      'stacks.yaml': 'dev:\n  provider: local\n  cluster: c1\n  manifests:\n    - uri: m.yaml\n',
+      'm.yaml': text`
+        kapps:
+          - id: db
+            outputs: [{id: token, path: token.txt, format: text}]
+          - id: api
+            depends_on: [{id: db}]
+            vars:
+              upper: "{{ .outputs.db.token | trim | upper }}"
+            run_units:
+              main:
+                apply_install:
+                  - {name: call, command: curl, args: "-H {{ .kapp.vars.upper }} {{ .outputs.db.token | trim }}"}
+      `,
+    });
+    const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev', '-o', 'json', '-i', 'm:api']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatchInlineSnapshot(`
+      "m.yaml:11:47: warning: step 'call' of run unit 'main' (apply_install) in kapp 'm:api': its args render <no value>, so a variable it reads is not set
+         |
+      11 |           - {name: call, command: curl, args: "-H {{ .kapp.vars.upper }} {{ .outputs.db.token | trim }}"}
+         |                                               ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        hint: \`kapps vars\` shows the variables that are set
+      "
+    `);
+    const spec = JSON.parse(r.stdout) as GeneratedSpec;
+    // The whole field is unknown until the run: it renders <no value>.
+    expect(stepLines(spec, 'm:api', 'apply_install')).toEqual(['call: curl <no value>']);
   });
 
   it('renders to a fixed point, keeping types', async () => {

@@ -16,7 +16,8 @@ const createCommand: CommandModule<object, WorkspaceArgs> = {
       .option('update', {
         type: 'boolean',
         default: true,
-        describe: 'Bring git checkouts up to date (refused for a checkout with local changes); --no-update only fetches missing ones',
+        describe:
+          'Bring git checkouts up to date (refused for a checkout with local changes); --no-update only fetches missing ones',
       })
       .example('$0 workspace create stacks.yaml dev', 'Fill .kapps-workspace/dev next to the stack file') as never,
   handler: async (args) => {

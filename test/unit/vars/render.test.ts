@@ -89,3 +89,21 @@ describe('containsTemplate', () => {
     expect(containsTemplate({ i: new GoIfaceMap([[1n, '{{ .x }}']]) })).toBe(false);
   });
 });
+
+describe('plan mode', () => {
+  const data = m({ outputs: { db: { token: {} } }, s: 'x' });
+
+  it('renders <no value> for a template that fails on an output placeholder, only when planning', () => {
+    expect(renderOnce('{{ .outputs.db.token | trim }}', data, { ...ctx, planOnly: true })).toBe('<no value>');
+    expect(messageOf(() => renderOnce('{{ .outputs.db.token | trim }}', data, ctx))).toContain(
+      "kapp 'm:k': cannot render value",
+    );
+    expect(
+      renderVariables(m({ outputs: data.outputs, v: '{{ .outputs.db.token | upper }}' }), { ...ctx, planOnly: true }).v,
+    ).toBe('<no value>');
+  });
+
+  it('still fails for templates that do not read outputs', () => {
+    expect(messageOf(() => renderOnce('{{ .s | nosuch }}', data, { ...ctx, planOnly: true }))).toContain('nosuch');
+  });
+});
