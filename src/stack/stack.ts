@@ -208,7 +208,10 @@ export class Stack {
     const outputs = runtime.outputs && hasKeys(runtime.outputs) ? runtime.outputs : undefined;
     const templates = runtime.renderedTemplates?.size ? runtime.renderedTemplates : undefined;
     const planOnly = runtime.planOnly === true;
-    const extrasKey = extras || planOnly ? `${extras?.action ?? ''}\u0000${String(extras?.dryRun)}\u0000${String(planOnly)}` : undefined;
+    const extrasKey =
+      extras || planOnly
+        ? `${extras?.action ?? ''}\u0000${String(extras?.dryRun)}\u0000${String(planOnly)}`
+        : undefined;
     const cacheable = !outputs && !templates && !extrasKey;
     if (cacheable) {
       const cached = this.#baseVars.get(kapp.id);

@@ -5,7 +5,15 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generate, kapps, project, removeProjects, stepLines, text, type GeneratedSpec } from '../fixtures/plan/project.js';
+import {
+  generate,
+  kapps,
+  project,
+  removeProjects,
+  stepLines,
+  text,
+  type GeneratedSpec,
+} from '../fixtures/plan/project.js';
 
 afterAll(removeProjects);
 
