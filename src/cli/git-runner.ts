@@ -1,5 +1,5 @@
 /** Runs git for the workspace through the run layer (the only place that spawns processes). */
-import { spawnStep } from '../run/spawn.js';
+import { runProcess } from '../run/process-runner.js';
 import type { CommandRunner } from '../workspace/git-source.js';
 
 export const gitRunner: CommandRunner = async (command, args, options) => {
@@ -7,7 +7,7 @@ export const gitRunner: CommandRunner = async (command, args, options) => {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   // Never prompt for credentials: a fetch that needs them fails with git's message instead of hanging.
   env.GIT_TERMINAL_PROMPT = '0';
-  const r = await spawnStep({
+  const r = await runProcess({
     command,
     args,
     cwd: options.cwd,

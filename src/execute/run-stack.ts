@@ -215,10 +215,13 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
     dependsOn,
   });
 
-  /** Record a visit's result (the visit emitted its own events). */
-  const recordVisit = async (result: KappResult): Promise<void> => {
+  /**
+   * Record a visit's result (the visit emitted its own events). The save is not awaited here, so dependents start
+   * at once; saves are collected and awaited before the run ends, and a failed save fails the run.
+   */
+  const recordVisit = (result: KappResult): void => {
     results.set(result.id, result);
-    await deps.onKappFinished?.(result);
+    pending.push(Promise.resolve(deps.onKappFinished?.(result)));
   };
   /** Report a kapp that ends without (further) visits: skipped, or cancelled if it had started. */
   const finishUnvisited = (id: string, result: NodeResult, role: KappResult['role']): void => {
@@ -260,7 +263,7 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
         : { status: 'skipped' };
     }
     const result = await visitKapp(ctx, kapp, plan, signal);
-    if (record || result.status !== 'succeeded') await recordVisit(result);
+    if (record || result.status !== 'succeeded') recordVisit(result);
     return result.reason ? { status: result.status, reason: result.reason } : { status: result.status };
   };
 
@@ -302,10 +305,19 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
     }
   }
 
-  await Promise.all(pending);
+  const saves = await Promise.allSettled(pending);
+  const saveErrors = saves.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  for (const e of saveErrors) {
+    const message = e.reason instanceof Error ? e.reason.message : String(e.reason);
+    emit({ type: 'log', time: now(), level: 'error', message: `cannot record the run: ${redactor.text(message)}` });
+  }
   const counts: Record<KappStatus, number> = { succeeded: 0, failed: 0, skipped: 0, cancelled: 0 };
   for (const r of results.values()) counts[r.status]++;
-  const status = deps.signal.aborted ? 'cancelled' : counts.failed > 0 ? 'failed' : 'succeeded';
+  const status = deps.signal.aborted
+    ? 'cancelled'
+    : counts.failed > 0 || saveErrors.length > 0
+      ? 'failed'
+      : 'succeeded';
   emit({ type: 'run-finished', time: now(), status, counts, durationMs: Date.now() - started });
   return { status, results };
 }

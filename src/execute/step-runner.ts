@@ -9,7 +9,8 @@ import path from 'node:path';
 import type { PlannedStep } from '../plan/steps.js';
 import type { Phase, StepStatus } from '../report/events.js';
 import { resolveCommand } from '../run/resolve-command.js';
-import { spawnStep, type SpawnResult } from '../run/spawn.js';
+import { runProcess } from '../run/process-runner.js';
+import type { SpawnResult } from '../run/spawn.js';
 import type { Redactor } from './redact.js';
 
 /** What happened to a step. */
@@ -113,7 +114,7 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
   }
   const show = showsOutput(step.print, ctx.verbose);
   const lines = show ? new OutputLines((stream, text) => ctx.onOutput(stream, ctx.redactor.text(text))) : undefined;
-  const result = await spawnStep({
+  const result = await runProcess({
     command: resolved,
     args: step.args,
     cwd: step.workingDir,

@@ -26,9 +26,9 @@ import {
   RevisionTakenError,
 } from './errors.js';
 import { parseReleaseRecord } from './record-schema.js';
-import { orderRelease } from './record-order.js';
+import { orderKappState, orderRelease } from './record-order.js';
 import type { ReleaseStore, UpdateOptions } from './store.js';
-import { summarise, type Release, type ReleaseSummary } from './types.js';
+import { summarise, type KappState, type Release, type ReleaseSummary } from './types.js';
 
 const RELEASE_FILE = /^([1-9][0-9]*)\.yaml$/;
 const HEADER = '# A kapps release record. Written by kapps; see `kapps release show`.\n';
@@ -39,8 +39,10 @@ export class FileReleaseStore implements ReleaseStore {
   readonly #root: string;
   /** What this store last wrote to each file, to skip re-reading it on the next compare-and-set. */
   readonly #written = new Map<string, { modifiedAt: string; ino: bigint; size: bigint; mtimeNs: bigint }>();
-  /** The YAML text of the last spec written, keyed by its JSON (a spec does not change during a run). */
-  #specText: { json: string; text: string } | undefined;
+  /** The YAML text of the last spec written, for that spec object (the recorder replaces the spec, never edits it). */
+  #specText: { spec: object; text: string } | undefined;
+  /** The YAML of each state entry written, indented under `state:`. */
+  readonly #entryText = new WeakMap<object, { id: string; text: string }>();
 
   /** `root` is `$KAPPS_HOME` or the configured backend directory. */
   constructor(root: string) {
@@ -225,20 +227,41 @@ export class FileReleaseStore implements ReleaseStore {
 
   /**
    * The record as YAML, one top-level key at a time (a concatenation of single-key maps is the same document);
-   * the spec, the large part that does not change during a run, is rendered once and reused.
+   * the spec, the large part that does not change during a run, is rendered once and reused (callers replace a
+   * release's spec and state entries rather than change them in place, as the recorder does).
    */
   #yaml(release: Release): string {
     const ordered = orderRelease(release) as unknown as Record<string, unknown>;
     let out = '';
     for (const [key, value] of Object.entries(ordered)) {
       if (key === 'spec') {
-        const json = JSON.stringify(value);
-        if (this.#specText?.json !== json)
-          this.#specText = { json, text: stringify({ spec: value }, { lineWidth: 0 }) };
+        const spec = release.spec;
+        if (this.#specText?.spec !== spec)
+          this.#specText = { spec, text: stringify({ spec: value }, { lineWidth: 0 }) };
         out += this.#specText.text;
+      } else if (key === 'state') {
+        out += this.#stateYaml(release.state);
       } else {
         out += stringify({ [key]: value }, { lineWidth: 0 });
       }
+    }
+    return out;
+  }
+
+  /** `state:` with each entry rendered once per entry object (entries are replaced, never changed, by the recorder). */
+  #stateYaml(state: Release['state']): string {
+    const ids = Object.keys(state);
+    if (ids.length === 0) return 'state: {}\n';
+    let out = 'state:\n';
+    for (const id of ids) {
+      const entry = state[id] as KappState;
+      let cached = this.#entryText.get(entry);
+      if (cached?.id !== id) {
+        const text = stringify({ [id]: orderKappState(entry) }, { lineWidth: 0 });
+        cached = { id, text: text.replace(/^(?=.)/gm, '  ') };
+        this.#entryText.set(entry, cached);
+      }
+      out += cached.text;
     }
     return out;
   }

@@ -26,6 +26,11 @@ const RELEASE_KEYS = [
 
 const KAPP_STATE_KEYS = ['status', 'specDigest', 'revision', 'updatedAt', 'outputs', 'steps'] as const;
 
+/** A copy of a state entry with its fields in the stored order. */
+export function orderKappState(entry: KappState): KappState {
+  return orderKeys(entry, KAPP_STATE_KEYS);
+}
+
 /** A copy of the release with its fields (and each state entry's fields) in the stored order. */
 export function orderRelease(release: Release): Release {
   const state: Record<string, KappState> = {};

@@ -107,6 +107,13 @@ export async function beginRelease(options: BeginReleaseOptions): Promise<Releas
   return new ReleaseRecorder(store, release, now, options.heartbeatMs ?? HEARTBEAT_MS);
 }
 
+/**
+ * The shortest time between two writes of one release, in ms. A kapp's state is on disk at most this long after it
+ * finishes (its `recordKapp` resolves then); kapps finishing within it share one write. It keeps a run of many
+ * quick kapps from spending its time rewriting the release.
+ */
+export const WRITE_INTERVAL_MS = 100;
+
 /** Changes waiting for the next write, and the callers waiting for them to be saved. */
 interface PendingBatch {
   readonly changes: ((release: Release) => void)[];
@@ -125,6 +132,7 @@ export class ReleaseRecorder {
   #persisted: string;
   #queue: Promise<unknown> = Promise.resolve();
   #pending: PendingBatch | undefined;
+  #lastWrite = 0;
   #timer: NodeJS.Timeout | undefined;
   #finishing: Promise<Release> | undefined;
   #lost: ReleaseConflictError | undefined;
@@ -244,6 +252,10 @@ export class ReleaseRecorder {
   }
 
   async #flush(batch: PendingBatch): Promise<void> {
+    // Writes are at least WRITE_INTERVAL_MS apart; changes arriving meanwhile join this batch.
+    const wait = this.#lastWrite + WRITE_INTERVAL_MS - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    this.#lastWrite = Date.now();
     // From here on, new changes start the next batch.
     if (this.#pending === batch) this.#pending = undefined;
     try {
@@ -257,8 +269,9 @@ export class ReleaseRecorder {
   async #writeNow(changes: readonly ((release: Release) => void)[]): Promise<void> {
     if (this.#lost) throw this.#lost;
     for (const change of changes) change(this.#desired);
-    const next = structuredClone(this.#desired);
-    next.modifiedAt = this.#stamp();
+    // A snapshot for the store: changes replace the state's entries and the spec rather than mutating them, so a
+    // copy of the top level and of the state map is enough (and keeps entries shared, which the store caches on).
+    const next: Release = { ...this.#desired, state: { ...this.#desired.state }, modifiedAt: this.#stamp() };
     try {
       await this.#store.update(next, { ifModifiedAt: this.#persisted });
     } catch (error) {

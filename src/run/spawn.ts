@@ -21,7 +21,7 @@
  */
 import { statSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { OutputTail } from './output-tail.js';
 import {
   processGroupExists,
@@ -62,6 +62,8 @@ export interface SpawnRequest {
   readonly captureOutput?: boolean;
   /** Number of lines in `outputTail` (default 20). */
   readonly tailLines?: number;
+  /** Called once the process has started, with its pid (also its process group id). */
+  readonly onStart?: (pid: number) => void;
 }
 
 /** What happened. `spawnStep` reports failures here and never throws for them. */
@@ -132,7 +134,10 @@ export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
   });
 
   const pid = child.pid;
-  if (pid !== undefined) registerProcessGroup(pid);
+  if (pid !== undefined) {
+    registerProcessGroup(pid);
+    req.onStart?.(pid);
+  }
 
   const onData = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
     if (capture) chunks[stream].push(chunk);
@@ -263,6 +268,21 @@ function notStarted(
     ...(fields.spawnError === undefined ? {} : { spawnError: fields.spawnError }),
     ...(fields.spawnErrorCode === undefined ? {} : { spawnErrorCode: fields.spawnErrorCode }),
   };
+}
+
+/**
+ * Start the process server (`process-server.ts`) as a Node child with an IPC channel. Forking copies the parent's
+ * memory mappings, so a parent holding a large stack in memory pays more per spawn than a small process does;
+ * steps are therefore spawned by this small child. Returned unreferenced: it never keeps kapps alive by itself.
+ */
+export function forkProcessServer(modulePath: string): ChildProcess {
+  const child = fork(modulePath, [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'advanced',
+    execArgv: [],
+  });
+  child.unref();
+  return child;
 }
 
 function concat(chunks: Buffer[]): Buffer {

@@ -1,0 +1,68 @@
+/**
+ * The process server: a small Node child of kapps that spawns steps on its behalf (see `forkProcessServer`).
+ * It runs each request with `spawnStep` and reports over IPC: `started` (pid), `output` chunks (only when asked
+ * for), and the `result`. It ignores SIGINT/SIGTERM (kapps owns them and sends `cancel`), and exits when kapps
+ * goes away (the IPC channel closes), leaving nothing of its own behind.
+ */
+import { killAllProcessGroups } from './process-groups.js';
+import { spawnStep, type SpawnRequest } from './spawn.js';
+
+/** A request from kapps. */
+export type ServerRequest =
+  | {
+      readonly type: 'run';
+      readonly id: number;
+      readonly req: Omit<SpawnRequest, 'signal' | 'onOutput' | 'onStart'>;
+      readonly stream: boolean;
+    }
+  | { readonly type: 'cancel'; readonly id: number }
+  | { readonly type: 'kill-all'; readonly signal: NodeJS.Signals };
+
+const running = new Map<number, AbortController>();
+
+function send(message: unknown): void {
+  if (process.connected) process.send?.(message);
+}
+
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);
+process.on('disconnect', () => {
+  for (const c of running.values()) c.abort();
+  // Give the steps' SIGTERM a moment, then go; what ignores it is killed with the group.
+  setTimeout(() => {
+    killAllProcessGroups('SIGKILL');
+    process.exit(0);
+  }, 200).unref();
+});
+
+process.on('message', (message: ServerRequest) => {
+  switch (message.type) {
+    case 'run': {
+      const controller = new AbortController();
+      running.set(message.id, controller);
+      const id = message.id;
+      void spawnStep({
+        ...message.req,
+        signal: controller.signal,
+        onStart: (pid) => send({ type: 'started', id, pid }),
+        ...(message.stream ? { onOutput: (stream, text) => send({ type: 'output', id, stream, text }) } : {}),
+      }).then(
+        (result) => {
+          running.delete(id);
+          send({ type: 'result', id, result });
+        },
+        (error: unknown) => {
+          running.delete(id);
+          send({ type: 'error', id, message: error instanceof Error ? error.message : String(error) });
+        },
+      );
+      break;
+    }
+    case 'cancel':
+      running.get(message.id)?.abort();
+      break;
+    case 'kill-all':
+      killAllProcessGroups(message.signal);
+      break;
+  }
+});
