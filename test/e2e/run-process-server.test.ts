@@ -1,0 +1,33 @@
+/**
+ * Steps are started by kapps' small process server (forking from a process that holds a whole stack in memory
+ * costs more per step), or in kapps' own process with KAPPS_INPROCESS_SPAWN=1. Both run the same steps.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupProjects, fixtureProject, kapp } from '../support/project.js';
+
+afterAll(cleanupProjects);
+
+const parentProbe = {
+  name: 'parent',
+  command: 'sh',
+  args: `-c 'tr "\\000" " " < /proc/$PPID/cmdline > parent.txt'`,
+};
+
+describe('the process server', () => {
+  it('starts steps by default, and kapps itself with KAPPS_INPROCESS_SPAWN=1', async () => {
+    const p = fixtureProject({ manifests: { web: { kapps: [kapp('k', { apply_install: [parentProbe] })] } } });
+    const parentFile = path.join(p.workspace, 'web', 'k', 'parent.txt');
+
+    const viaServer = await p.run('install', ['-y']);
+    expect(viaServer.code, viaServer.stderr).toBe(0);
+    expect(readFileSync(parentFile, 'utf8')).toContain('process-server.js');
+
+    const inProcess = await p.run('install', ['-y'], { env: { KAPPS_INPROCESS_SPAWN: '1' } });
+    expect(inProcess.code, inProcess.stderr).toBe(0);
+    const parent = readFileSync(parentFile, 'utf8');
+    expect(parent).toContain('main.js');
+    expect(parent).not.toContain('process-server.js');
+  });
+});
