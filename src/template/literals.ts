@@ -129,7 +129,7 @@ export function unquoteCharConstant(lit: string): number {
 }
 
 /** Go's underscoreOK: underscores only between digits (or after a base prefix). */
-function underscoreOK(s: string): boolean {
+export function underscoreOK(s: string): boolean {
   let saw = '^';
   let i = 0;
   if (s.length >= 1 && (s[0] === '-' || s[0] === '+')) s = s.slice(1);

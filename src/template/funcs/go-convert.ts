@@ -5,6 +5,7 @@
 import { formatValue } from '../fmt.js';
 import type { GoValue } from '../value.js';
 import { GoOpaque } from '../value.js';
+import { underscoreOK } from '../literals.js';
 
 const INT64_MIN = -(1n << 63n);
 const INT64_MAX = (1n << 63n) - 1n;
@@ -23,34 +24,6 @@ export interface ParsedNumber<T> {
 
 function lower(c: string): string {
   return c.toLowerCase();
-}
-
-/** strconv's underscoreOK: underscores only between digits (or after a base prefix). */
-function underscoreOK(s: string): boolean {
-  let saw = '^';
-  let i = 0;
-  if (s.length >= 1 && (s[0] === '-' || s[0] === '+')) s = s.slice(1);
-  let hex = false;
-  if (s.length >= 2 && s[0] === '0' && 'box'.includes(lower(s[1] ?? ''))) {
-    i = 2;
-    saw = '0';
-    hex = lower(s[1] ?? '') === 'x';
-  }
-  for (; i < s.length; i++) {
-    const c = s[i] ?? '';
-    if ((c >= '0' && c <= '9') || (hex && lower(c) >= 'a' && lower(c) <= 'f')) {
-      saw = '0';
-      continue;
-    }
-    if (c === '_') {
-      if (saw !== '0') return false;
-      saw = '_';
-      continue;
-    }
-    if (saw === '_') return false;
-    saw = '!';
-  }
-  return saw !== '_';
 }
 
 /** strconv.ParseUint(s, base, 64); base 0 reads 0x, 0o, 0b and leading-0 octal prefixes and allows underscores. */

@@ -3,6 +3,7 @@
  * slicing as Go computes them. A cut inside a multi-byte character leaves bytes that are not UTF-8: each such
  * byte becomes U+FFFD, which is what Go's own JSON and text output shows for them.
  */
+import { compareStrings } from '../map-order.js';
 
 const utf8Encoder = new TextEncoder();
 // ignoreBOM: a leading U+FEFF is text in Go, not a byte-order mark to drop.
@@ -108,19 +109,4 @@ export function fromByteString(b: string): string {
 }
 
 /** Compare two strings as Go does (byte-wise, i.e. by code point). */
-export function compareGoStrings(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y) {
-      // A surrogate (code point above U+FFFF) sorts after U+E000..U+FFFF in UTF-8 order.
-      const xs = x >= 0xd800 && x <= 0xdfff;
-      const ys = y >= 0xd800 && y <= 0xdfff;
-      if (xs !== ys) return xs ? 1 : -1;
-      return x - y;
-    }
-  }
-  return a.length - b.length;
-}
+export const compareGoStrings = compareStrings;
