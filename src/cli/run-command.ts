@@ -166,6 +166,11 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
     if (recorder) await recorder.finish(summary);
     if (summary.status === 'cancelled') throw new CancelledError('interrupted');
     if (summary.status === 'failed') throw new SilentFailure('the run failed');
+  } catch (error) {
+    // After a second signal the exit handler owns the end (exit 130 once the release is closed): what the
+    // interrupted run throws on its way out is a consequence of the kill, not news for the user.
+    if (exiting) await new Promise<never>(() => undefined);
+    throw error;
   } finally {
     for (const r of reporters) await r.close();
     removeHandlers();

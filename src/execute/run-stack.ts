@@ -221,7 +221,16 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
    */
   const recordVisit = (result: KappResult): void => {
     results.set(result.id, result);
-    pending.push(Promise.resolve(deps.onKappFinished?.(result)));
+    save(result);
+  };
+  /**
+   * Start saving a result. The promise is marked handled at once: a save that fails before the run's end awaits
+   * it (the release closed by a second Ctrl-C, a full disk) must not crash the process as an unhandled rejection.
+   */
+  const save = (result: KappResult): void => {
+    const saving = (async () => deps.onKappFinished?.(result))();
+    saving.catch(() => undefined);
+    pending.push(saving);
   };
   /** Report a kapp that ends without (further) visits: skipped, or cancelled if it had started. */
   const finishUnvisited = (id: string, result: NodeResult, role: KappResult['role']): void => {
@@ -243,7 +252,7 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
       ...(r.reason ? { reason: r.reason } : {}),
       durationMs: began === undefined ? 0 : Date.now() - began,
     });
-    pending.push(Promise.resolve(deps.onKappFinished?.(r)));
+    save(r);
   };
   const roleOf = (id: string): KappResult['role'] =>
     visits.get(id)?.main?.role ?? visits.get(id)?.load?.role ?? 'selected';

@@ -472,6 +472,29 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
     }
   });
 
+  it('fails the run, without crashing, when its release is unlocked by hand while it runs', async () => {
+    const backend = await freshBackend(kind);
+    const p = makeProject('shop', backend, []);
+    const go = join(p.root, 'go');
+    p.writeKapps([
+      { id: 'db', descriptor: fakeKapp({ apply: `--tag apply-db --wait-file ${go} 60000` }) },
+      { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: '--tag apply-api' }) },
+    ]);
+    const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
+    await waitFor(() => startedTags(p.traceLines()).includes('apply-db'), 'the step of web:db to start');
+    const unlocked = await p.run(['release', 'unlock', 'stacks.yaml', 'dev', '-y']);
+    expect(unlocked.code, unlocked.stderr).toBe(0);
+    writeFileSync(go, 'x');
+    const result = await run.done;
+    const printed = result.stdout + result.stderr;
+    expect(result.code, printed).toBe(1);
+    expect(printed).toContain('cannot record the run: ');
+    expect(printed).not.toMatch(/^\s+at /m);
+    const [release] = await allReleases(backend, 'shop');
+    expect(release?.phase).toBe('failed');
+    expect(release?.unlocked).toBeDefined();
+  });
+
   it('ends a release cancelled on SIGINT, exits 130 and leaves no step process behind', async () => {
     const backend = await freshBackend(kind);
     const marker = `kapps-e2e-sigint-${process.pid}-${kind}-${Math.random().toString(36).slice(2, 8)}`;
