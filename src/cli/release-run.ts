@@ -87,6 +87,8 @@ export async function changedKapps(stack: Stack, args: ApplyArgs): Promise<Set<s
 export interface RunRecorder {
   /** Save one kapp's result in the release state (kapps only providing outputs, and skipped kapps, keep theirs). */
   record(result: KappResult): Promise<void>;
+  /** No more kapps will be recorded: write the saves still queued at once rather than after the write interval. */
+  flush(): void;
   /** Close the release with the run's outcome (never `succeeded` while a recorded kapp failed or was cancelled). */
   finish(summary: RunSummary): Promise<void>;
   /** Release the store; a release not finished yet ends with `phase` (the run did not get to finish it). */
@@ -196,6 +198,9 @@ async function openRun(
         steps: [...result.steps],
         ...(digests.has(result.id) ? { specDigest: digests.get(result.id) } : {}),
       });
+    },
+    flush() {
+      recorder.flush();
     },
     async finish(summary) {
       await recorder.finish(summary.status);

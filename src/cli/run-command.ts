@@ -158,6 +158,7 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
         emit,
         signal: controller.signal,
         onKappFinished: active ? (r: KappResult) => active.record(r) : undefined,
+        onKappsDone: active ? () => active.flush() : undefined,
       },
     );
     for (const r of reporters) await r.close();

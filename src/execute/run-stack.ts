@@ -33,6 +33,8 @@ export interface RunDeps {
   readonly signal: AbortSignal;
   /** Called after each kapp's visit in the main walk (e.g. to save release state). */
   readonly onKappFinished?: (result: KappResult) => Promise<void> | void;
+  /** Called once no kapp will finish any more, before the run awaits the saves `onKappFinished` started. */
+  readonly onKappsDone?: () => void;
 }
 
 /** The phases a command runs for processed kapps. */
@@ -314,6 +316,7 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
     }
   }
 
+  deps.onKappsDone?.();
   const saves = await Promise.allSettled(pending);
   const saveErrors = saves.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   for (const e of saveErrors) {

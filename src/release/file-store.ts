@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import {
   ReleaseConflictError,
   ReleaseNotFoundError,
@@ -27,6 +27,7 @@ import {
 } from './errors.js';
 import { parseReleaseRecord } from './record-schema.js';
 import { orderKappState, orderRelease } from './record-order.js';
+import { recordYaml } from './record-yaml.js';
 import type { ReleaseStore, UpdateOptions } from './store.js';
 import { summarise, type KappState, type Release, type ReleaseSummary } from './types.js';
 
@@ -236,13 +237,12 @@ export class FileReleaseStore implements ReleaseStore {
     for (const [key, value] of Object.entries(ordered)) {
       if (key === 'spec') {
         const spec = release.spec;
-        if (this.#specText?.spec !== spec)
-          this.#specText = { spec, text: stringify({ spec: value }, { lineWidth: 0 }) };
+        if (this.#specText?.spec !== spec) this.#specText = { spec, text: recordYaml({ spec: value }) };
         out += this.#specText.text;
       } else if (key === 'state') {
         out += this.#stateYaml(release.state);
       } else {
-        out += stringify({ [key]: value }, { lineWidth: 0 });
+        out += recordYaml({ [key]: value });
       }
     }
     return out;
@@ -257,7 +257,7 @@ export class FileReleaseStore implements ReleaseStore {
       const entry = state[id] as KappState;
       let cached = this.#entryText.get(entry);
       if (cached?.id !== id) {
-        const text = stringify({ [id]: orderKappState(entry) }, { lineWidth: 0 });
+        const text = recordYaml({ [id]: orderKappState(entry) });
         cached = { id, text: text.replace(/^(?=.)/gm, '  ') };
         this.#entryText.set(entry, cached);
       }

@@ -84,5 +84,37 @@ export function parseReleaseRecord(data: unknown, where: string): Release {
 
 /** Whether `value` is JSON-safe data (finite numbers, no undefined, no bigint, plain objects and arrays). */
 export function isJsonSafe(value: unknown): boolean {
-  return z.json().safeParse(value).success;
+  return jsonSafe(value, new Set());
+}
+
+function jsonSafe(value: unknown, ancestors: Set<object>): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      // A cycle has no JSON form.
+      if (ancestors.has(value)) return false;
+      const proto: unknown = Object.getPrototypeOf(value);
+      const isArray = Array.isArray(value);
+      if (!isArray && proto !== Object.prototype && proto !== null) return false;
+      ancestors.add(value);
+      let safe = true;
+      if (isArray) {
+        for (let i = 0; i < value.length && safe; i++) safe = i in value && jsonSafe(value[i], ancestors);
+      } else {
+        for (const key in value) {
+          if (!safe) break;
+          if (Object.hasOwn(value, key)) safe = jsonSafe((value as Record<string, unknown>)[key], ancestors);
+        }
+      }
+      ancestors.delete(value);
+      return safe;
+    }
+    default:
+      return false;
+  }
 }

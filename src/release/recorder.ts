@@ -133,6 +133,10 @@ export class ReleaseRecorder {
   #queue: Promise<unknown> = Promise.resolve();
   #pending: PendingBatch | undefined;
   #lastWrite = 0;
+  /** Writes no longer wait for the interval (the run has no more kapps to record, or is finishing). */
+  #hurry = false;
+  /** Ends the interval wait of the batch in flight, if any. */
+  #wake: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #finishing: Promise<Release> | undefined;
   #lost: ReleaseConflictError | undefined;
@@ -206,12 +210,22 @@ export class ReleaseRecorder {
   }
 
   /**
+   * Write what is queued now instead of at the end of the write interval, and stop waiting from here on: for the
+   * end of a run, when no more kapps will finish and the last saves are all that is left to wait for.
+   */
+  flush(): void {
+    this.#hurry = true;
+    this.#wake?.();
+  }
+
+  /**
    * Finish the release. The phase stored is the worse of `phase` and what the kapps recorded by this release
    * say (`phaseFor`): a release is never `succeeded` while one of its kapps failed or was cancelled. Idempotent:
    * later calls return the first call's result.
    */
   finish(phase: FinalPhase): Promise<Release> {
     if (this.#finishing) return this.#finishing;
+    this.flush();
     clearInterval(this.#timer);
     this.#timer = undefined;
     const finishing = (async () => {
@@ -254,7 +268,16 @@ export class ReleaseRecorder {
   async #flush(batch: PendingBatch): Promise<void> {
     // Writes are at least WRITE_INTERVAL_MS apart; changes arriving meanwhile join this batch.
     const wait = this.#lastWrite + WRITE_INTERVAL_MS - Date.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (wait > 0 && !this.#hurry) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
     this.#lastWrite = Date.now();
     // From here on, new changes start the next batch.
     if (this.#pending === batch) this.#pending = undefined;

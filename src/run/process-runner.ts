@@ -1,10 +1,11 @@
 /**
- * `runProcess`: what the rest of kapps calls to run a process. In the built CLI it hands the request to the
+ * `runProcess`: what the rest of kapps calls to run a process. In the built CLI it hands the request to a
  * process server (a small child process: forking from it costs a fraction of forking from kapps itself, whose
- * memory holds the whole stack), and falls back to `spawnStep` in this process when the server is not available
+ * memory holds the whole stack), and falls back to `spawnStep` in this process when no server is available
  * (running from sources, or `KAPPS_INPROCESS_SPAWN=1`). Same contract as `spawnStep`.
  */
 import type { ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { registerProcessGroup, unregisterProcessGroup } from './process-groups.js';
 import type { ServerRequest } from './process-server.js';
 import { forkProcessServer, spawnStep, type SpawnRequest, type SpawnResult } from './spawn.js';
@@ -17,6 +18,7 @@ type ServerMessage =
 
 interface Pending {
   readonly req: SpawnRequest;
+  readonly server: Server;
   readonly done: () => void;
   readonly resolve: (r: SpawnResult) => void;
   readonly reject: (e: unknown) => void;
@@ -24,7 +26,19 @@ interface Pending {
   callbackError?: unknown;
 }
 
-let server: ChildProcess | undefined;
+/** A process server and the number of requests it is running. */
+interface Server {
+  readonly child: ChildProcess;
+  load: number;
+}
+
+/**
+ * The servers, started as the load needs them: a request goes to the least loaded server, and a new one starts
+ * while every server is busy and there are fewer than `maxServers()`. One spawn blocks its server's event loop
+ * until the new process has exec'd (about 2 ms), so on a machine with several cores a few servers start steps
+ * faster than one.
+ */
+const servers: Server[] = [];
 let serverFailed = false;
 let nextId = 1;
 const pending = new Map<number, Pending>();
@@ -35,27 +49,41 @@ function usable(): boolean {
   return !serverFailed && process.env.KAPPS_INPROCESS_SPAWN !== '1' && serverModule.pathname.endsWith('.js');
 }
 
+/** At most one server per core, and at most 4. */
+function maxServers(): number {
+  return Math.max(1, Math.min(4, availableParallelism()));
+}
+
 function toBuffer(b: unknown): Buffer {
   return Buffer.isBuffer(b) ? b : Buffer.from(b as Uint8Array);
 }
 
-function setRef(active: boolean): void {
-  const channel = server?.channel as { ref?: () => void; unref?: () => void } | undefined;
-  if (active) channel?.ref?.();
+/** A server with requests in flight keeps kapps alive; an idle one does not. */
+function setRef(server: Server): void {
+  const channel = server.child.channel as { ref?: () => void; unref?: () => void } | undefined;
+  if (server.load > 0) channel?.ref?.();
   else channel?.unref?.();
 }
 
-function failAll(reason: string): void {
+function finished(id: number, p: Pending): void {
+  pending.delete(id);
+  p.done();
+  if (p.pid !== undefined) unregisterProcessGroup(p.pid);
+  p.server.load--;
+  setRef(p.server);
+}
+
+function failAll(server: Server, reason: string): void {
   for (const [id, p] of pending) {
-    pending.delete(id);
-    p.done();
-    if (p.pid !== undefined) unregisterProcessGroup(p.pid);
+    if (p.server !== server) continue;
+    finished(id, p);
     p.reject(new Error(`the process server stopped: ${reason}`));
   }
 }
 
-function startServer(): ChildProcess {
+function startServer(): Server {
   const child = forkProcessServer(serverModule.pathname);
+  const server: Server = { child, load: 0 };
   child.on('message', (m: ServerMessage) => {
     const p = pending.get(m.id);
     if (!p) return;
@@ -70,54 +98,57 @@ function startServer(): ChildProcess {
           p.req.onOutput?.(m.stream, m.text);
         } catch (error) {
           p.callbackError = error;
-          send({ type: 'cancel', id: m.id });
+          send(server, { type: 'cancel', id: m.id });
         }
         break;
       case 'result': {
-        pending.delete(m.id);
-        p.done();
-        if (p.pid !== undefined) unregisterProcessGroup(p.pid);
-        if (pending.size === 0) setRef(false);
+        finished(m.id, p);
         if (p.callbackError !== undefined) p.reject(p.callbackError);
         else p.resolve({ ...m.result, stdout: toBuffer(m.result.stdout), stderr: toBuffer(m.result.stderr) });
         break;
       }
       case 'error':
-        pending.delete(m.id);
-        p.done();
-        if (p.pid !== undefined) unregisterProcessGroup(p.pid);
-        if (pending.size === 0) setRef(false);
+        finished(m.id, p);
         p.reject(new Error(m.message));
         break;
     }
   });
   child.on('exit', (code, signal) => {
-    server = undefined;
+    servers.splice(servers.indexOf(server), 1);
     serverFailed = true;
-    failAll(signal ? `killed by ${signal}` : `exit code ${String(code)}`);
+    failAll(server, signal ? `killed by ${signal}` : `exit code ${String(code)}`);
   });
   child.on('error', () => {
     serverFailed = true;
   });
-  return child;
+  servers.push(server);
+  return server;
 }
 
-function send(message: ServerRequest): void {
-  server?.send(message);
+function pickServer(): Server {
+  let best: Server | undefined;
+  for (const s of servers) if (!best || s.load < best.load) best = s;
+  if (best && (best.load === 0 || servers.length >= maxServers())) return best;
+  return startServer();
+}
+
+function send(server: Server, message: ServerRequest): void {
+  if (server.child.connected) server.child.send(message);
 }
 
 /** Run a process; see `spawnStep` for the contract. */
 export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
   if (!usable()) return spawnStep(req);
   if (req.signal?.aborted) return spawnStep(req);
-  server ??= startServer();
+  const server = pickServer();
   const id = nextId++;
   const { signal, onOutput, onStart: _onStart, ...plain } = req;
   return new Promise<SpawnResult>((resolve, reject) => {
-    const onAbort = (): void => send({ type: 'cancel', id });
+    const onAbort = (): void => send(server, { type: 'cancel', id });
     signal?.addEventListener('abort', onAbort, { once: true });
-    pending.set(id, { req, resolve, reject, done: () => signal?.removeEventListener('abort', onAbort) });
-    setRef(true);
-    send({ type: 'run', id, req: plain, stream: onOutput !== undefined });
+    pending.set(id, { req, server, resolve, reject, done: () => signal?.removeEventListener('abort', onAbort) });
+    server.load++;
+    setRef(server);
+    send(server, { type: 'run', id, req: plain, stream: onOutput !== undefined });
   });
 }

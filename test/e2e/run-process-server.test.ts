@@ -3,6 +3,7 @@
  * costs more per step), or in kapps' own process with KAPPS_INPROCESS_SPAWN=1. Both run the same steps.
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupProjects, fixtureProject, kapp } from '../support/project.js';
@@ -30,4 +31,31 @@ describe('the process server', () => {
     expect(parent).toContain('main.js');
     expect(parent).not.toContain('process-server.js');
   });
+
+  it.runIf(availableParallelism() >= 2)(
+    'starts a second server while the first is busy (on a machine with two cores or more)',
+    async () => {
+      const p = fixtureProject({ manifests: { web: { kapps: [kapp('a', {}), kapp('b', {})] } } });
+      const started = path.join(p.workspace, 'web', 'b', 'started');
+      // a keeps its server busy until b has started.
+      const a = {
+        name: 'a',
+        command: 'sh',
+        args: `-c 'echo $PPID > ppid; tr "\\000" " " < /proc/$PPID/cmdline > parent.txt; i=0; while [ ! -f ${started} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done'`,
+      };
+      const b = {
+        name: 'b',
+        command: 'sh',
+        args: `-c 'echo $PPID > ppid; tr "\\000" " " < /proc/$PPID/cmdline > parent.txt; touch started'`,
+      };
+      p.write('manifests/web.yaml', { kapps: [kapp('a', { apply_install: [a] }), kapp('b', { apply_install: [b] })] });
+      const r = await p.run('install', ['-y', '--workers', '2']);
+      expect(r.code, r.stderr).toBe(0);
+      const ppid = (k: string) => readFileSync(path.join(p.workspace, 'web', k, 'ppid'), 'utf8').trim();
+      expect(ppid('a')).not.toBe(ppid('b'));
+      for (const k of ['a', 'b']) {
+        expect(readFileSync(path.join(p.workspace, 'web', k, 'parent.txt'), 'utf8')).toContain('process-server.js');
+      }
+    },
+  );
 });
