@@ -129,7 +129,7 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
 
     const isTTY = process.stdout.isTTY === true;
     reporters.push(
-      createReporter({
+      await createReporter({
         kind: args.reporter,
         stdout: process.stdout,
         stderr: process.stderr,

@@ -4,9 +4,6 @@
  * module does not read the environment.
  */
 import type { Reporter } from './events.js';
-import { JsonReporter } from './json-reporter.js';
-import { ListrReporter } from './listr-reporter.js';
-import { PlainReporter } from './plain-reporter.js';
 
 /** The reporters a user can ask for; `auto` is listr on a terminal and plain otherwise. */
 export type ReporterKind = 'auto' | 'listr' | 'plain' | 'json';
@@ -38,15 +35,24 @@ export function resolveReporterKind(kind: ReporterKind, isTTY: boolean): Exclude
   return isTTY ? 'listr' : 'plain';
 }
 
-/** Build the reporter for a run. Call `close()` once after `run-finished` (or on abort) to print the summary. */
-export function createReporter(options: ReporterOptions): Reporter {
+/**
+ * Build the reporter for a run. Call `close()` once after `run-finished` (or on abort) to print the summary. Only
+ * the chosen reporter's module is loaded (listr2 costs start-up time that plain and JSON runs do not need).
+ */
+export async function createReporter(options: ReporterOptions): Promise<Reporter> {
   const { stdout, stderr, isTTY, verbose, color, mode } = options;
   switch (resolveReporterKind(options.kind, isTTY)) {
-    case 'listr':
+    case 'listr': {
+      const { ListrReporter } = await import('./listr-reporter.js');
       return new ListrReporter({ stdout, stderr, isTTY, verbose, color, mode });
-    case 'plain':
+    }
+    case 'plain': {
+      const { PlainReporter } = await import('./plain-reporter.js');
       return new PlainReporter({ out: stdout, verbose, color, mode });
-    case 'json':
+    }
+    case 'json': {
+      const { JsonReporter } = await import('./json-reporter.js');
       return new JsonReporter({ stdout, stderr, verbose, color, mode });
+    }
   }
 }

@@ -13,7 +13,7 @@ const run: RunEvent[] = [
 async function drive(kind: ReporterKind, isTTY: boolean) {
   const stdout = new MemoryStream({ tty: isTTY });
   const stderr = new MemoryStream();
-  const reporter = createReporter({
+  const reporter = await createReporter({
     kind,
     stdout,
     stderr,
