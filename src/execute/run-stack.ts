@@ -229,9 +229,13 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
    * Start saving a result. The promise is marked handled at once: a save that fails before the run's end awaits
    * it (the release closed by a second Ctrl-C, a full disk) must not crash the process as an unhandled rejection.
    */
+  /** A save failed: the release no longer records this run (unlocked by hand, store gone), so no kapp starts. */
+  let saveFailed = false;
   const save = (result: KappResult): void => {
     const saving = (async () => deps.onKappFinished?.(result))();
-    saving.catch(() => undefined);
+    saving.catch(() => {
+      saveFailed = true;
+    });
     pending.push(saving);
   };
   /** Report a kapp that ends without (further) visits: skipped, or cancelled if it had started. */
@@ -273,6 +277,7 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
         ? { status: 'skipped', reason: 'conditions failed' }
         : { status: 'skipped' };
     }
+    if (saveFailed) return { status: 'skipped', reason: 'not started: the run could not record its release' };
     const result = await visitKapp(ctx, kapp, plan, signal);
     if (record || result.status !== 'succeeded') recordVisit(result);
     return result.reason ? { status: result.status, reason: result.reason } : { status: result.status };

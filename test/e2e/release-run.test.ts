@@ -472,13 +472,15 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
     }
   });
 
-  it('fails the run, without crashing, when its release is unlocked by hand while it runs', async () => {
+  it('stops starting kapps and fails, without crashing, when its release is unlocked by hand while it runs', async () => {
     const backend = await freshBackend(kind);
     const p = makeProject('shop', backend, []);
     const go = join(p.root, 'go');
     p.writeKapps([
       { id: 'db', descriptor: fakeKapp({ apply: `--tag apply-db --wait-file ${go} 60000` }) },
-      { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: '--tag apply-api' }) },
+      // Running while db's save fails (it starts at once after db); web, after it, must not start.
+      { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: '--tag apply-api --sleep 2000' }) },
+      { id: 'web', dependsOn: ['api'], descriptor: fakeKapp({ apply: '--tag apply-web' }) },
     ]);
     const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
     await waitFor(() => startedTags(p.traceLines()).includes('apply-db'), 'the step of web:db to start');
@@ -490,6 +492,8 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
     expect(result.code, printed).toBe(1);
     expect(printed).toContain('cannot record the run: ');
     expect(printed).not.toMatch(/^\s+at /m);
+    expect(printed).toContain('not started: the run could not record its release');
+    expect(startedTags(p.traceLines())).toEqual(['apply-db', 'apply-api']);
     const [release] = await allReleases(backend, 'shop');
     expect(release?.phase).toBe('failed');
     expect(release?.unlocked).toBeDefined();
