@@ -68,6 +68,7 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
   const { runStack } = await import('../execute/run-stack.js');
   const { createReporter } = await import('../report/create-reporter.js');
   const { onInterrupt } = await import('../run/interrupt.js');
+  const { removeAllSensitiveTemplates } = await import('../execute/templates.js');
   const mode = modeFrom(args);
   if (args.changedOnly && mode === 'plan') throw new KappsError('--changed-only needs --yes or --one-shot');
 
@@ -80,9 +81,11 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
       process.stderr.write(
         `\n${signal}: stopping (running steps are being stopped; press Ctrl-C again to kill them at once)\n`,
       ),
-    // The second signal has already killed every step: close the release as cancelled (at most 2 s) so the stack
-    // is not left locked, then exit.
+    // The second signal has already killed every step: delete the sensitive templates on disk, close the release
+    // as cancelled (at most 2 s) so the stack is not left locked, then exit.
     exit: (code) => {
+      // The kapps that rendered sensitive templates will not get to delete them.
+      removeAllSensitiveTemplates();
       if (exiting || !recorder) process.exit(code);
       exiting = true;
       void Promise.race([

@@ -61,12 +61,36 @@ export function renderKappTemplates(
       writeFileSync(target.dest, content, { mode: target.template.sensitive ? 0o600 : 0o644 });
     }
     paths.set(id, target.dest);
-    if (target.template.sensitive) sensitive.push(target.dest);
+    if (target.template.sensitive) {
+      sensitive.push(target.dest);
+      if (!options.dryRun) liveSensitive.add(target.dest);
+    }
   }
   return { paths, sensitive };
 }
 
+/**
+ * Sensitive templates rendered and not deleted yet, in this process: what `removeAllSensitiveTemplates` deletes
+ * when kapps must exit at once (a second Ctrl-C) without finishing the kapps that wrote them.
+ */
+const liveSensitive = new Set<string>();
+
 /** Delete rendered sensitive templates. */
 export function removeSensitiveTemplates(files: readonly string[]): void {
-  for (const f of files) rmSync(f, { force: true });
+  for (const f of files) {
+    rmSync(f, { force: true });
+    liveSensitive.delete(f);
+  }
+}
+
+/** Delete every sensitive template still on disk, synchronously; for the last moments of the process. */
+export function removeAllSensitiveTemplates(): void {
+  for (const f of liveSensitive) {
+    try {
+      rmSync(f, { force: true });
+    } catch {
+      // Nothing more can be done while exiting.
+    }
+  }
+  liveSensitive.clear();
 }

@@ -12,6 +12,9 @@ import {
   fixtureProject,
   kapp,
   kappStatuses,
+  killMatching,
+  uniqueMarker,
+  waitFor,
   type TraceLine,
 } from '../support/project.js';
 
@@ -458,5 +461,49 @@ describe('sensitive templates', () => {
     expect(p.exists('.kapps-workspace/dev/web/k/secret.conf')).toBe(false);
     expect(p.read('.kapps-workspace/dev/web/k/plain.conf')).toBe('user=admin\n');
     expect(p.read('.kapps-workspace/dev/web/k/copy-of-secret.conf')).toBe('password=pw-123456\n');
+  });
+
+  it('are deleted when a second Ctrl-C ends kapps at once', async () => {
+    const marker = uniqueMarker();
+    try {
+      const p = fixtureProject({
+        stacks: {
+          dev: {
+            provider: 'local',
+            cluster: 'c',
+            template_dirs: ['templates'],
+            manifests: [{ uri: 'manifests/web.yaml' }],
+          },
+        },
+        manifests: {
+          web: {
+            kapps: [
+              kapp(
+                'k',
+                // Ignores SIGTERM: only the second signal's SIGKILL ends it. A plan records no release, so kapps
+                // exits at once and the kapp never gets to clean up.
+                { plan_install: [fake('hang', 'k', ['--ignore-term', '--fork-sleep', '60', marker, '--hang'])] },
+                {
+                  vars: { password: 'pw-123456' },
+                  templates: { secret: { source: 'secret.tpl', dest: 'secret.conf', sensitive: true } },
+                },
+              ),
+            ],
+          },
+        },
+        files: { 'templates/secret.tpl': 'password={{ .kapp.vars.password }}\n' },
+      });
+      const cli = p.start('install', ['--kill-grace', '600']);
+      await waitFor('the step to start', () => p.traceLines().some((l) => l.event === 'start'));
+      expect(p.read('.kapps-workspace/dev/web/k/secret.conf')).toBe('password=pw-123456\n');
+      cli.child.kill('SIGINT');
+      await waitFor('the first signal to be taken', () => cli.stderr().includes('SIGINT: stopping'));
+      cli.child.kill('SIGINT');
+      const r = await cli.done;
+      expect(r.code).toBe(130);
+      expect(p.exists('.kapps-workspace/dev/web/k/secret.conf')).toBe(false);
+    } finally {
+      killMatching(marker);
+    }
   });
 });
