@@ -225,12 +225,12 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
     results.set(result.id, result);
     save(result);
   };
+  /** A save failed: the release no longer records this run (unlocked by hand, store gone), so no kapp starts. */
+  let saveFailed = false;
   /**
    * Start saving a result. The promise is marked handled at once: a save that fails before the run's end awaits
    * it (the release closed by a second Ctrl-C, a full disk) must not crash the process as an unhandled rejection.
    */
-  /** A save failed: the release no longer records this run (unlocked by hand, store gone), so no kapp starts. */
-  let saveFailed = false;
   const save = (result: KappResult): void => {
     const saving = (async () => deps.onKappFinished?.(result))();
     saving.catch(() => {

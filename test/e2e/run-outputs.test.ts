@@ -427,8 +427,9 @@ describe('sensitive values in other places', () => {
 });
 
 describe('sensitive templates', () => {
-  it('are there while the kapp runs and deleted after its run', async () => {
-    const p = fixtureProject({
+  /** Kapp web:k with the given phases, a sensitive template secret.conf and a plain one plain.conf. */
+  const withTemplates = (phases: Record<string, unknown[]>) =>
+    fixtureProject({
       stacks: {
         dev: {
           provider: 'local',
@@ -440,21 +441,22 @@ describe('sensitive templates', () => {
       manifests: {
         web: {
           kapps: [
-            kapp(
-              'k',
-              { apply_install: [{ name: 'copy', command: 'cp', args: 'secret.conf copy-of-secret.conf' }] },
-              {
-                vars: { password: 'pw-123456' },
-                templates: {
-                  secret: { source: 'secret.tpl', dest: 'secret.conf', sensitive: true },
-                  plain: { source: 'plain.tpl', dest: 'plain.conf' },
-                },
+            kapp('k', phases, {
+              vars: { password: 'pw-123456' },
+              templates: {
+                secret: { source: 'secret.tpl', dest: 'secret.conf', sensitive: true },
+                plain: { source: 'plain.tpl', dest: 'plain.conf' },
               },
-            ),
+            }),
           ],
         },
       },
       files: { 'templates/secret.tpl': 'password={{ .kapp.vars.password }}\n', 'templates/plain.tpl': 'user=admin\n' },
+    });
+
+  it('are there while the kapp runs and deleted after its run', async () => {
+    const p = withTemplates({
+      apply_install: [{ name: 'copy', command: 'cp', args: 'secret.conf copy-of-secret.conf' }],
     });
     const r = await p.run('install', ['-y']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
@@ -466,32 +468,10 @@ describe('sensitive templates', () => {
   it('are deleted when a second Ctrl-C ends kapps at once', async () => {
     const marker = uniqueMarker();
     try {
-      const p = fixtureProject({
-        stacks: {
-          dev: {
-            provider: 'local',
-            cluster: 'c',
-            template_dirs: ['templates'],
-            manifests: [{ uri: 'manifests/web.yaml' }],
-          },
-        },
-        manifests: {
-          web: {
-            kapps: [
-              kapp(
-                'k',
-                // Ignores SIGTERM: only the second signal's SIGKILL ends it. A plan records no release, so kapps
-                // exits at once and the kapp never gets to clean up.
-                { plan_install: [fake('hang', 'k', ['--ignore-term', '--fork-sleep', '60', marker, '--hang'])] },
-                {
-                  vars: { password: 'pw-123456' },
-                  templates: { secret: { source: 'secret.tpl', dest: 'secret.conf', sensitive: true } },
-                },
-              ),
-            ],
-          },
-        },
-        files: { 'templates/secret.tpl': 'password={{ .kapp.vars.password }}\n' },
+      // Ignores SIGTERM: only the second signal's SIGKILL ends it. A plan records no release, so kapps exits at
+      // once and the kapp never gets to clean up.
+      const p = withTemplates({
+        plan_install: [fake('hang', 'k', ['--ignore-term', '--fork-sleep', '60', marker, '--hang'])],
       });
       const cli = p.start('install', ['--kill-grace', '600']);
       await waitFor('the step to start', () => p.traceLines().some((l) => l.event === 'start'));

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { InternalError } from '../../../src/diagnostics/errors.js';
 import { ReleaseConflictError, ReleaseLockedError } from '../../../src/release/errors.js';
 import { specDigest } from '../../../src/release/preview.js';
@@ -82,6 +82,29 @@ describe.each(backends)('release lifecycle ($name backend)', (backend) => {
     const recorder = await beginRelease(options(store, project, { operation: 'delete' }));
     expect((await store.latest(project, 'dev'))?.phase).toBe('deleting');
     expect((await recorder.finish('succeeded')).phase).toBe('succeeded');
+  });
+
+  it('writes a save waiting for the write interval at once on flush', async () => {
+    const store = open();
+    const project = uniqueProject();
+    const recorder = await beginRelease(options(store, project));
+    await recorder.recordKapp('web:db', { status: 'installed' });
+    // The next write waits for the interval on a timer; with timers frozen it only happens through flush.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let saved = false;
+      const saving = recorder.recordKapp('web:api', { status: 'installed' }).then(() => {
+        saved = true;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(saved).toBe(false);
+      recorder.flush();
+      await saving;
+      expect(Object.keys((await store.get(project, 'dev', 1))?.state ?? {})).toEqual(['web:db', 'web:api']);
+    } finally {
+      vi.useRealTimers();
+    }
+    await recorder.finish('succeeded');
   });
 
   it('saves each kapp as it is recorded, and the final phase on finish', async () => {
