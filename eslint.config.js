@@ -23,11 +23,17 @@ export default defineConfig(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/run/spawn.ts'],
+    ignores: ['src/run/**'],
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
-        { paths: [{ name: 'execa', message: 'Only src/run/spawn.ts spawns processes.' }] },
+        {
+          paths: [
+            { name: 'execa', message: 'Only src/run/ starts processes.' },
+            { name: 'node:child_process', message: 'Only src/run/ starts processes.', allowTypeImports: true },
+            { name: 'child_process', message: 'Only src/run/ starts processes.', allowTypeImports: true },
+          ],
+        },
       ],
     },
   },
