@@ -56,6 +56,8 @@ export type RegexpNode =
 export interface ParsedRegexp {
   root: RegexpNode;
   names: string[];
+  /** Where each `(?P<name>` opener is in the source: [start, end). */
+  namedOpeners: [number, number][];
 }
 
 /** The flags in force at a point of the pattern: (?i), (?s), not (?m), (?U). */
