@@ -46,7 +46,22 @@ class LibTreeBuilder {
     if (anchor) this.asm.beginAnchor(anchor);
     let out: YamlNode;
     if (isScalar(node)) out = this.scalar(node, range);
-    else if (isMap(node)) {
+    else if (isMap(node) || isSeq(node)) {
+      this.asm.enter(this.point(range[0]));
+      try {
+        out = this.collection(node, top);
+      } finally {
+        this.asm.leave();
+      }
+    } else out = this.asm.nullScalar(at);
+    if (anchor) this.asm.endAnchor(anchor, out);
+    return out;
+  }
+
+  collection(node: YNode, top: boolean): YamlNode {
+    const range = node.range ?? [0, 0, 0];
+    let out: YamlNode;
+    if (isMap(node)) {
       const loc = this.point(range[0]);
       const keys: YamlNode[] = [];
       const values: YamlNode[] = [];
@@ -67,8 +82,7 @@ class LibTreeBuilder {
         (node.items as (YNode | null)[]).map((item) => this.build(item, loc, false)),
         loc,
       );
-    } else out = this.asm.nullScalar(at);
-    if (anchor) this.asm.endAnchor(anchor, out);
+    } else out = this.asm.nullScalar(this.point(range[0]));
     return out;
   }
 

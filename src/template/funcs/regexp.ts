@@ -6,6 +6,7 @@
  * group `1x`).
  */
 import { type Matcher, RE2JS, RE2JSSyntaxException } from 're2js';
+import { checkListSize, checkResultSize, MAX_LIST_ITEMS, MAX_STRING_LENGTH } from '../limits.js';
 import { isDigitRune, isLetterRune } from './go-unicode.js';
 import { parseRegexp, RegexpSyntaxError } from './regexp-syntax.js';
 
@@ -73,6 +74,7 @@ export class GoRegexp {
       } else pos = m.end;
       prevMatchEnd = m.end;
       if (accept) out.push(m);
+      if (out.length > MAX_LIST_ITEMS) checkListSize(out.length);
     }
     return out;
   }
@@ -114,6 +116,7 @@ export class GoRegexp {
       out += src.slice(lastMatchEnd, m.start);
       // No replacement for an empty match right after another match.
       if (m.end > lastMatchEnd || m.start === 0) out += repl(m);
+      if (out.length > MAX_STRING_LENGTH) checkResultSize(out.length);
       lastMatchEnd = m.end;
       const width = searchPos < src.length ? runeWidth(src, searchPos) : 0;
       if (searchPos + width > m.end) searchPos += width;
