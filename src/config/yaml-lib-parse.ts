@@ -6,7 +6,7 @@ import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments } from 
 import type { Node as YNode, Pair, Scalar } from 'yaml';
 import { error as errorDiag, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { TreeAssembler, type YamlNode } from './yaml-tree.js';
+import { depthError, TreeAssembler, type YamlNode } from './yaml-tree.js';
 
 const PARSE_OPTIONS = {
   schema: 'failsafe',
@@ -106,6 +106,12 @@ export function parseWithYamlLib(text: string, file: string): YamlNode | null {
   const doc = Array.isArray(docs) ? docs[0] : undefined;
   if (!doc) return null;
   if (doc.errors.length > 0) {
+    // The package catches its own stack overflow on deeply nested input and reports it as an error at that point.
+    const overflow = doc.errors.find((e) => /call stack/i.test(e.message));
+    if (overflow) {
+      const s = lines.linePos(overflow.pos[0]);
+      throw depthError({ file, line: s.line, column: s.col });
+    }
     throw new ConfigError(
       doc.errors.map((e) => {
         const s = lines.linePos(e.pos[0]);
