@@ -69,10 +69,14 @@ describe('other readers', () => {
 
   it('template fromJson: deep JSON is an error, not a stack overflow', () => {
     const render = (fn: string, j: string) =>
-      renderTemplate(`{{ $x := ${fn} .j }}ok`, { j }, {
-        funcs: defaultFuncs(),
-        ctx: { getEnv: () => undefined },
-      });
+      renderTemplate(
+        `{{ $x := ${fn} .j }}ok`,
+        { j },
+        {
+          funcs: defaultFuncs(),
+          ctx: { getEnv: () => undefined },
+        },
+      );
     const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
     expect(() => render('mustFromJson', deep)).toThrow(
       /error calling mustFromJson: JSON nesting deeper than 1000 levels/,
