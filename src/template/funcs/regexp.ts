@@ -57,6 +57,11 @@ export class GoRegexp {
     return m ? s.slice(m.start, m.end) : '';
   }
 
+  /** Regexp.FindStringSubmatch: the leftmost match and its groups (undefined for a group that took no part). */
+  findStringSubmatch(s: string): (string | undefined)[] | null {
+    return this.exec(this.re.matcher(s), 0, true)?.groups ?? null;
+  }
+
   /** Go's allMatches loop: at most n matches (all if n < 0), empty matches right after a match skipped. */
   private allMatches(s: string, n: number): Match[] {
     const out: Match[] = [];

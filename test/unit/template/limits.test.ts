@@ -86,4 +86,11 @@ describe('regular expressions', () => {
       render('{{ regexMatch "^(a+)+$" .s }}|{{ regexFind "(a|aa)+b" .s }}|{{ regexMatch "(a*)*b" .s }}', { s }),
     ).toBe('false||false');
   });
+
+  it('the semver functions read hostile constraints in linear time (their patterns are Go regexps)', () => {
+    const c = `>= 1.2.3 ${' '.repeat(20_000)}-`;
+    expect(() => render('{{ semverCompare .c "1.2.3" }}', { c })).toThrow(
+      /error calling semverCompare: improper constraint/,
+    );
+  });
 });
