@@ -35,8 +35,7 @@ export interface CharClass {
   /** Pairs lo, hi (inclusive). */
   ranges: number[];
   /** JavaScript property escapes (`\p{L}`, `\P{Script=Greek}`) that are part of the class. */
-  props: string[];
-  /** The class matches everything *not* in ranges ∪ props. */
+  /** The class matches everything *not* in ranges. */
   negated: boolean;
 }
 

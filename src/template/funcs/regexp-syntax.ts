@@ -248,7 +248,7 @@ class Parser extends ClassScanner {
         break;
     }
     if (c1 === 'p' || c1 === 'P') {
-      const cls: CharClass = { ranges: [], props: [], negated: false };
+      const cls: CharClass = { ranges: [], negated: false };
       this.parseUnicodeClass(cls);
       items.push({ op: 'class', cls: finishClass(cls) });
       return;
@@ -258,7 +258,7 @@ class Parser extends ClassScanner {
       this.pos += 2;
       const ranges: number[] = [];
       appendGroup(ranges, perl.ranges, perl.neg, this.flags.fold);
-      items.push({ op: 'class', cls: finishClass({ ranges, props: [], negated: false }) });
+      items.push({ op: 'class', cls: finishClass({ ranges, negated: false }) });
       return;
     }
     this.pushLiteral(items, this.parseEscape());
