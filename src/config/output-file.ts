@@ -6,13 +6,24 @@ import { ConfigError } from '../diagnostics/errors.js';
 import { newGoMap, type GoValue } from '../template/value.js';
 import { topLevelMap } from './vars-file.js';
 import { parseYamlTree } from './yaml.js';
+import { MAX_YAML_DEPTH } from './yaml-tree.js';
 
 /** JSON decoded as Go's encoding/json into interface{}: numbers are float64, objects string-keyed maps. */
-function fromJson(v: unknown): GoValue {
+function fromJson(v: unknown, file: string, depth = 1): GoValue {
   if (v === null || typeof v !== 'object') return v as GoValue;
-  if (Array.isArray(v)) return v.map(fromJson);
+  // The same nesting limit as YAML documents: deeper values would exhaust the stack of whatever reads them next.
+  if (depth > MAX_YAML_DEPTH) {
+    throw new ConfigError([
+      errorDiag(`JSON nesting deeper than ${MAX_YAML_DEPTH} levels of objects and arrays`, {
+        file,
+        line: 1,
+        column: 1,
+      }),
+    ]);
+  }
+  if (Array.isArray(v)) return v.map((x) => fromJson(x, file, depth + 1));
   const m = newGoMap();
-  for (const [k, val] of Object.entries(v as Record<string, unknown>)) m[k] = fromJson(val);
+  for (const [k, val] of Object.entries(v as Record<string, unknown>)) m[k] = fromJson(val, file, depth + 1);
   return m;
 }
 
@@ -25,8 +36,9 @@ function positionOf(text: string, offset: number, file: string): SourceLocation 
 
 function parseJson(text: string, file: string): GoValue {
   try {
-    return fromJson(JSON.parse(text));
+    return fromJson(JSON.parse(text), file);
   } catch (e) {
+    if (e instanceof ConfigError) throw e;
     const message = e instanceof Error ? e.message : String(e);
     const at = /at position (\d+)/.exec(message);
     const loc = at ? positionOf(text, Number(at[1]), file) : { file, line: 1, column: 1 };

@@ -72,8 +72,22 @@ class FastParser extends LineScanner {
     return node;
   }
 
+  /** Read one collection, counting its nesting (a document nested too deeply is refused before recursing on). */
+  private nested(read: () => YamlNode): YamlNode {
+    this.asm.enter(this.point(this.pos));
+    try {
+      return read();
+    } finally {
+      this.asm.leave();
+    }
+  }
+
   /** A block mapping whose first key is at pos, at column `indent`. */
   blockMap(indent: number, top: boolean): YamlNode {
+    return this.nested(() => this.blockMapContent(indent, top));
+  }
+
+  private blockMapContent(indent: number, top: boolean): YamlNode {
     const loc = this.point(this.pos);
     const keys: YamlNode[] = [];
     const values: YamlNode[] = [];
@@ -92,6 +106,10 @@ class FastParser extends LineScanner {
 
   /** A block sequence whose first `-` is at pos, at column `indent`. */
   blockSeq(indent: number): YamlNode {
+    return this.nested(() => this.blockSeqContent(indent));
+  }
+
+  private blockSeqContent(indent: number): YamlNode {
     const loc = this.point(this.pos);
     const items: YamlNode[] = [];
     for (;;) {
@@ -302,6 +320,10 @@ class FastParser extends LineScanner {
   }
 
   flowSeq(): YamlNode {
+    return this.nested(() => this.flowSeqContent());
+  }
+
+  private flowSeqContent(): YamlNode {
     const loc = this.point(this.pos);
     this.pos++;
     const items: YamlNode[] = [];
@@ -323,6 +345,10 @@ class FastParser extends LineScanner {
   }
 
   flowMap(): YamlNode {
+    return this.nested(() => this.flowMapContent());
+  }
+
+  private flowMapContent(): YamlNode {
     const loc = this.point(this.pos);
     this.pos++;
     const keys: YamlNode[] = [];

@@ -6,7 +6,7 @@ import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments } from 
 import type { Node as YNode, Pair, Scalar } from 'yaml';
 import { error as errorDiag, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { TreeAssembler, type YamlNode } from './yaml-tree.js';
+import { depthError, TreeAssembler, type YamlNode } from './yaml-tree.js';
 
 const PARSE_OPTIONS = {
   schema: 'failsafe',
@@ -46,7 +46,22 @@ class LibTreeBuilder {
     if (anchor) this.asm.beginAnchor(anchor);
     let out: YamlNode;
     if (isScalar(node)) out = this.scalar(node, range);
-    else if (isMap(node)) {
+    else if (isMap(node) || isSeq(node)) {
+      this.asm.enter(this.point(range[0]));
+      try {
+        out = this.collection(node, top);
+      } finally {
+        this.asm.leave();
+      }
+    } else out = this.asm.nullScalar(at);
+    if (anchor) this.asm.endAnchor(anchor, out);
+    return out;
+  }
+
+  collection(node: YNode, top: boolean): YamlNode {
+    const range = node.range ?? [0, 0, 0];
+    let out: YamlNode;
+    if (isMap(node)) {
       const loc = this.point(range[0]);
       const keys: YamlNode[] = [];
       const values: YamlNode[] = [];
@@ -67,8 +82,7 @@ class LibTreeBuilder {
         (node.items as (YNode | null)[]).map((item) => this.build(item, loc, false)),
         loc,
       );
-    } else out = this.asm.nullScalar(at);
-    if (anchor) this.asm.endAnchor(anchor, out);
+    } else out = this.asm.nullScalar(this.point(range[0]));
     return out;
   }
 
@@ -92,6 +106,12 @@ export function parseWithYamlLib(text: string, file: string): YamlNode | null {
   const doc = Array.isArray(docs) ? docs[0] : undefined;
   if (!doc) return null;
   if (doc.errors.length > 0) {
+    // The package catches its own stack overflow on deeply nested input and reports it as an error at that point.
+    const overflow = doc.errors.find((e) => /call stack/i.test(e.message));
+    if (overflow) {
+      const s = lines.linePos(overflow.pos[0]);
+      throw depthError({ file, line: s.line, column: s.col });
+    }
     throw new ConfigError(
       doc.errors.map((e) => {
         const s = lines.linePos(e.pos[0]);

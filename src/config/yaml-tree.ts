@@ -79,8 +79,45 @@ function keyIdentity(key: YamlScalarNode, top: boolean): string {
 }
 
 /** Assembles the tree of one document, collecting every problem instead of stopping at the first. */
+/**
+ * The deepest nesting of maps and lists kapps reads, counted with aliases expanded (real configurations use
+ * fewer than 20 levels; deeper documents would exhaust the call stack of the readers).
+ */
+export const MAX_YAML_DEPTH = 256;
+
+export function depthError(loc: SourceLocation): ConfigError {
+  return new ConfigError([
+    errorDiag(`YAML nesting deeper than ${MAX_YAML_DEPTH} levels of maps and lists`, loc, {
+      hint: `kapps reads at most ${MAX_YAML_DEPTH} nested levels (aliases expanded)`,
+    }),
+  ]);
+}
+
 export class TreeAssembler {
   readonly diagnostics: Diagnostic[] = [];
+  /** Height of each collection built (1 + its deepest child), aliases included. */
+  readonly #heights = new WeakMap<YamlNode, number>();
+  /** Collections being parsed around the current position. */
+  #open = 0;
+
+  /** A parser starts reading a collection at `loc`: refuses one nested too deeply, before recursing further. */
+  enter(loc: SourceLocation): void {
+    if (++this.#open > MAX_YAML_DEPTH) throw depthError(loc);
+  }
+
+  /** The collection opened by the last `enter` is read. */
+  leave(): void {
+    this.#open--;
+  }
+
+  /** Record a collection's height from its children; refuses one that nests too deeply (aliases expanded). */
+  #measure<T extends YamlNode>(node: T, children: readonly YamlNode[]): T {
+    let h = 0;
+    for (const c of children) if (c.kind !== 'scalar') h = Math.max(h, this.#heights.get(c) ?? 1);
+    if (h + 1 > MAX_YAML_DEPTH) throw depthError(node.loc);
+    this.#heights.set(node, h + 1);
+    return node;
+  }
   readonly #anchors = new Map<string, YamlNode | typeof IN_PROGRESS>();
   /** The target of every alias used, for the expansion guard. */
   readonly #aliasTargets: YamlNode[] = [];
@@ -143,7 +180,7 @@ export class TreeAssembler {
   }
 
   seq(items: YamlNode[], loc: SourceLocation): YamlSeqNode {
-    return { kind: 'seq', items, loc };
+    return this.#measure({ kind: 'seq', items, loc }, items);
   }
 
   /**
@@ -213,7 +250,10 @@ export class TreeAssembler {
       if (mergedAny || index) put({ key, value, merged: false });
       else entries.push({ key, value, merged: false });
     }
-    return { kind: 'map', entries, loc };
+    return this.#measure(
+      { kind: 'map', entries, loc },
+      entries.map((e) => e.value),
+    );
   }
 
   /** Check the whole document and throw `ConfigError` with every problem found. */

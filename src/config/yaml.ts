@@ -16,7 +16,7 @@ import { setLocationNode } from './locations.js';
 import { parseFast } from './yaml-fast-parse.js';
 import { parseWithYamlLib } from './yaml-lib-parse.js';
 import { formatGoKey } from './yaml-scalar.js';
-import type { YamlMapEntry, YamlMapNode, YamlNode } from './yaml-tree.js';
+import { depthError, type YamlMapEntry, type YamlMapNode, type YamlNode } from './yaml-tree.js';
 
 export type { YamlMapEntry, YamlMapNode, YamlNode, YamlScalarNode, YamlSeqNode } from './yaml-tree.js';
 
@@ -34,6 +34,16 @@ export interface YamlOptions {
  */
 export function parseYamlTree(text: string, options: YamlOptions = {}): YamlNode | null {
   const file = options.file ?? '<input>';
+  try {
+    return parseYamlTreeOf(text, file, options);
+  } catch (e) {
+    // The readers refuse nesting beyond MAX_YAML_DEPTH; should a stack still run out, it is the same problem.
+    if (e instanceof RangeError) throw depthError({ file, line: 1, column: 1 });
+    throw e;
+  }
+}
+
+function parseYamlTreeOf(text: string, file: string, options: YamlOptions): YamlNode | null {
   if (options.parser !== 'lib') {
     const fast = parseFast(text, file);
     if (fast !== undefined) return fast;

@@ -23,6 +23,7 @@ import { nodeString } from './nodes.js';
 import type { TreeSet } from './parser.js';
 import { quoteGo } from './quote.js';
 import type { FuncContext, FuncDef, FuncMap, GoType } from './types.js';
+import { checkResultValue } from './limits.js';
 import { FuncError } from './types.js';
 import type { GoValue } from './value.js';
 import { GoIfaceMap, GoOpaque, goTypeName } from './value.js';
@@ -407,6 +408,7 @@ export abstract class Evaluator {
           argv.map((a) => (a === INVALID ? null : a)),
           this.opts.ctx,
         );
+      checkResultValue(result);
     } catch (e) {
       if (e instanceof ExecFailure) throw e;
       this.node = node;

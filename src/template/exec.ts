@@ -9,6 +9,7 @@ import { elemsAreIface, Evaluator, ExecFailure } from './exec-eval.js';
 import type { Val } from './exec-value.js';
 import { INVALID } from './exec-value.js';
 import { formatValue } from './fmt.js';
+import { stepLimitError, withRenderBudget } from './limits.js';
 import { sortedEntries } from './map-order.js';
 import type { BranchNode, ListNode, Node, TemplateNode } from './nodes.js';
 import { nodeString } from './nodes.js';
@@ -35,6 +36,8 @@ class State extends Evaluator {
 
   walk(dot: Val, node: Node): Flow {
     this.node = node;
+    const overLimit = stepLimitError(this.out.length);
+    if (overLimit !== null) this.errorf(overLimit);
     switch (node.type) {
       case 'action': {
         const val = this.evalPipeline(dot, node.pipe);
@@ -170,6 +173,10 @@ class State extends Evaluator {
  * (an exec error discards partial output, as Sugarkube does).
  */
 export function executeTemplate(tmpl: ExecTemplate, data: GoValue, opts: ExecOptions): string {
+  return withRenderBudget(() => executeWithinBudget(tmpl, data, opts));
+}
+
+function executeWithinBudget(tmpl: ExecTemplate, data: GoValue, opts: ExecOptions): string {
   const s = new State(tmpl, opts);
   const dot: Val = data === null ? INVALID : data;
   s.vars = [{ name: '$', value: dot, iface: false }];
@@ -177,6 +184,8 @@ export function executeTemplate(tmpl: ExecTemplate, data: GoValue, opts: ExecOpt
     const root: ListNode | undefined = tmpl.trees.get(tmpl.name);
     if (root === undefined) return s.errorf(`${quoteGo(tmpl.name)} is an incomplete or empty template`);
     s.walk(dot, root);
+    const overLimit = stepLimitError(s.out.length);
+    if (overLimit !== null) s.errorf(overLimit);
     return s.out;
   } catch (e) {
     if (e instanceof ExecFailure) throw e.error;

@@ -2,6 +2,7 @@
  * The state machine behind Go's fmt verbs (pp + fmt in Go's fmt package): flags, width, precision, padding and the
  * printing of each Go value kind under a verb, including Go's `%!verb(type=value)` mistakes.
  */
+import { checkResultSize } from './limits.js';
 import { formatFloat as strconvFormatFloat } from './float-format.js';
 import { sortedEntries } from './map-order.js';
 import { canBackquote, quoteGo as quoteString, quoteRune } from './quote.js';
@@ -67,6 +68,7 @@ export class Printer {
 
   private padding(n: number): string {
     if (n <= 0) return '';
+    checkResultSize(this.out.length + n);
     return (this.f.zero ? '0' : ' ').repeat(n);
   }
 

@@ -16,7 +16,11 @@ function quoteChar(b: number): string {
   return `'${q.slice(1, -1)}'`;
 }
 
-const MAX_DEPTH = 10000;
+/**
+ * Go refuses nesting beyond 10000 levels; kapps stops at 1000, so that the decoded value can be walked (printed,
+ * converted, compared) without exhausting the call stack.
+ */
+const MAX_DEPTH = 1000;
 
 /** A byte-level JSON validator with Go's error messages (the scanner's states, written as a recursive reader). */
 class Scanner {
@@ -82,7 +86,9 @@ class Scanner {
   }
 
   private push(): void {
-    if (++this.depth > MAX_DEPTH) this.err('exceeded max depth');
+    if (++this.depth > MAX_DEPTH) {
+      throw new JsonError(`JSON nesting deeper than ${MAX_DEPTH} levels of objects and arrays (kapps' limit)`);
+    }
   }
 
   private object(): void {

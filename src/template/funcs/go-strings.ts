@@ -2,6 +2,7 @@
  * Go's strings package where it differs from JavaScript's string methods: whitespace is Go's (U+0085 yes, U+FEFF
  * no), empty separators split into runes (not UTF-16 units), cut sets are sets of runes.
  */
+import { checkResultSize } from '../limits.js';
 import { isSpaceRune } from './go-unicode.js';
 
 /** strings.TrimSpace. */
@@ -44,8 +45,13 @@ export function trimCutset(s: string, cutset: string): string {
 /** strings.Replace(s, old, new, -1): an empty `old` inserts `new` before every rune and at the end. */
 export function replaceAll(s: string, old: string, repl: string): string {
   if (old === repl) return s;
-  if (old !== '') return s.split(old).join(repl);
+  if (old !== '') {
+    const parts = s.split(old);
+    if (repl.length > old.length) checkResultSize(s.length + (parts.length - 1) * (repl.length - old.length));
+    return parts.join(repl);
+  }
   const chars = Array.from(s);
+  checkResultSize(s.length + (chars.length + 1) * repl.length);
   return repl + chars.map((c) => c + repl).join('');
 }
 

@@ -35,8 +35,7 @@ export interface CharClass {
   /** Pairs lo, hi (inclusive). */
   ranges: number[];
   /** JavaScript property escapes (`\p{L}`, `\P{Script=Greek}`) that are part of the class. */
-  props: string[];
-  /** The class matches everything *not* in ranges ∪ props. */
+  /** The class matches everything *not* in ranges. */
   negated: boolean;
 }
 
@@ -56,6 +55,8 @@ export type RegexpNode =
 export interface ParsedRegexp {
   root: RegexpNode;
   names: string[];
+  /** Where each `(?P<name>` opener is in the source: [start, end). */
+  namedOpeners: [number, number][];
 }
 
 /** The flags in force at a point of the pattern: (?i), (?s), not (?m), (?U). */

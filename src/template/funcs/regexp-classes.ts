@@ -41,8 +41,6 @@ export const POSIX_GROUPS: Record<string, number[]> = {
 export const CATEGORIES = new Set(
   'C Cc Cf Co Cs L Ll Lm Lo Lt Lu M Mc Me Mn N Nd Nl No P Pc Pd Pe Pf Pi Po Ps S Sc Sk Sm So Z Zl Zp Zs'.split(' '),
 );
-/** The categories and scripts that Go folds under (?i) (unicode.FoldCategory, unicode.FoldScript). */
-export const FOLD_TABLES = new Set(['L', 'Ll', 'Lt', 'Lu', 'M', 'Mn', 'Common', 'Greek', 'Inherited']);
 let scripts: Set<string> | undefined;
 
 /** Whether `name` is a script Go's regexp accepts in `\p{..}`. */
@@ -116,25 +114,4 @@ export function appendGroup(r: number[], ranges: readonly number[], neg: boolean
   const tmp: number[] = [];
   appendRanges(tmp, ranges, fold);
   r.push(...(neg ? negateRanges(tmp) : tmp));
-}
-
-const propMembers = new Map<string, number[]>();
-
-/** The code points of a property escape, as ranges (only needed for case-insensitive matching). */
-export function propertyRanges(jsProp: string): number[] {
-  let r = propMembers.get(jsProp);
-  if (r) return r;
-  r = [];
-  const re = new RegExp(`^${jsProp}$`, 'u');
-  let start = -1;
-  for (let c = 0; c <= MAX_RUNE + 1; c++) {
-    const inside = c <= MAX_RUNE && !(c >= 0xd800 && c <= 0xdfff) && re.test(String.fromCodePoint(c));
-    if (inside && start < 0) start = c;
-    else if (!inside && start >= 0) {
-      r.push(start, c - 1);
-      start = -1;
-    }
-  }
-  propMembers.set(jsProp, r);
-  return r;
 }

@@ -7,15 +7,11 @@ import { E, RegexpSyntaxError } from './regexp-ast.js';
 import {
   appendFoldedRange,
   appendGroup,
-  appendRanges,
   CATEGORIES,
   cleanRanges,
-  FOLD_TABLES,
   isScript,
-  negateRanges,
   PERL_GROUPS,
   POSIX_GROUPS,
-  propertyRanges,
 } from './regexp-classes.js';
 
 const MAX_RUNE = 0x10ffff;
@@ -33,7 +29,7 @@ function unhex(c: string): number {
 
 /** Normalise a class: merge its ranges. */
 export function finishClass(cls: CharClass): CharClass {
-  return { ranges: cleanRanges(cls.ranges), props: cls.props, negated: cls.negated };
+  return { ranges: cleanRanges(cls.ranges), negated: cls.negated };
 }
 
 /** A position in a pattern, the flags in force, and the character-level parsing. */
@@ -148,21 +144,12 @@ export class ClassScanner {
       sign = -sign;
       name = name.slice(1);
     }
-    let prop: string;
     if (name === 'Any') {
       if (sign > 0) cls.ranges.push(0, MAX_RUNE);
       return;
-    } else if (CATEGORIES.has(name)) prop = `{${name}}`;
-    else if (isScript(name)) prop = `{Script=${name}}`;
-    else return this.fail(E.invalidCharRange, seq);
-    // Only these tables have case variants outside themselves in Go (unicode.FoldCategory, unicode.FoldScript).
-    if (this.flags.fold && FOLD_TABLES.has(name)) {
-      const tmp: number[] = [];
-      appendRanges(tmp, propertyRanges(`\\p${prop}`), true);
-      cls.ranges.push(...(sign > 0 ? tmp : negateRanges(tmp)));
-      return;
     }
-    cls.props.push(`\\${sign > 0 ? 'p' : 'P'}${prop}`);
+    // Only the name is checked: matching is re2js's, which has the tables.
+    if (!CATEGORIES.has(name) && !isScript(name)) this.fail(E.invalidCharRange, seq);
   }
 
   /** `[...]` at the cursor (Go's parseClass). */
@@ -170,7 +157,7 @@ export class ClassScanner {
     const start = this.pos;
     const whole = this.src.slice(start);
     this.pos++;
-    const cls: CharClass = { ranges: [], props: [], negated: false };
+    const cls: CharClass = { ranges: [], negated: false };
     if (this.peek() === '^') {
       cls.negated = true;
       this.pos++;

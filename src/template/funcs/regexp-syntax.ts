@@ -18,12 +18,13 @@ const MAX_HEIGHT = 1000;
 class Parser extends ClassScanner {
   private numCap = 0;
   private readonly names: string[] = [''];
+  private readonly namedOpeners: [number, number][] = [];
 
   parse(): ParsedRegexp {
     const root = this.parseAlternation(0);
     if (this.pos < this.src.length) this.fail(E.unexpectedParen, this.src);
     if (height(root) > MAX_HEIGHT) this.fail(E.nestingDepth, this.src);
-    return { root, names: this.names };
+    return { root, names: this.names, namedOpeners: this.namedOpeners };
   }
 
   /** alternatives until ')' or the end; `depth` is the number of open groups. */
@@ -151,6 +152,7 @@ class Parser extends ClassScanner {
       if (end < 0) this.fail(E.invalidNamedCapture, rest);
       const name = rest.slice(4, end);
       if (!/^[A-Za-z0-9_]+$/.test(name)) this.fail(E.invalidNamedCapture, rest.slice(0, end + 1));
+      this.namedOpeners.push([this.pos, this.pos + end + 1]);
       this.pos += end + 1;
       const index = ++this.numCap;
       this.names.push(name);
@@ -246,7 +248,7 @@ class Parser extends ClassScanner {
         break;
     }
     if (c1 === 'p' || c1 === 'P') {
-      const cls: CharClass = { ranges: [], props: [], negated: false };
+      const cls: CharClass = { ranges: [], negated: false };
       this.parseUnicodeClass(cls);
       items.push({ op: 'class', cls: finishClass(cls) });
       return;
@@ -256,7 +258,7 @@ class Parser extends ClassScanner {
       this.pos += 2;
       const ranges: number[] = [];
       appendGroup(ranges, perl.ranges, perl.neg, this.flags.fold);
-      items.push({ op: 'class', cls: finishClass({ ranges, props: [], negated: false }) });
+      items.push({ op: 'class', cls: finishClass({ ranges, negated: false }) });
       return;
     }
     this.pushLiteral(items, this.parseEscape());

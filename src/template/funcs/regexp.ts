@@ -1,140 +1,14 @@
 /**
- * Go regular expressions on top of JavaScript's engine. A Go pattern is parsed with Go's rules
- * (regexp-syntax.ts) and translated into an equivalent JavaScript pattern: `.` never matches `\n` unless `(?s)`,
- * `\s`/`\d`/`\w` are ASCII, `(?i)` uses Go's case folding, `(?m)` anchors only at `\n`, `$` without `(?m)`
- * matches only at the very end. Find-all, replace and split follow Go's loops (an empty match right after a
- * match is skipped; `$1x` in a replacement names group `1x`).
+ * Go regular expressions, matched by re2js (a port of RE2: linear time in the input, Go's leftmost-first
+ * semantics). A pattern is first checked with Go 1.19's rules (regexp-syntax.ts), which gives Go's exact error texts
+ * and refuses what Go refuses (lookarounds, backreferences, `(?<name>`); re2js then compiles and runs it. Find-all,
+ * replace and split follow Go's loops (an empty match right after a match is skipped; `$1x` in a replacement names
+ * group `1x`).
  */
-import { isDigitRune, isLetterRune, simpleFold } from './go-unicode.js';
-import type { CharClass, RegexpNode } from './regexp-syntax.js';
-import { parseRegexp } from './regexp-syntax.js';
-
-function esc(cp: number): string {
-  if ((cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x61 && cp <= 0x7a)) {
-    return String.fromCharCode(cp);
-  }
-  return `\\u{${cp.toString(16)}}`;
-}
-
-function classSource(cls: CharClass): string {
-  let out = cls.negated ? '[^' : '[';
-  for (let i = 0; i + 1 < cls.ranges.length; i += 2) {
-    const lo = cls.ranges[i] ?? 0;
-    const hi = cls.ranges[i + 1] ?? 0;
-    out += lo === hi ? esc(lo) : `${esc(lo)}-${esc(hi)}`;
-  }
-  return out + cls.props.join('') + ']';
-}
-
-function literalSource(rune: number, fold: boolean): string {
-  if (!fold) return esc(rune);
-  const orbit = [rune];
-  for (let f = simpleFold(rune); f !== rune; f = simpleFold(f)) orbit.push(f);
-  if (orbit.length === 1) return esc(rune);
-  return `[${orbit.map(esc).join('')}]`;
-}
-
-/** Whether a node's source can take a quantifier without a group. */
-function isAtom(n: RegexpNode): boolean {
-  return n.op === 'literal' || n.op === 'class' || n.op === 'anyChar' || n.op === 'capture';
-}
-
-/** Translates a Go syntax tree into JavaScript pattern source, recording which Go group each JavaScript group is. */
-class Emitter {
-  /** For JavaScript group i (1-based), the Go group it stands for (index i - 1 here). */
-  readonly goGroupOf: number[] = [];
-
-  emit(n: RegexpNode): string {
-    switch (n.op) {
-      case 'empty':
-        return '';
-      case 'literal':
-        return literalSource(n.rune, n.fold);
-      case 'class':
-        return classSource(n.cls);
-      case 'anyChar':
-        return n.dotNL ? '[^]' : '[^\\n]';
-      case 'beginLine':
-        return '(?<![^\\n])';
-      case 'endLine':
-        return '(?![^\\n])';
-      case 'beginText':
-        return '^';
-      case 'endText':
-        return '$';
-      case 'wordBoundary':
-        return '\\b';
-      case 'noWordBoundary':
-        return '\\B';
-      case 'capture':
-        this.goGroupOf.push(n.index);
-        return `(${this.emit(n.sub)})`;
-      case 'repeat':
-        return this.repeat(n);
-      case 'concat':
-        return n.subs.map((s) => (s.op === 'alternate' ? `(?:${this.emit(s)})` : this.emit(s))).join('');
-      case 'alternate':
-        return n.subs.map((s) => this.emit(s)).join('|');
-    }
-  }
-
-  private atom(n: RegexpNode): string {
-    return isAtom(n) ? this.emit(n) : `(?:${this.emit(n)})`;
-  }
-
-  private repeat(n: Extract<RegexpNode, { op: 'repeat' }>): string {
-    const lazy = n.greedy ? '' : '?';
-    if (nullable(n.sub) && n.max !== -1 && n.max > n.min) return this.optionalRepeat(n);
-    const sub = this.atom(n.sub);
-    if (n.min === 0 && n.max === -1) return `${sub}*${lazy}`;
-    if (n.min === 1 && n.max === -1) return `${sub}+${lazy}`;
-    if (n.min === 0 && n.max === 1) return `${sub}?${lazy}`;
-    if (n.max === -1) return `${sub}{${n.min},}${lazy}`;
-    if (n.max === n.min) return `${sub}{${n.min}}`;
-    return `${sub}{${n.min},${n.max}}${lazy}`;
-  }
-
-  /**
-   * `X?` and `X{n,m}` where X can match the empty string. JavaScript refuses an optional iteration that matches
-   * empty and backtracks into X for a longer match; Go takes X's preferred match even when it is empty. An
-   * alternation behaves as Go does, so `X?` becomes `(?:X|)` (lazy: `(?:|X)`) and `X{n,m}` becomes n copies of X
-   * followed by nested optional copies, the way Go expands it. Copies of a capture group are separate
-   * JavaScript groups that stand for the same Go group (the last one that took part wins, as Go's last iteration).
-   */
-  private optionalRepeat(n: Extract<RegexpNode, { op: 'repeat' }>): string {
-    let out = '';
-    for (let i = 0; i < n.min; i++) out += this.atom(n.sub);
-    // Emit the optional copies outermost first, so JavaScript group numbers follow Go's iteration order.
-    let open = '';
-    let close = '';
-    for (let i = n.min; i < n.max; i++) {
-      open += n.greedy ? '(?:' : '(?:|';
-      open += this.atom(n.sub);
-      close = (n.greedy ? '|)' : ')') + close;
-    }
-    return out + open + close;
-  }
-}
-
-/** Whether a node can match the empty string. */
-function nullable(n: RegexpNode): boolean {
-  switch (n.op) {
-    case 'literal':
-    case 'class':
-    case 'anyChar':
-      return false;
-    case 'capture':
-      return nullable(n.sub);
-    case 'repeat':
-      return n.min === 0 || nullable(n.sub);
-    case 'concat':
-      return n.subs.every(nullable);
-    case 'alternate':
-      return n.subs.some(nullable);
-    default:
-      return true;
-  }
-}
+import { type Matcher, RE2JS, RE2JSSyntaxException } from 're2js';
+import { checkListSize, checkResultSize, MAX_LIST_ITEMS, MAX_STRING_LENGTH } from '../limits.js';
+import { isDigitRune, isLetterRune } from './go-unicode.js';
+import { parseRegexp, RegexpSyntaxError } from './regexp-syntax.js';
 
 /** One match: its start and end (UTF-16 offsets) and the text of each group (undefined if it did not take part). */
 interface Match {
@@ -145,48 +19,47 @@ interface Match {
 
 /** A compiled Go regular expression. */
 export class GoRegexp {
-  private readonly re: RegExp;
-  /** For each JavaScript group (1-based), the Go group it stands for; null when they coincide. */
-  private readonly goGroupOf: number[] | null;
+  private readonly re: RE2JS;
   /** Capture-group names; index 0 (the whole match) is "". */
   readonly subexpNames: readonly string[];
 
   constructor(readonly expr: string) {
     const parsed = parseRegexp(expr);
-    const emitter = new Emitter();
-    this.re = new RegExp(emitter.emit(parsed.root), 'gu');
+    try {
+      this.re = RE2JS.compile(unnamed(expr, parsed.namedOpeners));
+    } catch (e) {
+      // Go accepted the pattern; should re2js refuse it, that is reported the way Go reports a bad pattern.
+      const desc = e instanceof RE2JSSyntaxException ? e.getDescription() : String(e);
+      throw new RegexpSyntaxError(desc, expr);
+    }
     this.subexpNames = parsed.names;
-    const map = emitter.goGroupOf;
-    this.goGroupOf = map.every((g, i) => g === i + 1) ? null : map;
   }
 
-  /** Leftmost match starting the search at `pos`. */
-  private exec(s: string, pos: number): Match | null {
-    this.re.lastIndex = pos;
-    const m = this.re.exec(s);
-    if (!m) return null;
-    let groups: (string | undefined)[] = Array.from(m);
-    const map = this.goGroupOf;
-    if (map) {
-      groups = new Array<string | undefined>(this.subexpNames.length).fill(undefined);
-      groups[0] = m[0];
-      map.forEach((g, i) => {
-        const v = m[i + 1];
-        if (v !== undefined) groups[g] = v;
-      });
-    }
-    return { start: m.index, end: m.index + m[0].length, groups };
+  /**
+   * Leftmost match starting the search at `pos` (`^`, `\b` etc. see the text before `pos`, as in Go's loops).
+   * Groups are read only when asked for.
+   */
+  private exec(m: Matcher, pos: number, withGroups = false): Match | null {
+    if (!m.find(pos)) return null;
+    const groups: (string | undefined)[] = [];
+    if (withGroups) for (let i = 0; i < this.subexpNames.length; i++) groups.push(m.group(i) ?? undefined);
+    return { start: m.start(), end: m.end(), groups };
   }
 
   /** Regexp.MatchString. */
   matchString(s: string): boolean {
-    return this.exec(s, 0) !== null;
+    return this.re.test(s);
   }
 
   /** Regexp.FindString: the leftmost match ("" when there is none). */
   findString(s: string): string {
-    const m = this.exec(s, 0);
+    const m = this.exec(this.re.matcher(s), 0);
     return m ? s.slice(m.start, m.end) : '';
+  }
+
+  /** Regexp.FindStringSubmatch: the leftmost match and its groups (undefined for a group that took no part). */
+  findStringSubmatch(s: string): (string | undefined)[] | null {
+    return this.exec(this.re.matcher(s), 0, true)?.groups ?? null;
   }
 
   /** Go's allMatches loop: at most n matches (all if n < 0), empty matches right after a match skipped. */
@@ -195,8 +68,9 @@ export class GoRegexp {
     if (n < 0) n = s.length + 1;
     let pos = 0;
     let prevMatchEnd = -1;
+    const matcher = this.re.matcher(s);
     while (out.length < n && pos <= s.length) {
-      const m = this.exec(s, pos);
+      const m = this.exec(matcher, pos);
       if (!m) break;
       let accept = true;
       if (m.end === pos) {
@@ -205,6 +79,7 @@ export class GoRegexp {
       } else pos = m.end;
       prevMatchEnd = m.end;
       if (accept) out.push(m);
+      if (out.length > MAX_LIST_ITEMS) checkListSize(out.length);
     }
     return out;
   }
@@ -235,16 +110,18 @@ export class GoRegexp {
   }
 
   /** Go's replaceAll loop with a replacement builder. */
-  private replaceLoop(src: string, repl: (m: Match) => string): string {
+  private replaceLoop(src: string, repl: (m: Match) => string, withGroups: boolean): string {
     let out = '';
+    const matcher = this.re.matcher(src);
     let lastMatchEnd = 0;
     let searchPos = 0;
     while (searchPos <= src.length) {
-      const m = this.exec(src, searchPos);
+      const m = this.exec(matcher, searchPos, withGroups);
       if (!m) break;
       out += src.slice(lastMatchEnd, m.start);
       // No replacement for an empty match right after another match.
       if (m.end > lastMatchEnd || m.start === 0) out += repl(m);
+      if (out.length > MAX_STRING_LENGTH) checkResultSize(out.length);
       lastMatchEnd = m.end;
       const width = searchPos < src.length ? runeWidth(src, searchPos) : 0;
       if (searchPos + width > m.end) searchPos += width;
@@ -256,13 +133,13 @@ export class GoRegexp {
 
   /** Regexp.ReplaceAllString: `$1`, `${name}`, `$$` in `repl` are expanded as Go's Expand does. */
   replaceAllString(src: string, repl: string): string {
-    if (!repl.includes('$')) return this.replaceLoop(src, () => repl);
-    return this.replaceLoop(src, (m) => this.expand(repl, m));
+    if (!repl.includes('$')) return this.replaceLoop(src, () => repl, false);
+    return this.replaceLoop(src, (m) => this.expand(repl, m), true);
   }
 
   /** Regexp.ReplaceAllLiteralString. */
   replaceAllLiteralString(src: string, repl: string): string {
-    return this.replaceLoop(src, () => repl);
+    return this.replaceLoop(src, () => repl, false);
   }
 
   private expand(template: string, m: Match): string {
@@ -293,6 +170,21 @@ export class GoRegexp {
     }
     return out + t;
   }
+}
+
+/**
+ * The pattern with each `(?P<name>` turned into a plain `(`: groups are read by number (names are resolved from
+ * Go's parse), and Go accepts a name used twice where re2js does not.
+ */
+function unnamed(expr: string, openers: readonly [number, number][]): string {
+  if (openers.length === 0) return expr;
+  let out = '';
+  let last = 0;
+  for (const [start, end] of openers) {
+    out += expr.slice(last, start) + '(';
+    last = end;
+  }
+  return out + expr.slice(last);
 }
 
 function runeWidth(s: string, i: number): number {

@@ -7,6 +7,7 @@
 import { FuncError } from '../types.js';
 import { GoOpaque } from '../value.js';
 import { marshalsAsString } from './go-json.js';
+import { compileRegexp } from './regexp.js';
 
 /** A parsed version. */
 export interface Version {
@@ -24,11 +25,12 @@ const SEMVER = `v?([0-9]+)(\\.[0-9]+)?(\\.[0-9]+)?(-([0-9A-Za-z\\-]+(\\.[0-9A-Za
 const CV = `v?([0-9|x|X|\\*]+)(\\.[0-9|x|X|\\*]+)?(\\.[0-9|x|X|\\*]+)?(-([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?(\\+([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?`;
 const OPS = `=||!=|>|<|>=|=>|<=|=<|~|~>|\\^`;
 
-const versionRegex = new RegExp(`^${SEMVER}$`);
-const constraintRegex = new RegExp(`^${WS}*(${OPS})${WS}*(${CV})${WS}*$`);
-const constraintRangeRegex = new RegExp(`${WS}*(${CV})${WS}+-${WS}+(${CV})${WS}*`, 'g');
-const findConstraintRegex = new RegExp(`(${OPS})${WS}*(${CV})`, 'g');
-const validConstraintRegex = new RegExp(
+// The library's patterns are Go regular expressions: they run on RE2 (linear time), as in Go.
+const versionRegex = compileRegexp(`^${SEMVER}$`);
+const constraintRegex = compileRegexp(`^${WS}*(${OPS})${WS}*(${CV})${WS}*$`);
+const constraintRangeRegex = compileRegexp(`${WS}*(${CV})${WS}+-${WS}+(${CV})${WS}*`);
+const findConstraintRegex = compileRegexp(`(${OPS})${WS}*(${CV})`);
+const validConstraintRegex = compileRegexp(
   `^(${WS}*(${OPS})${WS}*(${CV})${WS}*)((?:${WS}+|,${WS}*)(${OPS})${WS}*(${CV})${WS}*)*$`,
 );
 
@@ -56,7 +58,7 @@ function validatePrerelease(p: string): void {
 
 /** semver.NewVersion: throws FuncError with the library's message when `v` is not a version. */
 export function parseVersion(v: string): Version {
-  const m = versionRegex.exec(v);
+  const m = versionRegex.findStringSubmatch(v);
   if (!m) throw new FuncError(INVALID_SEMVER);
   const version: Version = {
     major: parseSegment(m[1] ?? '0'),
@@ -127,7 +129,7 @@ interface Constraint {
 const isX = (x: string): boolean => x === 'x' || x === '*' || x === 'X';
 
 function parseConstraint(c: string): Constraint {
-  const m = constraintRegex.exec(c);
+  const m = constraintRegex.findStringSubmatch(c);
   if (!m) throw new FuncError(`improper constraint: ${c}`);
   const [, op = '', orig = '', major = '', minorPart = '', patchPart = '', preAndDash = ''] = m;
   let ver = orig;
@@ -230,13 +232,10 @@ export type Constraints = Constraint[][];
 /** semver.NewConstraint: throws FuncError (`improper constraint: X`) when `c` cannot be read. */
 export function parseConstraints(c: string): Constraints {
   // Hyphen ranges "1.2 - 1.4" become ">= 1.2, <= 1.4".
-  const rewritten = c.replace(constraintRangeRegex, (_all, from: string, ...rest: unknown[]) => {
-    const to = typeof rest[9] === 'string' ? rest[9] : '';
-    return `>= ${from}, <= ${to}`;
-  });
+  const rewritten = constraintRangeRegex.replaceAllString(c, '>= ${1}, <= ${11}');
   return rewritten.split('||').map((part) => {
-    if (!validConstraintRegex.test(part)) throw new FuncError(`improper constraint: ${part}`);
-    const found = part.match(findConstraintRegex) ?? [part];
+    if (!validConstraintRegex.matchString(part)) throw new FuncError(`improper constraint: ${part}`);
+    const found = findConstraintRegex.findAllString(part, -1) ?? [part];
     return found.map(parseConstraint);
   });
 }

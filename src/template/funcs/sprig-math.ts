@@ -7,6 +7,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { formatValue } from '../fmt.js';
+import { checkListSize, MAX_LIST_ITEMS } from '../limits.js';
 import { FuncError } from '../types.js';
 import type { GoValue } from '../value.js';
 import { tagType } from '../value.js';
@@ -18,17 +19,24 @@ import { atoi, int64, parseInt64, toFloat64, toInt64 } from './go-convert.js';
 const I = 'int';
 const DIVIDE_BY_ZERO = 'runtime error: integer divide by zero';
 
-/** The most items `until`, `untilStep` and `seq` produce (Go would try to allocate any size). */
-const MAX_ITEMS = 10_000_000;
+/** The number of items of untilStep(start, stop, step), checked against the list limit before building. */
+function checkStepCount(start: bigint, stop: bigint, step: bigint): void {
+  if (step === 0n || (stop - start) * step <= 0n) return;
+  const span = stop > start ? stop - start : start - stop;
+  const by = step > 0n ? step : -step;
+  checkListSize((span + by - 1n) / by);
+}
 
+/** Append, within the list limit (a step that wraps around int64 would otherwise never end). */
 function push(v: bigint[], i: bigint): void {
-  if (v.length >= MAX_ITEMS) throw new FuncError(`runtime error: more than ${MAX_ITEMS} items`, true);
+  if (v.length >= MAX_LIST_ITEMS) checkListSize(v.length + 1);
   v.push(i);
 }
 
 /** sprig's untilStep: a []int from start towards stop (exclusive) by step; a wrong-signed step gives []. */
 function untilStep(start: bigint, stop: bigint, step: bigint): bigint[] {
   const v: bigint[] = [];
+  checkStepCount(start, stop, step);
   if (stop < start) {
     if (step >= 0n) return v;
     for (let i = start; i > stop; i = int64(i + step)) push(v, i);

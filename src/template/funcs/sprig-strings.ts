@@ -3,6 +3,7 @@
  * `"foobar" | contains "foo"` reads naturally.
  */
 import { formatValue, quoteGo } from '../fmt.js';
+import { checkResultSize } from '../limits.js';
 import { FuncError } from '../types.js';
 import type { GoValue } from '../value.js';
 import { goTypeName, newGoMap, tagType } from '../value.js';
@@ -18,15 +19,10 @@ import { kindOf } from './go-reflect.js';
 const S = 'string';
 const I = 'int';
 
-/** Results longer than this many UTF-16 units are refused (JavaScript cannot hold much more in one string). */
-const MAX_RESULT = 1 << 28;
-
 /** strings.Repeat, with Go's panic for a negative count. */
 function repeat(s: string, count: bigint): string {
   if (count < 0n) throw new FuncError('strings: negative Repeat count', true);
-  if (s.length > 0 && BigInt(s.length) * count > BigInt(MAX_RESULT)) {
-    throw new FuncError('strings: Repeat count causes overflow', true);
-  }
+  checkResultSize(BigInt(s.length) * count);
   return s.repeat(Number(count));
 }
 
@@ -64,6 +60,7 @@ function trunc(c: number, s: string): string {
 }
 
 function indent(spaces: bigint, v: string): string {
+  if (spaces > 0n) checkResultSize(BigInt(v.length) + spaces * BigInt(v.split('\n').length));
   const pad = repeat(' ', spaces);
   return pad + replaceAll(v, '\n', '\n' + pad);
 }
@@ -148,7 +145,12 @@ export function stringFuncs(): FuncTable {
       // A []string comes back as the same list (sortAlpha of it then sorts both, as in Go).
       return isStringList(v) ? v : stringList(strslice(v));
     }),
-    join: def([S, ANY], (a) => strslice(a[1] ?? null).join(str(a, 0))),
+    join: def([S, ANY], (a) => {
+      const parts = strslice(a[1] ?? null);
+      const sep = str(a, 0);
+      checkResultSize(parts.reduce((n, p) => n + p.length, 0) + sep.length * Math.max(parts.length - 1, 0));
+      return parts.join(sep);
+    }),
     sortAlpha: def([ANY], (a) => {
       const v = a[0] ?? null;
       if (kindOf(v) !== 'slice') return stringList([strval(v)]);

@@ -3,6 +3,7 @@
  * through the render context; the random functions are non-deterministic by design.
  */
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { checkResultSize } from '../limits.js';
 import { FuncError } from '../types.js';
 import type { GoValue } from '../value.js';
 import { isGoMap, newGoMap } from '../value.js';
@@ -118,6 +119,7 @@ const DIGITS = '0123456789';
 /** A random string of `count` characters from `chars` ("" for a negative count, as sprig ignores the error). */
 function randomString(count: number, chars: string): string {
   if (count <= 0) return '';
+  checkResultSize(count);
   let out = '';
   for (let i = 0; i < count; i++) out += chars[randomInt(chars.length)] ?? '';
   return out;

@@ -4,6 +4,7 @@
  * characters (the stray bytes show as U+FFFD) and `initials`/`nospace` read single bytes as Latin-1 characters,
  * exactly as sprig does.
  */
+import { checkResultSize, MAX_STRING_LENGTH } from '../limits.js';
 import { fromByteString, isAscii, toByteString } from './go-string.js';
 import { isSpaceRune } from './go-unicode.js';
 
@@ -40,6 +41,7 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
   let offset = 0;
   let out = '';
   while (len - offset > wrapLength) {
+    if (out.length > MAX_STRING_LENGTH) checkResultSize(out.length);
     if (str[offset] === ' ') {
       offset++;
       continue;
