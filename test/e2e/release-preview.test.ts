@@ -352,6 +352,16 @@ describe('preview --refresh (live state)', () => {
       action: 'Unknown',
       reason: expect.stringContaining('read') as unknown,
     });
+    // A plan-only install shows the same refreshed preview before planning.
+    const plan = await p.run(['install', 'stacks.yaml', 'dev', '--refresh']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stderr).toContain('web:db     Drifted\n');
+    expect(plan.stderr).toContain('! web:db (Drifted)\n    ~ outputs.version: "db-v1" → "db-v2"\n');
+    expect((await allReleases(backend, 'shop')).length).toBe(1);
+    // An error is exit 1 with --detailed-exitcode (2 means "changes").
+    const broken = await p.run(['preview', 'missing.yaml', 'dev', '--detailed-exitcode']);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('missing.yaml');
     // Without --refresh the preview does not look at the live state.
     expect((await p.run(['preview', 'stacks.yaml', 'dev', '--detailed-exitcode'])).code).toBe(0);
 
