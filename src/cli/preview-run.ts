@@ -74,22 +74,38 @@ export async function refreshOutputs(
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   const only = new Set(ids);
-  const summary = await runStack(
-    stack,
-    {
-      command: 'output',
-      mode: 'plan',
-      dryRun: false,
-      workers: workers ?? stack.project.num_workers,
-      keepGoing: true,
-      ignoreErrors: false,
-      verbose: false,
-      env,
-      only,
-      readOutputs: true,
-    },
-    { emit: () => undefined, signal: new AbortController().signal },
-  );
+  // Ctrl-C (or SIGTERM) stops the output steps cleanly (they run in their own process groups), then the command
+  // ends as interrupted (exit 130).
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let summary;
+  try {
+    summary = await runStack(
+      stack,
+      {
+        command: 'output',
+        mode: 'plan',
+        dryRun: false,
+        workers: workers ?? stack.project.num_workers,
+        keepGoing: true,
+        ignoreErrors: false,
+        verbose: false,
+        env,
+        only,
+        readOutputs: true,
+      },
+      { emit: () => undefined, signal: controller.signal },
+    );
+  } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  }
+  if (controller.signal.aborted) {
+    const { CancelledError } = await import('../diagnostics/errors.js');
+    throw new CancelledError('interrupted while reading the live outputs');
+  }
   for (const id of ids) {
     const result = summary.results.get(id);
     if (result?.status === 'succeeded') {

@@ -217,9 +217,14 @@ export function diffKappSpecs(from: SpecKapp | null, to: SpecKapp | null): SpecC
   return changes;
 }
 
-/** A recorded or live output value with sensitive text masked (a value holding a run's `<sensitive>` mark). */
+/**
+ * A recorded or live output value with sensitive text masked: `(sensitive)` for a value holding a run's
+ * `<sensitive>` mark, and a URL's password in a text.
+ */
 export function maskOutputValue(value: JsonValue): JsonValue {
-  return canonicalJson(value).includes('<sensitive>') ? SENSITIVE : value;
+  if (canonicalJson(value).includes('<sensitive>')) return SENSITIVE;
+  // A URL with a password in an ordinary output: the password goes.
+  return typeof value === 'string' ? maskText(value, false, undefined, false) : value;
 }
 
 /** The changes between two output maps (by output id, sorted), values masked where sensitive. */

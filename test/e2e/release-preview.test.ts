@@ -7,6 +7,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  BACKENDS,
   allReleases,
   cleanup,
   fakeKapp,
@@ -122,9 +123,9 @@ function validate(schema: Schema, value: unknown, at = '$'): string[] {
   return errors;
 }
 
-describe('field-level preview', () => {
+describe.each(BACKENDS)('field-level preview (%s backend)', (kind) => {
   it('shows what changed in each kapp, masks secrets, and exits 0/2 with --detailed-exitcode', async () => {
-    const backend = await freshBackend('file');
+    const backend = await freshBackend(kind);
     const db: KappDef = {
       id: 'db',
       descriptor: fakeKapp({ plan: '--tag plan-db', apply: '--tag apply-db', delete: '--tag delete-db' }),
@@ -229,6 +230,12 @@ describe('field-level preview', () => {
 
   it('shows field-level changes and changed outputs between two real releases', async () => {
     const backend = await freshBackend('file');
+    const secrets = tempDir();
+    const secretFile = (secret: string): string => {
+      const file = join(secrets, secret === OLD_SECRET ? 'old.txt' : 'new.txt');
+      writeFileSync(file, secret);
+      return file;
+    };
     const out = (endpoint: string, secret: string): string =>
       fakeKapp(
         { apply: `--tag apply-db --stdout ${endpoint}` },
@@ -240,17 +247,21 @@ describe('field-level preview', () => {
           '        stdout: db/endpoint.txt',
           '      - name: dsn',
           '        command: kapps-fake',
-          `        args: --stdout postgres://app:${secret}@db/app`,
+          `        args: --stdout postgres://app:${secret}@${endpoint.slice(7, 11)}/app`,
           '        stdout: db/dsn.txt',
           '      - name: password',
           '        command: kapps-fake',
-          '        args: --print-env DB_PASSWORD',
+          `        args: --cat ${secretFile(secret)}`,
           '        env_vars:',
           `          DB_PASSWORD: ${secret}`,
           '        stdout: db/password.txt',
           'outputs:',
           '  - id: endpoint',
           '    path: endpoint.txt',
+          '    format: text',
+          // An ordinary output that passes the secret on: recorded with the secret redacted by the run.
+          '  - id: dsn',
+          '    path: dsn.txt',
           '    format: text',
           '  - id: password',
           '    path: password.txt',
@@ -260,27 +271,30 @@ describe('field-level preview', () => {
         ].join('\n'),
       );
     const p = makeProject('shop', backend, [{ id: 'db', descriptor: out('http://db-a:5432', OLD_SECRET) }]);
-    expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
+    const run1 = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
+    expect(run1.code, run1.stderr).toBe(0);
     p.writeKapps([{ id: 'db', descriptor: out('http://db-b:5432', NEW_SECRET) }]);
     expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
 
     const diff = await p.run(['release', 'diff', 'stacks.yaml', 'dev', '1', '2']);
     expect(diff.code, diff.stderr).toBe(0);
-    expect(diff.stdout).toContain('~ web:db: spec changed; outputs changed (~endpoint)\n');
+    expect(diff.stdout).toContain('~ web:db: spec changed; outputs changed (~dsn, ~endpoint)\n');
     expect(diff.stdout).toContain(
       '    ~ apply_install/apply args: "--tag apply-db --stdout http://db-a:5432" → ' +
         '"--tag apply-db --stdout http://db-b:5432"\n',
     );
     // A URL's password is masked, and marked changed.
     expect(diff.stdout).toContain(
-      '    ~ output/dsn args: "--stdout postgres://app:(sensitive)@db/app" → ' +
-        '"--stdout postgres://app:(sensitive, changed)@db/app"\n',
+      '    ~ output/dsn args: "--stdout postgres://app:(sensitive)@db-a/app" → ' +
+        '"--stdout postgres://app:(sensitive, changed)@db-b/app"\n',
     );
     expect(diff.stdout).toContain('    ~ output/password env.DB_PASSWORD: (sensitive) → (sensitive, changed)\n');
+    expect(diff.stdout).toContain('    ~ outputs.dsn: (sensitive) → (sensitive, changed)\n');
     expect(diff.stdout).toContain('    ~ outputs.endpoint: "http://db-a:5432\\n" → "http://db-b:5432\\n"\n');
     const json = await p.run(['release', 'diff', 'stacks.yaml', 'dev', '1', '2', '-o', 'json']);
     const parsed = JSON.parse(json.stdout) as { changed: { outputChanges: unknown[]; changes: unknown[] }[] };
     expect(parsed.changed[0]?.outputChanges).toEqual([
+      { path: ['outputs', 'dsn'], from: '(sensitive)', to: '(sensitive, changed)' },
       { path: ['outputs', 'endpoint'], from: 'http://db-a:5432\n', to: 'http://db-b:5432\n' },
     ]);
     for (const r of [diff, json]) expect(r.stdout + r.stderr).not.toMatch(/Hunter2/);

@@ -71,10 +71,10 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
       if (args.detailedExitcode) process.exitCode = document.hasChanges ? 2 : 0;
     } catch (error) {
       if (!args.detailedExitcode) throw error;
-      // 2 means "changes" here: every error exits 1.
+      // 2 means "changes" here: an error that would exit 2 (a usage error) exits 1; an interruption stays 130.
       const { reportError } = await import('../errors.js');
-      reportError(error);
-      process.exitCode = 1;
+      const code = reportError(error);
+      process.exitCode = code === 2 ? 1 : code;
     }
   },
 };
