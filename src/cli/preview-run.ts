@@ -64,8 +64,13 @@ export async function refreshOutputs(
   rows: readonly PreviewRow[],
   workers: number | undefined,
 ): Promise<Map<string, RefreshResult>> {
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) {
+    const { UsageError } = await import('../diagnostics/errors.js');
+    throw new UsageError(`--workers must be a whole number ≥ 1, got ${String(workers)}`);
+  }
+  const inStack = new Set(stack.kapps.map((k) => k.id));
   const ids = rows
-    .filter((r) => r.action === 'UnChanged' && stack.kapps.some((k) => k.id === r.id))
+    .filter((r) => r.action === 'UnChanged' && inStack.has(r.id))
     .map((r) => r.id)
     .filter((id) => stack.kapp(id).outputIds.length > 0);
   const out = new Map<string, RefreshResult>();
