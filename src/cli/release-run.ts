@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { redactUrl } from '../release/redact.js';
 import type { ReleaseStore } from '../release/store.js';
-import type { PreviewRow, ReleaseRecorder } from '../release/index.js';
+import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
 import type { KappResult, RunSummary } from '../execute/types.js';
 import type { StackSpec } from '../plan/spec.js';
 import type { Stack } from '../stack/stack.js';
@@ -64,21 +64,38 @@ export async function previewRows(
   }
 }
 
-/** Print the preview table before a plan; a store that cannot be read is a warning, not a failure. */
+/** Print the preview table (and its details) before a plan; a store that cannot be read is a warning, not a failure. */
 export async function printPreview(stack: Stack, args: ApplyArgs, out: NodeJS.WritableStream): Promise<void> {
   try {
-    const { formatPreviewTable } = await import('../release/index.js');
-    const { rows, revision } = await previewRows(stack, args);
+    const { formatPreviewDetails, formatPreviewTable } = await import('../release/index.js');
+    const { computePreviewFor, refreshLine } = await import('./preview-run.js');
+    const { rows, revision, document } = await computePreviewFor(stack, args);
+    if (document.refreshed) out.write(refreshLine(document.refreshed));
     out.write(`Preview against ${revision === null ? 'no previous release' : `release ${revision}`}:\n`);
     out.write(formatPreviewTable(rows));
+    const details = formatPreviewDetails(document);
+    if (details) out.write(`\n${details}`);
     out.write('\n');
   } catch (e) {
     out.write(`warning: no preview: ${redactUrl(e instanceof Error ? e.message : String(e))}\n`);
   }
 }
 
-/** `--changed-only`: the processed kapps that are new or changed since the latest release. */
+/** `--changed-only`: the processed kapps that are new or changed (or, with --refresh, drifted) since the latest release. */
 export async function changedKapps(stack: Stack, args: ApplyArgs): Promise<Set<string>> {
+  if (args.refresh) {
+    const { changedWithRefresh, refreshLine } = await import('./preview-run.js');
+    const { project, store } = await openTarget(stack, args);
+    let state;
+    try {
+      state = (await store.latest(project, stack.config.name))?.state;
+    } finally {
+      await store.close();
+    }
+    const { ids, refreshed } = await changedWithRefresh(stack, state, args.workers);
+    process.stderr.write(refreshLine(refreshed));
+    return ids;
+  }
   const { rows } = await previewRows(stack, args);
   return new Set(rows.filter((r) => r.action === 'Create' || r.action === 'Update').map((r) => r.id));
 }
@@ -102,6 +119,8 @@ export interface RunRecorder {
 export interface RunLock extends RunRecorder {
   /** The revision this run records. */
   readonly revision: number;
+  /** The state this release began with (the latest release's state when the lock was taken). */
+  readonly previousState: ReleaseState;
   /**
    * `--changed-only`: the processed kapps of `stack` that are new or changed against the state this release began
    * with (the latest release's state when the lock was taken).
@@ -170,6 +189,7 @@ async function openRun(
   let closed = false;
   const run: RunLock = {
     revision: recorder.revision,
+    previousState,
     changedKapps(current) {
       const spec = current.spec({ onlyIds: new Set(processedIds(current)), checkNoValue: false });
       const rows = computePreview(

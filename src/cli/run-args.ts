@@ -20,6 +20,7 @@ export interface ApplyArgs extends RunArgs {
   backend?: string;
   ignoreErrors?: boolean;
   changedOnly?: boolean;
+  refresh?: boolean;
 }
 
 /** The options every run command has. */
@@ -100,11 +101,19 @@ export function applyOptions<T>(y: Argv<T>, verb: 'install' | 'delete'): Argv<T 
       describe: 'Go on past failing steps (they are reported)',
     });
   } else {
-    a = a.option('changed-only', {
-      type: 'boolean',
-      default: false,
-      describe: 'With --yes: only install kapps that are new or changed since the last release',
-    });
+    a = a
+      .option('changed-only', {
+        type: 'boolean',
+        default: false,
+        describe: 'With --yes: only install kapps that are new or changed since the last release',
+      })
+      .option('refresh', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'Read the live outputs of the unchanged installed kapps (their output phase) for the preview of a plan, ' +
+          'and with --changed-only also reinstall the kapps whose outputs drifted',
+      });
   }
   for (const flag of ['run-actions', 'actions', 'run-pre-actions', 'run-post-actions']) {
     a = a.option(flag, {

@@ -147,7 +147,12 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
     if (release && command === 'install' && mode === 'plan' && !args.dryRun) {
       await release.printPreview(stack, args as ApplyArgs, process.stderr);
     }
-    if (release && args.changedOnly)
+    if (release && args.changedOnly && lock && args.refresh) {
+      const { changedWithRefresh, refreshLine } = await import('./preview-run.js');
+      const changed = await changedWithRefresh(stack, lock.previousState, args.workers);
+      process.stderr.write(refreshLine(changed.refreshed));
+      only = changed.ids;
+    } else if (release && args.changedOnly)
       only = lock ? lock.changedKapps(stack) : await release.changedKapps(stack, args as ApplyArgs);
     if (lock) recorder = await lock.start(stack, only);
     const emit = (e: RunEvent): void => {

@@ -130,7 +130,18 @@ function planVisits(stack: Stack, options: RunOptions): Map<string, KappVisits> 
       }
       case 'output':
       case 'clean':
-        if (processed)
+        if (processed && options.readOutputs && options.command === 'output') {
+          visits = {
+            main: {
+              role: 'selected',
+              templates: false,
+              phases: [],
+              loadOutputs: { missing: 'tolerate', stepErrors: 'fail' },
+              ignoreErrors: false,
+              kappEvents: 'both',
+            },
+          };
+        } else if (processed)
           visits = {
             main: {
               role: 'selected',

@@ -28,6 +28,11 @@ export interface RunOptions {
   readonly killGraceMs?: number;
   /** Process only these of the selected kapps (`--changed-only`); the others only provide their outputs. */
   readonly only?: ReadonlySet<string>;
+  /**
+   * With `output`: after the output phase, load the declared outputs (missing files tolerated) into the kapp's
+   * result, as a refresh reads the live state. Templates are not rendered.
+   */
+  readonly readOutputs?: boolean;
 }
 
 /** One step as it ran (for the release state). */

@@ -8,6 +8,8 @@
  */
 import { canonicalJson } from './canonical-json.js';
 import { formatOwner } from './owner.js';
+import type { SpecKapp } from '../plan/spec.js';
+import { diffKappSpecs, diffOutputValues, formatChange, type SpecChange } from './spec-diff.js';
 import type { JsonValue, KappState, KappStateStatus, Release, ReleaseSummary } from './types.js';
 
 /** One row of `kapps release list -o json`. */
@@ -48,6 +50,16 @@ export interface KappChange {
   outputs: { added: string[]; removed: string[]; changed: string[] } | null;
   /** The status differs. */
   status: { from: KappStateStatus; to: KappStateStatus } | null;
+  /** Field-level changes of the spec (empty when either recorded spec is unknown), sensitive values masked. */
+  changes: SpecChange[];
+  /** The outputs that differ, `{path: ["outputs", id], from, to}`, values masked where sensitive. */
+  outputChanges: SpecChange[];
+}
+
+/** The spec of each kapp as recorded by the release that last changed its entry, for both sides of a diff. */
+export interface DiffSpecs {
+  from: ReadonlyMap<string, SpecKapp>;
+  to: ReadonlyMap<string, SpecKapp>;
 }
 
 /** The difference between two releases of one stack (`-o json` of `kapps release diff`). */
@@ -66,7 +78,7 @@ export interface ReleaseDiff {
 }
 
 /** Compare the states of release `a` (older or not) and release `b`. Ids are sorted. */
-export function diffReleases(a: Release, b: Release): ReleaseDiff {
+export function diffReleases(a: Release, b: Release, specs?: DiffSpecs): ReleaseDiff {
   const present = (release: Release, id: string): KappState | undefined => {
     const entry = Object.hasOwn(release.state, id) ? release.state[id] : undefined;
     return entry && entry.status !== 'deleted' ? entry : undefined;
@@ -94,7 +106,13 @@ export function diffReleases(a: Release, b: Release): ReleaseDiff {
         spec: before.specDigest !== after.specDigest,
         outputs: diffOutputs(before.outputs, after.outputs),
         status: before.status !== after.status ? { from: before.status, to: after.status } : null,
+        changes: [],
+        outputChanges: [],
       };
+      const specA = specs?.from.get(id);
+      const specB = specs?.to.get(id);
+      if (change.spec && specA && specB) change.changes = diffKappSpecs(specA, specB);
+      if (change.outputs) change.outputChanges = diffOutputValues(before.outputs, after.outputs);
       if (change.spec || change.outputs || change.status) diff.changed.push(change);
       else diff.unchanged.push(id);
     }
@@ -122,6 +140,7 @@ export function formatReleaseDiff(diff: ReleaseDiff): string {
       parts.push(keys.length ? `outputs changed (${keys.join(', ')})` : 'outputs changed');
     }
     lines.push(`~ ${kapp.id}: ${parts.join('; ')}`);
+    for (const change of [...kapp.changes, ...kapp.outputChanges]) lines.push(`    ${formatChange(change)}`);
   }
   const changes = diff.added.length + diff.removed.length + diff.changed.length;
   if (changes === 0) lines.push('No differences.');

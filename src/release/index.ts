@@ -40,8 +40,28 @@ export {
   unlockRelease,
 } from './recorder.js';
 export { STALE_HEARTBEAT_MS, currentOwner, formatOwner, ownerHealth } from './owner.js';
-export type { PreviewAction, PreviewDocument, PreviewKapp, PreviewRow } from './preview.js';
-export { computePreview, countActions, formatPreviewTable, previewDocument, specDigest } from './preview.js';
+export type {
+  PreviewAction,
+  PreviewDocument,
+  PreviewDocumentKapp,
+  PreviewKapp,
+  PreviewRow,
+  PreviewSpecs,
+  RefreshResult,
+} from './preview.js';
+export {
+  PREVIEW_ACTIONS,
+  applyRefresh,
+  computePreview,
+  countActions,
+  formatPreviewDetails,
+  formatPreviewTable,
+  hasChanges,
+  previewDocument,
+  specDigest,
+} from './preview.js';
+export type { SpecChange } from './spec-diff.js';
+export { SENSITIVE, SENSITIVE_CHANGED, diffKappSpecs, formatChange, redactKappSpec } from './spec-diff.js';
 export type { KappChange, ReleaseDiff, ReleaseListEntry } from './history.js';
 export { diffReleases, formatReleaseDiff, formatReleaseTable, releaseListEntries } from './history.js';
 export { resolveProject } from './target.js';

@@ -6,23 +6,59 @@
  * - `Create`: the kapp is not installed (no state entry, or its last status is not `installed`);
  * - `Update`: installed, but its spec digest differs from the recorded one;
  * - `UnChanged`: installed with the same spec digest;
- * - `Delete`: installed according to the state, but no longer in the stack.
+ * - `Delete`: installed according to the state, but no longer in the stack;
+ * - with a refresh (the live outputs read by the kapps' output phase): `Drifted`, an `UnChanged` kapp whose live
+ *   outputs differ from the recorded ones; `Unknown`, an `UnChanged` kapp whose output phase failed.
  *
  * Rows come in the stack's order, then the deleted kapps by id, so the output is stable.
  */
 import { createHash } from 'node:crypto';
 import type { SpecKapp } from '../plan/spec.js';
 import { canonicalJson } from './canonical-json.js';
-import type { ReleaseState } from './types.js';
+import { diffKappSpecs, diffOutputValues, formatChange, redactKappSpec, type SpecChange } from './spec-diff.js';
+import type { JsonValue, ReleaseState } from './types.js';
 
 /** The action preview predicts for one kapp. */
-export type PreviewAction = 'Create' | 'Update' | 'UnChanged' | 'Delete';
+export type PreviewAction = 'Create' | 'Update' | 'UnChanged' | 'Delete' | 'Drifted' | 'Unknown';
+
+/** The actions, in the order counts are listed. */
+export const PREVIEW_ACTIONS: readonly PreviewAction[] = [
+  'Create',
+  'Update',
+  'UnChanged',
+  'Delete',
+  'Drifted',
+  'Unknown',
+];
 
 /** One row of a preview. */
 export interface PreviewRow {
   /** Kapp id (`manifest:kapp`). */
   id: string;
   action: PreviewAction;
+  /** `Drifted`: the outputs whose live value differs from the recorded one (masked where sensitive). */
+  drift?: SpecChange[];
+  /** `Unknown`: why the live outputs could not be read. */
+  reason?: string;
+}
+
+/** What a refresh read for one kapp: its live (non-sensitive, redacted) outputs, or why it could not. */
+export type RefreshResult = { outputs: JsonValue } | { error: string };
+
+/** One kapp of the preview document. */
+export interface PreviewDocumentKapp {
+  id: string;
+  action: PreviewAction;
+  /** The redacted spec of the kapp in the release that last recorded it; null when there is none. */
+  from: SpecKapp | null;
+  /** The redacted spec of the kapp now; null when it leaves the stack. */
+  to: SpecKapp | null;
+  /** Field-level changes from `from` to `to`. */
+  changes: SpecChange[];
+  /** Outputs whose live value differs from the recorded one (`Drifted`); empty otherwise. */
+  drift: SpecChange[];
+  /** Why the kapp is `Unknown`; null otherwise. */
+  reason: string | null;
 }
 
 /** A kapp of the stack as preview needs it: its id and the digest of its spec (see `specDigest`). */
@@ -39,7 +75,17 @@ export interface PreviewDocument {
   stack: string;
   project: string;
   basedOnRevision: number | null;
-  kapps: PreviewRow[];
+  kapps: PreviewDocumentKapp[];
+  /** The kapps whose output phase a refresh ran (stack order); null without `--refresh`. */
+  refreshed: string[] | null;
+  /** Whether any kapp's action is other than `UnChanged`. */
+  hasChanges: boolean;
+}
+
+/** The specs a document shows: now (by id, for kapps in the stack) and as recorded (by id). */
+export interface PreviewSpecs {
+  current: ReadonlyMap<string, SpecKapp>;
+  recorded: ReadonlyMap<string, SpecKapp>;
 }
 
 /**
@@ -71,14 +117,108 @@ export function computePreview(kapps: readonly PreviewKapp[], lastState: Release
   return rows;
 }
 
-/** Build the JSON document of a preview. */
+/**
+ * Apply what a refresh read: an `UnChanged` kapp whose live outputs differ from those recorded in `lastState` is
+ * `Drifted` (with the changed outputs), one whose output phase failed is `Unknown` (with the reason). Other rows,
+ * and kapps not refreshed, are left as they are.
+ */
+export function applyRefresh(
+  rows: readonly PreviewRow[],
+  lastState: ReleaseState | undefined,
+  refresh: ReadonlyMap<string, RefreshResult>,
+): PreviewRow[] {
+  return rows.map((row) => {
+    const read = refresh.get(row.id);
+    const entry = lastState && Object.hasOwn(lastState, row.id) ? lastState[row.id] : undefined;
+    if (row.action !== 'UnChanged' || !read || !entry) return row;
+    if ('error' in read) return { id: row.id, action: 'Unknown', reason: read.error };
+    const drift = diffOutputValues(entry.outputs, read.outputs);
+    return drift.length ? { id: row.id, action: 'Drifted', drift } : row;
+  });
+}
+
+/** Whether a preview's rows change anything (any action but `UnChanged`). */
+export function hasChanges(rows: readonly PreviewRow[]): boolean {
+  return rows.some((row) => row.action !== 'UnChanged');
+}
+
+/**
+ * Build the JSON document of a preview: per kapp, in row order, the redacted specs before and now and the
+ * field-level changes between them. `refreshed`: the kapps a refresh read (null without a refresh).
+ */
 export function previewDocument(
   stack: string,
   project: string,
   basedOnRevision: number | null,
   rows: readonly PreviewRow[],
+  specs: PreviewSpecs = { current: new Map(), recorded: new Map() },
+  refreshed: readonly string[] | null = null,
 ): PreviewDocument {
-  return { stack, project, basedOnRevision, kapps: rows.map((row) => ({ id: row.id, action: row.action })) };
+  const kapps = rows.map((row): PreviewDocumentKapp => {
+    const to = row.action === 'Delete' ? null : (specs.current.get(row.id) ?? null);
+    const from = row.action === 'Create' && !specs.recorded.has(row.id) ? null : (specs.recorded.get(row.id) ?? null);
+    // A kapp to create is compared with nothing: every step it declares is new.
+    const base = row.action === 'Create' ? null : from;
+    return {
+      id: row.id,
+      action: row.action,
+      from: from ? redactKappSpec(from) : null,
+      to: to ? redactKappSpec(to, base) : null,
+      changes: from === null && to === null ? [] : diffKappSpecs(base, to),
+      drift: row.drift ? [...row.drift] : [],
+      reason: row.reason ?? null,
+    };
+  });
+  return {
+    stack,
+    project,
+    basedOnRevision,
+    kapps,
+    refreshed: refreshed ? [...refreshed] : null,
+    hasChanges: hasChanges(rows),
+  };
+}
+
+/**
+ * The field-level details under the table: for each kapp to create, the steps of `apply_install` it will run; for
+ * each to update, its changes; for each to delete, the steps of `apply_delete` recorded for it; for `Drifted` and
+ * `Unknown`, the changed outputs or the reason. Empty when there is nothing to show; ends with a newline otherwise.
+ */
+export function formatPreviewDetails(doc: PreviewDocument): string {
+  const lines: string[] = [];
+  for (const kapp of doc.kapps) {
+    let shown: SpecChange[] = [];
+    let mark = '~';
+    switch (kapp.action) {
+      case 'UnChanged':
+        continue;
+      case 'Create':
+        mark = '+';
+        shown = kapp.changes.filter((c) => c.path[0] === 'apply_install' && c.path.length === 2);
+        break;
+      case 'Delete':
+        mark = '-';
+        shown = (kapp.from?.phases.apply_delete ?? []).map((step) => ({
+          path: ['apply_delete', step.name],
+          from: step as unknown as JsonValue,
+          to: null,
+        }));
+        break;
+      case 'Update':
+        shown = kapp.changes;
+        break;
+      case 'Drifted':
+        mark = '!';
+        shown = kapp.drift;
+        break;
+      case 'Unknown':
+        mark = '?';
+        break;
+    }
+    lines.push(`${mark} ${kapp.id} (${kapp.action})${kapp.reason !== null ? `: ${kapp.reason}` : ''}`);
+    for (const change of shown) lines.push(`    ${formatChange(change)}`);
+  }
+  return lines.length ? `${lines.join('\n')}\n` : '';
 }
 
 /**
@@ -95,8 +235,8 @@ export function formatPreviewTable(rows: readonly PreviewRow[]): string {
 
 /** Count the rows per action, e.g. for a one-line summary. */
 export function countActions(rows: readonly PreviewRow[]): Record<PreviewAction, number> {
-  const counts: Record<PreviewAction, number> = { Create: 0, Update: 0, UnChanged: 0, Delete: 0 };
-  for (const row of rows) counts[row.action]++;
+  const counts = { Create: 0, Update: 0, UnChanged: 0, Delete: 0 } as Record<PreviewAction, number>;
+  for (const row of rows) counts[row.action] = (counts[row.action] ?? 0) + 1;
   return counts;
 }
 

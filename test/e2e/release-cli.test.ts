@@ -231,6 +231,8 @@ describe('kapps release (file backend)', () => {
         '+ web:cache (added, failed)',
         '- web:db (removed; was installed, now deleted)',
         '~ web:api: spec changed; outputs changed (+port, ~url)',
+        '    + outputs.port: (none) → 80',
+        '    ~ outputs.url: "http://a" → "http://b"',
         '3 changed, 0 unchanged',
         '',
       ].join('\n'),

@@ -309,21 +309,30 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
 
     const empty = await p.run(['preview', 'stacks.yaml', 'dev', '-o', 'json']);
     expect(empty.code, empty.stderr).toBe(0);
+    // Per kapp: from (nothing recorded yet), to (the spec now) and the changes (every step is new).
+    const created = (id: string): unknown => ({
+      id,
+      action: 'Create',
+      from: null,
+      to: expect.objectContaining({ id }) as unknown,
+      changes: expect.arrayContaining([
+        expect.objectContaining({ path: ['apply_install', 'apply'], from: null }),
+      ]) as unknown,
+      drift: [],
+      reason: null,
+    });
     expect(JSON.parse(empty.stdout)).toEqual({
       stack: 'dev',
       project: 'shop',
       basedOnRevision: null,
-      kapps: [
-        { id: 'web:db', action: 'Create' },
-        { id: 'web:api', action: 'Create' },
-        { id: 'web:web', action: 'Create' },
-      ],
+      kapps: [created('web:db'), created('web:api'), created('web:web')],
+      refreshed: null,
+      hasChanges: true,
     });
     expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
     const same = await p.run(['preview', 'stacks.yaml', 'dev']);
-    expect(same.stdout).toBe(
-      'Preview against release 1:\nID       ACTION\nweb:db   UnChanged\nweb:api  UnChanged\nweb:web  UnChanged\n',
-    );
+    // Nothing would change: one line (the table is shown only when something changes).
+    expect(same.stdout).toBe('No changes: the 3 kapp(s) match release 1.\n');
 
     // api's arguments change, cache is new, web leaves the stack.
     const cache = { id: 'cache', descriptor: fakeKapp({ plan: '--tag plan-cache', apply: '--tag apply-cache' }) };
@@ -342,10 +351,36 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
       ],
     };
     // Exactly the documented document: these keys in this order, two-space indented, one trailing newline.
-    expect(preview.stdout).toBe(`${JSON.stringify(expected, null, 2)}\n`);
+    const parsed = JSON.parse(preview.stdout) as typeof expected & { kapps: Record<string, unknown>[] };
+    expect(preview.stdout).toBe(`${JSON.stringify(parsed, null, 2)}\n`);
+    expect(Object.keys(parsed)).toEqual(['stack', 'project', 'basedOnRevision', 'kapps', 'refreshed', 'hasChanges']);
+    expect({ ...parsed, kapps: parsed.kapps.map((k) => ({ id: k.id, action: k.action })) }).toEqual({
+      ...expected,
+      refreshed: null,
+      hasChanges: true,
+    });
+    for (const k of parsed.kapps) {
+      expect(Object.keys(k)).toEqual(['id', 'action', 'from', 'to', 'changes', 'drift', 'reason']);
+    }
+    expect(parsed.kapps[1]?.changes).toEqual([
+      {
+        path: ['apply_install', 'apply', 'args'],
+        from: ['--tag', 'apply-api', '--stdout', 'v1'],
+        to: ['--tag', 'apply-api', '--stdout', 'v2'],
+      },
+    ]);
+    expect(parsed.kapps[3]).toMatchObject({ id: 'web:web', from: { id: 'web:web' }, to: null });
     const table = await p.run(['preview', 'stacks.yaml', 'dev']);
     const rows = 'ID         ACTION\nweb:db     UnChanged\nweb:api    Update\nweb:cache  Create\nweb:web    Delete\n';
-    expect(table.stdout).toBe(`Preview against release 1:\n${rows}`);
+    const details = [
+      '~ web:api (Update)',
+      '    ~ apply_install/apply args: "--tag apply-api --stdout v1" → "--tag apply-api --stdout v2"',
+      '+ web:cache (Create)',
+      '    + apply_install/apply: kapps-fake --tag apply-cache',
+      '- web:web (Delete)',
+      '',
+    ].join('\n');
+    expect(table.stdout).toBe(`Preview against release 1:\n${rows}\n${details}`);
 
     // A plan-only install shows the same preview before planning, and records nothing.
     const plan = await p.run(['install', 'stacks.yaml', 'dev']);
@@ -355,7 +390,8 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
 
     // Selecting kapps previews those kapps (and still the ones gone from the stack).
     const selected = await p.run(['preview', 'stacks.yaml', 'dev', '-o', 'json', '-i', 'web:api']);
-    expect((JSON.parse(selected.stdout) as { kapps: unknown }).kapps).toEqual([
+    const selectedKapps = (JSON.parse(selected.stdout) as { kapps: { id: string; action: string }[] }).kapps;
+    expect(selectedKapps.map((k) => ({ id: k.id, action: k.action }))).toEqual([
       { id: 'web:api', action: 'Update' },
       { id: 'web:web', action: 'Delete' },
     ]);

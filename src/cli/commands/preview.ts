@@ -1,16 +1,19 @@
 /** `kapps preview`: what an install would do to each selected kapp, against the last release. */
-import type { CommandModule } from 'yargs';
+import type { Argv, CommandModule } from 'yargs';
 import { openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
 
 interface PreviewArgs extends StackArgs {
   output: 'table' | 'json';
   project?: string;
   backend?: string;
+  refresh: boolean;
+  detailedExitcode: boolean;
+  workers?: number;
 }
 
 export const previewCommand: CommandModule<object, PreviewArgs> = {
   command: 'preview <stack-file> <stack-name> [workspace-dir]',
-  describe: 'Compare the selected kapps with the last release: Create, Update, UnChanged, Delete',
+  describe: 'Compare the selected kapps with the last release: Create, Update, UnChanged, Delete (Drifted, Unknown)',
   builder: (y) =>
     stackOptions(y)
       .option('output', {
@@ -24,20 +27,54 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
         describe: 'Project of the releases (default: from sugarkube-conf.yaml or the folder)',
       })
       .option('backend', { type: 'string', describe: 'Release store: a directory or a postgres:// URL' })
+      .option('refresh', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'Read the live state: run the output phase of the unchanged installed kapps that declare outputs and ' +
+          'compare their outputs with the recorded ones (Drifted, or Unknown when it fails); changes nothing',
+      })
+      .option('workers', { alias: 'w', type: 'number', describe: 'With --refresh: kapps read at once' })
+      .option('detailed-exitcode', {
+        type: 'boolean',
+        default: false,
+        describe: 'Exit 0 when nothing would change, 2 when something would, 1 on error (for CI)',
+      })
       .epilogue(
-        'Update means the kapp’s rendered spec (its steps, commands, arguments, environment) differs from the one ' +
-          'last installed. JSON: {"stack", "project", "basedOnRevision", "kapps": [{"id", "action"}]}.',
-      ),
+        'Update means the kapp’s rendered spec (its steps, commands, arguments, environment, dependencies) differs ' +
+          'from the one last installed; the changed fields are listed under the table, sensitive values masked. ' +
+          'JSON: {"stack", "project", "basedOnRevision", "kapps": [{"id", "action", "from", "to", "changes", ' +
+          '"drift", "reason"}], "refreshed", "hasChanges"}; its JSON Schema is `kapps schema preview`.',
+      ) as unknown as Argv<PreviewArgs>,
   handler: async (args) => {
-    const { previewRows } = await import('../release-run.js');
-    const { formatPreviewTable, previewDocument } = await import('../../release/index.js');
-    const stack = await openStackFromArgs(args);
-    const { rows, revision, project } = await previewRows(stack, args);
-    if (args.output === 'json') {
-      process.stdout.write(`${JSON.stringify(previewDocument(stack.config.name, project, revision, rows), null, 2)}\n`);
-    } else {
-      process.stdout.write(`Preview against ${revision === null ? 'no previous release' : `release ${revision}`}:\n`);
-      process.stdout.write(formatPreviewTable(rows));
+    try {
+      const { computePreviewFor, refreshLine } = await import('../preview-run.js');
+      const { formatPreviewDetails, formatPreviewTable } = await import('../../release/index.js');
+      const stack = await openStackFromArgs(args);
+      const { rows, revision, document } = await computePreviewFor(stack, args);
+      if (document.refreshed) process.stderr.write(refreshLine(document.refreshed));
+      if (args.output === 'json') {
+        process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+      } else if (!document.hasChanges) {
+        const against = revision === null ? 'no previous release' : `release ${revision}`;
+        process.stdout.write(
+          rows.length === 0
+            ? `No changes: no kapps to preview (against ${against}).\n`
+            : `No changes: the ${rows.length} kapp(s) match ${against}.\n`,
+        );
+      } else {
+        process.stdout.write(`Preview against ${revision === null ? 'no previous release' : `release ${revision}`}:\n`);
+        process.stdout.write(formatPreviewTable(rows));
+        const details = formatPreviewDetails(document);
+        if (details) process.stdout.write(`\n${details}`);
+      }
+      if (args.detailedExitcode) process.exitCode = document.hasChanges ? 2 : 0;
+    } catch (error) {
+      if (!args.detailedExitcode) throw error;
+      // 2 means "changes" here: an error that would exit 2 (a usage error) exits 1; an interruption stays 130.
+      const { reportError } = await import('../errors.js');
+      const code = reportError(error);
+      process.exitCode = code === 2 ? 1 : code;
     }
   },
 };

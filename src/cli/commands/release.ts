@@ -104,7 +104,7 @@ const showCommand: CommandModule<object, ShowArgs> = {
 
 const diffCommand: CommandModule<object, DiffArgs> = {
   command: 'diff <stack-file> <stack-name> <from> <to>',
-  describe: 'Show the kapps added, removed and changed (spec, outputs, status) between two releases',
+  describe: 'Show the kapps added, removed and changed between two releases: field-level spec changes, outputs, status',
   builder: (y) =>
     shared(y)
       .positional('from', { type: 'number', describe: 'The older revision', demandOption: true })
@@ -120,7 +120,12 @@ const diffCommand: CommandModule<object, DiffArgs> = {
       const { diffReleases, formatReleaseDiff } = await import('../../release/history.js');
       const from = await findRelease(store, project, argv.stackName, revisionArg(argv.from, '<from>'));
       const to = await findRelease(store, project, argv.stackName, revisionArg(argv.to, '<to>'));
-      const diff = diffReleases(from, to);
+      const { recordedSpecs } = await import('../preview-run.js');
+      const ids = [...new Set([...Object.keys(from.state), ...Object.keys(to.state)])];
+      const diff = diffReleases(from, to, {
+        from: await recordedSpecs(store, from, ids),
+        to: await recordedSpecs(store, to, ids),
+      });
       process.stdout.write(argv.output === 'json' ? `${JSON.stringify(diff, null, 2)}\n` : formatReleaseDiff(diff));
     }),
 };

@@ -9,21 +9,27 @@ interface SchemaArgs {
   kind: string;
 }
 
-const KINDS = ['config', 'stack', 'manifest', 'kapp'] as const;
+const KINDS = ['config', 'stack', 'manifest', 'kapp', 'preview'] as const;
 
 export const schemaCommand: CommandModule<object, SchemaArgs> = {
   command: 'schema <kind>',
-  describe: 'Print the JSON Schema of a configuration file: config (sugarkube-conf.yaml), stack, manifest or kapp',
+  describe:
+    'Print the JSON Schema of a configuration file (config, stack, manifest, kapp) or of the preview document (preview)',
   builder: (y) =>
     y.positional('kind', {
       type: 'string',
-      describe: 'config (sugarkube-conf.yaml), stack, manifest or kapp (sugarkube.yaml)',
+      describe: 'config (sugarkube-conf.yaml), stack, manifest, kapp (sugarkube.yaml), or preview (`preview -o json`)',
       demandOption: true,
     }),
   handler: async (argv) => {
     const kind = KINDS.find((k) => k === argv.kind);
     if (!kind) {
       throw new UsageError(`unknown schema kind \`${argv.kind}\`; the kinds are: ${KINDS.join(', ')}`);
+    }
+    if (kind === 'preview') {
+      const { previewJsonSchema } = await import('../../release/preview-schema.js');
+      process.stdout.write(`${JSON.stringify(previewJsonSchema(), null, 2)}\n`);
+      return;
     }
     const { jsonSchemaFor } = await import('../../config/json-schema.js');
     process.stdout.write(`${JSON.stringify(jsonSchemaFor(kind), null, 2)}\n`);

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  applyRefresh,
   computePreview,
   countActions,
   formatPreviewTable,
   previewDocument,
   specDigest,
 } from '../../../src/release/preview.js';
+import type { RefreshResult } from '../../../src/release/preview.js';
 import type { KappState, ReleaseState } from '../../../src/release/types.js';
 import { specKapp } from './helpers.js';
 
@@ -99,7 +101,8 @@ describe('preview output', () => {
   it('has a stable JSON shape', () => {
     const doc = previewDocument('dev', 'shop', 3, [{ id: 'web:api', action: 'Update' }]);
     expect(JSON.stringify(doc)).toBe(
-      '{"stack":"dev","project":"shop","basedOnRevision":3,"kapps":[{"id":"web:api","action":"Update"}]}',
+      '{"stack":"dev","project":"shop","basedOnRevision":3,"kapps":[{"id":"web:api","action":"Update",' +
+        '"from":null,"to":null,"changes":[],"drift":[],"reason":null}],"refreshed":null,"hasChanges":true}',
     );
     expect(previewDocument('dev', 'shop', null, []).basedOnRevision).toBeNull();
   });
@@ -116,3 +119,42 @@ function flatKeys(value: unknown, out: Record<string, true> = {}): Record<string
   }
   return out;
 }
+
+describe('applyRefresh', () => {
+  const state: ReleaseState = {
+    'm:a': { ...entry('installed', 'A'), outputs: { v: 1, same: 'x' } },
+    'm:b': { ...entry('installed', 'B'), outputs: { v: 1 } },
+    'm:c': { ...entry('installed', 'C'), outputs: { v: 1 } },
+    'm:d': { ...entry('installed', 'D'), outputs: { v: 1 } },
+  };
+  const rows = [
+    { id: 'm:a', action: 'UnChanged' as const },
+    { id: 'm:b', action: 'UnChanged' as const },
+    { id: 'm:c', action: 'Update' as const },
+    { id: 'm:d', action: 'UnChanged' as const },
+  ];
+
+  it('makes Drifted the unchanged kapps whose live outputs differ, Unknown those that could not be read', () => {
+    const refreshed = applyRefresh(
+      rows,
+      state,
+      new Map<string, RefreshResult>([
+        ['m:a', { outputs: { v: 2, same: 'x' } }],
+        ['m:b', { error: 'outputs not read: boom' }],
+        ['m:c', { outputs: { v: 9 } }],
+        ['m:d', { outputs: { v: 1 } }],
+      ]),
+    );
+    expect(refreshed).toEqual([
+      { id: 'm:a', action: 'Drifted', drift: [{ path: ['outputs', 'v'], from: 1, to: 2 }] },
+      { id: 'm:b', action: 'Unknown', reason: 'outputs not read: boom' },
+      { id: 'm:c', action: 'Update' },
+      { id: 'm:d', action: 'UnChanged' },
+    ]);
+    const doc = previewDocument('dev', 'shop', 1, refreshed, undefined, ['m:a', 'm:b', 'm:d']);
+    expect(doc.hasChanges).toBe(true);
+    expect(doc.refreshed).toEqual(['m:a', 'm:b', 'm:d']);
+    expect(doc.kapps[1]).toMatchObject({ action: 'Unknown', reason: 'outputs not read: boom', drift: [] });
+    expect(previewDocument('dev', 'shop', 1, [rows[3] ?? rows[0]!]).hasChanges).toBe(false);
+  });
+});

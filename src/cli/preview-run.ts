@@ -1,0 +1,190 @@
+/**
+ * The preview as the CLI computes it: the spec of the processed kapps now, the latest release's state, the specs
+ * recorded for each kapp (read from the release that last changed its entry), and, with `--refresh`, the live
+ * outputs read by running the output phase of the installed kapps that declare outputs. The comparison itself is
+ * the pure `previewDocument` of `release/preview.ts`.
+ *
+ * The refresh changes nothing: it runs only output phases (no templates rendered, no other phase), writes no
+ * release, and its steps' output is not shown.
+ */
+import type { SpecKapp } from '../plan/spec.js';
+import type { PreviewDocument, PreviewRow, RefreshResult, Release, ReleaseState } from '../release/index.js';
+import type { ReleaseStore } from '../release/store.js';
+import type { Stack } from '../stack/stack.js';
+import { toJS } from '../template/value.js';
+import { openTarget } from './release-run.js';
+import type { ApplyArgs } from './run-args.js';
+
+/** What `computePreview` needs from the command line. */
+export type PreviewRunArgs = Pick<ApplyArgs, 'project' | 'backend' | 'stackFile' | 'stackName'> & {
+  refresh?: boolean;
+  workers?: number;
+};
+
+/** A preview with everything it was computed from. */
+export interface PreviewResult {
+  rows: PreviewRow[];
+  revision: number | null;
+  project: string;
+  document: PreviewDocument;
+}
+
+/** The ids the run processes, in stack order. */
+function processedIds(stack: Stack): string[] {
+  return stack.selection.nodes.filter((n) => n.processed).map((n) => n.id);
+}
+
+/** The spec each kapp of `ids` had in the release that last changed its state entry (one read per release). */
+export async function recordedSpecs(
+  store: ReleaseStore,
+  latest: Release,
+  ids: Iterable<string>,
+): Promise<Map<string, SpecKapp>> {
+  const releases = new Map<number, Release | undefined>([[latest.revision, latest]]);
+  const out = new Map<string, SpecKapp>();
+  for (const id of ids) {
+    const entry = Object.hasOwn(latest.state, id) ? latest.state[id] : undefined;
+    if (!entry) continue;
+    if (!releases.has(entry.revision)) {
+      releases.set(entry.revision, await store.get(latest.project, latest.stack, entry.revision));
+    }
+    const spec = releases.get(entry.revision)?.spec.kapps.find((k) => k.id === id);
+    if (spec) out.set(id, spec);
+  }
+  return out;
+}
+
+/**
+ * Read the live outputs of the kapps the preview leaves `UnChanged` that declare outputs: run their output phase
+ * and load their outputs, as `kapps output` runs it. A kapp whose output phase fails (or that cannot be read) gives
+ * its reason. Runs nothing when no kapp qualifies.
+ */
+export async function refreshOutputs(
+  stack: Stack,
+  rows: readonly PreviewRow[],
+  workers: number | undefined,
+): Promise<Map<string, RefreshResult>> {
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) {
+    const { UsageError } = await import('../diagnostics/errors.js');
+    throw new UsageError(`--workers must be a whole number ≥ 1, got ${String(workers)}`);
+  }
+  const inStack = new Set(stack.kapps.map((k) => k.id));
+  const ids = rows
+    .filter((r) => r.action === 'UnChanged' && inStack.has(r.id))
+    .map((r) => r.id)
+    .filter((id) => stack.kapp(id).outputIds.length > 0);
+  const out = new Map<string, RefreshResult>();
+  if (ids.length === 0) return out;
+  const { runStack } = await import('../execute/run-stack.js');
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  const only = new Set(ids);
+  // Ctrl-C (or SIGTERM) stops the output steps cleanly (they run in their own process groups), then the command
+  // ends as interrupted (exit 130).
+  const controller = new AbortController();
+  const stop = (): void => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let summary;
+  try {
+    summary = await runStack(
+      stack,
+      {
+        command: 'output',
+        mode: 'plan',
+        dryRun: false,
+        workers: workers ?? stack.project.num_workers,
+        keepGoing: true,
+        ignoreErrors: false,
+        verbose: false,
+        env,
+        only,
+        readOutputs: true,
+      },
+      { emit: () => undefined, signal: controller.signal },
+    );
+  } finally {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
+  }
+  if (controller.signal.aborted) {
+    const { CancelledError } = await import('../diagnostics/errors.js');
+    throw new CancelledError('interrupted while reading the live outputs');
+  }
+  for (const id of ids) {
+    const result = summary.results.get(id);
+    if (result?.status === 'succeeded') {
+      out.set(id, { outputs: (result.outputs ? toJS(result.outputs) : {}) as never });
+    } else {
+      out.set(id, { error: `outputs not read: ${result?.reason ?? result?.status ?? 'not run'}` });
+    }
+  }
+  return out;
+}
+
+/** Compute the preview of the stack's processed kapps against its latest release. */
+export async function computePreviewFor(stack: Stack, args: PreviewRunArgs): Promise<PreviewResult> {
+  const { applyRefresh, computePreview, previewDocument, specDigest } = await import('../release/index.js');
+  const spec = stack.spec({ onlyIds: new Set(processedIds(stack)), checkNoValue: false });
+  const { project, store } = await openTarget(stack, args);
+  try {
+    const latest = await store.latest(project, stack.config.name);
+    const known = new Set(stack.kapps.map((k) => k.id));
+    let rows = computePreview(
+      spec.kapps.map((k) => ({ id: k.id, specDigest: specDigest(k) })),
+      latest?.state,
+    ).filter((r) => r.action !== 'Delete' || !known.has(r.id));
+    let refreshed: string[] | null = null;
+    if (args.refresh) {
+      const live = await refreshOutputs(stack, rows, args.workers);
+      refreshed = [...live.keys()];
+      rows = applyRefresh(rows, latest?.state, live);
+    }
+    const recorded = latest
+      ? await recordedSpecs(
+          store,
+          latest,
+          rows.map((r) => r.id),
+        )
+      : new Map<string, SpecKapp>();
+    const current = new Map(spec.kapps.map((k) => [k.id, k] as const));
+    const document = previewDocument(
+      stack.config.name,
+      project,
+      latest?.revision ?? null,
+      rows,
+      { current, recorded },
+      refreshed,
+    );
+    return { rows, revision: latest?.revision ?? null, project, document };
+  } finally {
+    await store.close();
+  }
+}
+
+/** `--changed-only`: the kapps to install against `state` (Create, Update and, after a refresh, Drifted). */
+export async function changedWithRefresh(
+  stack: Stack,
+  state: ReleaseState | undefined,
+  workers: number | undefined,
+): Promise<{ ids: Set<string>; refreshed: string[] }> {
+  const { applyRefresh, computePreview, specDigest } = await import('../release/index.js');
+  const spec = stack.spec({ onlyIds: new Set(processedIds(stack)), checkNoValue: false });
+  const rows = computePreview(
+    spec.kapps.map((k) => ({ id: k.id, specDigest: specDigest(k) })),
+    state,
+  );
+  const live = await refreshOutputs(stack, rows, workers);
+  const refreshedRows = applyRefresh(rows, state, live);
+  const ids = refreshedRows
+    .filter((r) => r.action === 'Create' || r.action === 'Update' || r.action === 'Drifted')
+    .map((r) => r.id);
+  return { ids: new Set(ids), refreshed: [...live.keys()] };
+}
+
+/** The line saying which kapps a refresh read. */
+export function refreshLine(refreshed: readonly string[]): string {
+  return refreshed.length
+    ? `Refresh: ran the output phase of ${refreshed.join(', ')} to read their live outputs (nothing was changed).\n`
+    : 'Refresh: no installed, unchanged kapp declares outputs; nothing was read.\n';
+}
