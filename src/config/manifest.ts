@@ -5,6 +5,7 @@
  */
 import { readDescriptor } from './descriptor.js';
 import { locationOf, setLocation } from './locations.js';
+import { NAME_HINT, nameProblem } from './names.js';
 import { ConfigReader, entriesOf, isNull, itemsOf, readBool } from './reader.js';
 import { readConfigText, throwIfErrors } from './read-file.js';
 import { manifestFile } from './schema.js';
@@ -30,6 +31,8 @@ function readKapps(r: ConfigReader, node: YamlNode): (KappDescriptor & { id: str
         path: r.pathOf(idNode),
         hint: 'kapp ids must not contain `.`, `:` or `*`',
       });
+    } else if (nameProblem(id)) {
+      r.error(`kapp id \`${id}\` ${nameProblem(id)}`, idNode.loc, { path: r.pathOf(idNode), hint: NAME_HINT });
     }
     const first = seen.get(id);
     if (first) {

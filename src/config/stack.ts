@@ -13,6 +13,7 @@ import { newGoMap } from '../template/value.js';
 import { readDescriptor } from './descriptor.js';
 import { closestMatch } from './did-you-mean.js';
 import { locationOf, setLocation } from './locations.js';
+import { NAME_HINT, nameProblem } from './names.js';
 import { ConfigReader, entriesOf, isNull, itemsOf, readMap, readText, readTexts } from './reader.js';
 import { readConfigText, throwIfErrors } from './read-file.js';
 import { stackEntry } from './schema.js';
@@ -54,6 +55,18 @@ function readManifestRef(r: ConfigReader, node: YamlNode, dir: string, at: Field
   setLocation(ref, node.loc);
   setLocation(ref, uriNode.loc, 'uri');
   setLocation(ref, (idNode && !isNull(idNode) ? idNode : uriNode).loc, 'id');
+  const idProblem = nameProblem(ref.id);
+  if (idProblem) {
+    const explicit = idNode && !isNull(idNode);
+    r.error(
+      `manifest id \`${ref.id}\` ${idProblem}${explicit ? '' : ` (it comes from the uri \`${uri}\`)`}`,
+      (explicit ? idNode : uriNode).loc,
+      {
+        path: formatPath([...at, explicit ? 'id' : 'uri']),
+        hint: explicit ? NAME_HINT : `give it an explicit \`id:\`; ${NAME_HINT}`,
+      },
+    );
+  }
   const versions = mapEntry(node, 'versions')?.value;
   for (const { key, value } of entriesOf(versions)) {
     const slash = key.text.indexOf('/');
@@ -153,6 +166,9 @@ export function loadStack(
   };
   setLocation(stack, node.loc);
   setLocation(stack, entry.key.loc, 'name');
+  const keyProblem = nameProblem(name);
+  if (keyProblem)
+    r.error(`stack name \`${name}\` ${keyProblem}`, entry.key.loc, { path: formatPath([name]), hint: NAME_HINT });
   for (const { key, value } of entriesOf(node)) {
     if (isNull(value)) continue;
     const k = key.text;
@@ -166,6 +182,8 @@ export function loadStack(
       case 'profile':
       case 'cluster': {
         const v = readText(value);
+        const problem = k === 'name' && v !== undefined ? nameProblem(v) : undefined;
+        if (problem) r.error(`stack name \`${v}\` ${problem}`, value.loc, { path: formatPath(at), hint: NAME_HINT });
         if (v !== undefined) {
           stack[k] = v;
           setLocation(stack, value.loc, k);

@@ -187,6 +187,7 @@ export async function visitKapp(
       }
       const outcome = await runStep(step, {
         kappId: kapp.id,
+        kappDir: kapp.cacheRoot,
         phase,
         baseEnv: options.env,
         verbose: options.verbose,

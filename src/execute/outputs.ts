@@ -3,7 +3,7 @@
  * from `path` (relative to the kapp's config directory), parsed as json, yaml or text, and, when `sensitive`,
  * deleted right after and remembered by the redactor.
  */
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseOutputFile } from '../config/index.js';
 import { locationOf } from '../config/locations.js';
@@ -15,6 +15,7 @@ import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
 import { newGoMap, type GoMap, type GoValue } from '../template/value.js';
 import { registryKey } from '../vars/outputs.js';
+import { ConfinementError, confinedReadPath, removeConfinedFile } from '../workspace/confine.js';
 import type { Redactor } from './redact.js';
 
 export interface LoadedOutputs {
@@ -52,8 +53,18 @@ export function loadOutputs(
         diagnosticError(`kapp ${kapp.id}: output '${output.id}' has no path`, locationOf(output)),
       ]);
     }
+    const use = { kapp: kapp.id, field: `output '${output.id}' path` };
+    const confined = <T>(f: () => T): T => {
+      try {
+        return f();
+      } catch (e) {
+        if (!(e instanceof ConfinementError)) throw e;
+        throw new ConfigError([diagnosticError(e.message, locationOf(output, 'path') ?? locationOf(output))]);
+      }
+    };
     const file = path.resolve(kapp.configDir, output.path);
-    const empty = !existsSync(file) || statSync(file).size === 0;
+    const readFrom = confined(() => confinedReadPath(kapp.cacheRoot, file, use));
+    const empty = !existsSync(readFrom) || statSync(readFrom).size === 0;
     if (empty) {
       if (options.mustExist) {
         throw new KappsError(
@@ -65,7 +76,7 @@ export function loadOutputs(
     }
     let value: GoValue;
     try {
-      value = parseOutputFile(readFileSync(file, 'utf8'), output.format ?? '', file);
+      value = parseOutputFile(readFileSync(readFrom, 'utf8'), output.format ?? '', file);
     } catch (e) {
       const detail =
         e instanceof ConfigError
@@ -78,7 +89,7 @@ export function loadOutputs(
     values[registryKey(output.id)] = value;
     if (output.sensitive) {
       options.redactor.add(value);
-      if (!options.dryRun) rmSync(file, { force: true });
+      if (!options.dryRun) confined(() => removeConfinedFile(kapp.cacheRoot, file, use));
     } else {
       recordable[output.id] = value;
     }

@@ -4,13 +4,12 @@
  * stream the output the step's `print` setting shows, write its `stdout`/`stderr` capture files (even when it
  * fails), and judge the exit code against `expected_exit_code`.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { PlannedStep } from '../plan/steps.js';
 import type { Phase, StepStatus } from '../report/events.js';
 import { resolveCommand } from '../run/resolve-command.js';
 import { runProcess } from '../run/process-runner.js';
 import type { SpawnResult } from '../run/spawn.js';
+import { ConfinementError, writeConfinedFile, type PathUse } from '../workspace/confine.js';
 import type { Redactor } from './redact.js';
 
 /** What happened to a step. */
@@ -29,6 +28,8 @@ export interface StepOutcome {
 
 export interface StepRunContext {
   readonly kappId: string;
+  /** The kapp's directory in the workspace: capture files must lie inside it. */
+  readonly kappDir: string;
   readonly phase: Phase;
   readonly baseEnv: Readonly<Record<string, string>>;
   readonly verbose: boolean;
@@ -48,12 +49,12 @@ export function showsOutput(print: string | undefined, verbose: boolean): boolea
   return true;
 }
 
-function writeCapture(file: string, content: Buffer): string | undefined {
+function writeCapture(file: string, content: Buffer, ctx: StepRunContext, use: PathUse): string | undefined {
   try {
-    mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, content, { mode: 0o644 });
+    writeConfinedFile(ctx.kappDir, file, content, 0o644, use);
     return undefined;
   } catch (e) {
+    if (e instanceof ConfinementError) return e.message;
     return `cannot write ${file}: ${e instanceof Error ? e.message : String(e)}`;
   }
 }
@@ -129,11 +130,11 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
   lines?.flush();
   const captureProblems: string[] = [];
   if (step.stdout) {
-    const p = writeCapture(step.stdout, result.stdout);
+    const p = writeCapture(step.stdout, result.stdout, ctx, { kapp: ctx.kappId, field: `step '${step.name}' stdout` });
     if (p) captureProblems.push(p);
   }
   if (step.stderr) {
-    const p = writeCapture(step.stderr, result.stderr);
+    const p = writeCapture(step.stderr, result.stderr, ctx, { kapp: ctx.kappId, field: `step '${step.name}' stderr` });
     if (p) captureProblems.push(p);
   }
   const base = {

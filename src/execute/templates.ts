@@ -3,7 +3,7 @@
  * relative to the kapp's config directory, then in each of the stack's `template_dirs`; the destination is relative
  * to the config directory. Nothing is written in a dry run. Sensitive templates are deleted after the kapp's run.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { locationOf } from '../config/locations.js';
 import { ConfigError } from '../diagnostics/errors.js';
@@ -12,6 +12,7 @@ import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
 import { renderTemplate, TemplateError } from '../template/index.js';
 import type { GoMap } from '../template/value.js';
+import { checkConfined, ConfinementError, writeConfinedFile } from '../workspace/confine.js';
 
 export interface RenderedTemplates {
   /** Template id → absolute path written (or that would be written). */
@@ -56,9 +57,13 @@ export function renderKappTemplates(
       const detail = e instanceof TemplateError ? e.message : e instanceof Error ? e.message : String(e);
       throw new ConfigError([diagnosticError(`kapp ${kapp.id}: template '${id}' (${source}): ${detail}`, at)]);
     }
-    if (!options.dryRun) {
-      mkdirSync(path.dirname(target.dest), { recursive: true });
-      writeFileSync(target.dest, content, { mode: target.template.sensitive ? 0o600 : 0o644 });
+    const use = { kapp: kapp.id, field: `template '${id}' dest` };
+    try {
+      if (options.dryRun) checkConfined(kapp.cacheRoot, target.dest, use);
+      else writeConfinedFile(kapp.cacheRoot, target.dest, content, target.template.sensitive ? 0o600 : 0o644, use);
+    } catch (e) {
+      if (!(e instanceof ConfinementError)) throw e;
+      throw new ConfigError([diagnosticError(e.message, locationOf(target.template, 'dest') ?? at)]);
     }
     paths.set(id, target.dest);
     if (target.template.sensitive) {

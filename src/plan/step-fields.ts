@@ -3,6 +3,7 @@
  * and tokenised arguments.
  */
 import path from 'node:path';
+import { outsideProblem } from '../workspace/confine.js';
 import { error, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { tokeniseArgs } from './args.js';
 import type { ProducedStep } from './calls.js';
@@ -72,6 +73,22 @@ export class StepConverter {
     this.problems.push(error(`${describeStep(ref, this.kappId)}: ${message}`, location, hint ? { hint } : {}));
   }
 
+  /** The absolute capture file of `stdout`/`stderr`, undefined when unset, null when outside the kapp's directory (reported). */
+  private captureFile(ref: StepRef, field: 'stdout' | 'stderr', workingDir: string): string | undefined | null {
+    const value = ref.step[field];
+    if (!value) return undefined;
+    const file = absolute(workingDir, value);
+    const problem = outsideProblem(this.cacheRoot, file);
+    if (!problem) return file;
+    this.report(
+      ref,
+      field,
+      `'${field}' file ${file} ${problem}`,
+      "kapps writes capture files only inside the kapp's directory of the workspace (`{{ .kapp.cacheRoot }}`)",
+    );
+    return null;
+  }
+
   /** The field's number, undefined when unset, null when invalid (reported). */
   private wholeNumber(ref: StepRef, field: 'timeout' | 'expected_exit_code', what: string): number | undefined | null {
     const value: unknown = ref.step[field];
@@ -103,13 +120,23 @@ export class StepConverter {
     const expectedExitCode = this.wholeNumber(ref, 'expected_exit_code', 'a whole number');
     const ignoreErrors = this.flag(ref, 'ignore_errors');
     const loadOutputs = this.flag(ref, 'load_outputs');
-    if (!tokens.ok || timeout === null || expectedExitCode === null || ignoreErrors === null || loadOutputs === null) {
+    const workingDir = absolute(this.cacheRoot, step.working_dir || unit.working_dir || '.');
+    const stdout = this.captureFile(ref, 'stdout', workingDir);
+    const stderr = this.captureFile(ref, 'stderr', workingDir);
+    if (
+      !tokens.ok ||
+      timeout === null ||
+      expectedExitCode === null ||
+      ignoreErrors === null ||
+      loadOutputs === null ||
+      stdout === null ||
+      stderr === null
+    ) {
       return undefined;
     }
 
     const env: Record<string, string> = { ...step.env_vars };
     if (unit.env_vars) for (const name in unit.env_vars) if (!(name in env)) env[name] = unit.env_vars[name] as string;
-    const workingDir = absolute(this.cacheRoot, step.working_dir || unit.working_dir || '.');
     const binaries =
       step.binaries?.length || unit.binaries?.length
         ? [...new Set([...(step.binaries ?? []), ...(unit.binaries ?? [])])]
@@ -148,8 +175,8 @@ export class StepConverter {
     };
     // Optional fields are set only when configured (assignments are cheaper than spreads in a hot loop).
     const optional = planned as { -readonly [K in keyof PlannedStep]: PlannedStep[K] };
-    if (step.stdout) optional.stdout = absolute(workingDir, step.stdout);
-    if (step.stderr) optional.stderr = absolute(workingDir, step.stderr);
+    if (stdout) optional.stdout = stdout;
+    if (stderr) optional.stderr = stderr;
     if (step.print) optional.print = step.print;
     if (timeout) optional.timeout = timeout;
     return planned;

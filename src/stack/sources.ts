@@ -9,6 +9,7 @@ import { locationOf } from '../config/locations.js';
 import type { SourceConfig } from '../config/types.js';
 import { error as diagnosticError, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { parseSourceUri, sourceFqId, SourceUriError } from '../config/index.js';
+import { NAME_HINT, nameProblem } from '../config/names.js';
 import type { ResolvedSource } from '../workspace/workspace.js';
 
 /** Resolve sources, collecting a diagnostic per source that cannot be fetched. */
@@ -38,6 +39,18 @@ export function resolveSources(
       continue;
     }
     const id = source.id || sourceFqId(parsed, '');
+    // The id names the source's directory in the kapp's workspace directory (a git source without one uses its fqId).
+    const idProblem = id === '' && parsed.kind === 'git' ? undefined : nameProblem(id);
+    if (idProblem) {
+      problems.push(
+        diagnosticError(
+          `kapp ${kappFqId}: source id \`${id}\` ${idProblem}${source.id ? '' : ` (it comes from the uri \`${uri}\`)`}`,
+          (source.id ? locationOf(source, 'id') : undefined) ?? at,
+          { hint: source.id ? NAME_HINT : `give the source an explicit \`id:\`; ${NAME_HINT}` },
+        ),
+      );
+      continue;
+    }
     if (parsed.kind === 'file') {
       out.push({ kind: 'file', id, path: path.resolve(manifestDir, parsed.path) });
       continue;

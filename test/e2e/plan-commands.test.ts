@@ -46,7 +46,7 @@ const files = {
                 ignore_errors: true
                 load_outputs: true
                 stdout: out.json
-                stderr: /tmp/err.txt
+                stderr: ../logs/err.txt
                 print: verbose
                 merge_priority: 20
               - name: create
@@ -133,7 +133,7 @@ describe('kapps generate', () => {
                 ignoreErrors: true,
                 loadOutputs: true,
                 stdout: path.join(root, 'db/out.json'),
-                stderr: '/tmp/err.txt',
+                stderr: path.join(root, 'logs/err.txt'),
                 print: 'verbose',
                 mergePriority: 20,
               },

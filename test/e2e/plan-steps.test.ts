@@ -223,11 +223,11 @@ describe('step fields', () => {
             - name: one
               command: helm
               env_vars: {B: step}
+              stdout: out.txt
+              stderr: ../err.txt
             - name: two
               command: helm
               working_dir: /abs/dir
-              stdout: out.txt
-              stderr: ../err.txt
               timeout: 30
               expected_exit_code: 3
               ignore_errors: true
@@ -247,6 +247,8 @@ describe('step fields', () => {
       args: [],
       env: { B: 'step', A: 'unit' },
       workingDir: path.join(root, 'chart'),
+      stdout: path.join(root, 'chart/out.txt'),
+      stderr: path.join(root, 'err.txt'),
       expectedExitCode: 0,
       ignoreErrors: false,
       loadOutputs: false,
@@ -263,8 +265,6 @@ describe('step fields', () => {
       expectedExitCode: 3,
       ignoreErrors: true,
       loadOutputs: true,
-      stdout: '/abs/dir/out.txt',
-      stderr: '/abs/err.txt',
       print: 'verbose',
       mergePriority: 255,
     });

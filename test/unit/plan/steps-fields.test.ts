@@ -127,14 +127,41 @@ describe('planSteps: fields', () => {
       {
         name: 'tf',
         clean: [
-          { name: 'root', command: 'x', stdout: 'out.json', stderr: '/var/log/err.txt' },
+          { name: 'root', command: 'x', stdout: 'out.json', stderr: `${CACHE}/logs/err.txt` },
           { name: 'rel', command: 'x', working_dir: './terraform/../tf', stdout: '../out.json' },
         ],
       },
     ];
     const [root, rel] = plan(units, 'clean');
-    expect([root?.workingDir, root?.stdout, root?.stderr]).toEqual([CACHE, `${CACHE}/out.json`, '/var/log/err.txt']);
+    expect([root?.workingDir, root?.stdout, root?.stderr]).toEqual([
+      CACHE,
+      `${CACHE}/out.json`,
+      `${CACHE}/logs/err.txt`,
+    ]);
     expect([rel?.workingDir, rel?.stdout, rel?.stderr]).toEqual([`${CACHE}/tf`, `${CACHE}/out.json`, undefined]);
+  });
+
+  it('refuses capture files outside the kapp directory, naming step, field and path', () => {
+    const units: RunUnitConfig[] = [
+      {
+        name: 'tf',
+        clean: [
+          { name: 'up', command: 'x', working_dir: 'tf', stdout: '../../out.json' },
+          { name: 'abs', command: 'x', stderr: '/var/log/err.txt' },
+          { name: 'wd', command: 'x', working_dir: '/tmp', stdout: 'out.json' },
+        ],
+      },
+    ];
+    const text = diagnosticsOf(() => plan(units, 'clean'));
+    expect(text).toContain(
+      `step 'up' of run unit 'tf' (clean) in kapp 'web:nginx': 'stdout' file /work/cache/web/out.json is outside the kapp's directory ${CACHE}`,
+    );
+    expect(text).toContain(
+      `step 'abs' of run unit 'tf' (clean) in kapp 'web:nginx': 'stderr' file /var/log/err.txt is outside`,
+    );
+    expect(text).toContain(
+      `step 'wd' of run unit 'tf' (clean) in kapp 'web:nginx': 'stdout' file /tmp/out.json is outside`,
+    );
   });
 
   it('converts typed fields written as templates', () => {
