@@ -3,7 +3,7 @@
  * lock (revision N+1), saves each kapp's state as it finishes and closes the release with its phase.
  */
 import path from 'node:path';
-import { redactUrl } from '../release/redact.js';
+import { redactArgv, redactUrl } from '../release/redact.js';
 import type { ReleaseStore } from '../release/store.js';
 import type { PreviewRow, ReleaseRecorder } from '../release/index.js';
 import type { KappResult, RunSummary } from '../execute/types.js';
@@ -154,7 +154,7 @@ async function openRun(
       stack: stack.config.name,
       operation,
       spec: initialSpec,
-      command: process.argv.slice(1).map((a) => redactUrl(a)),
+      command: redactArgv(process.argv.slice(1)),
       selectors: { include: args.include, exclude: args.exclude },
       kappsVersion: kappsVersion(),
       stackFile: args.stackFile,

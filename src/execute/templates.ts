@@ -29,6 +29,33 @@ export function renderKappTemplates(
 ): RenderedTemplates {
   const paths = new Map<string, string>();
   const sensitive: string[] = [];
+  try {
+    renderEach(stack, kapp, vars, options, paths, sensitive);
+  } catch (e) {
+    // The caller never hears of the sensitive files written before the failure: delete them now.
+    if (!options.dryRun) removeSensitiveTemplates(sensitive);
+    throw e;
+  }
+  return { paths, sensitive };
+}
+
+/**
+ * A sensitive file is readable by its owner only from the moment it exists: whatever was at `dest` is removed,
+ * then the file is created anew (O_CREAT|O_EXCL) with mode 0600 before any content is written.
+ */
+function writeSensitive(dest: string, content: string): void {
+  rmSync(dest, { force: true });
+  writeFileSync(dest, content, { mode: 0o600, flag: 'wx' });
+}
+
+function renderEach(
+  stack: Stack,
+  kapp: KappModel,
+  vars: GoMap,
+  options: { dryRun: boolean },
+  paths: Map<string, string>,
+  sensitive: string[],
+): void {
   for (const [id, target] of stack.templateTargets(kapp, vars)) {
     const at = locationOf(target.template, 'source') ?? locationOf(target.template);
     if (target.source === '') {
@@ -56,17 +83,17 @@ export function renderKappTemplates(
       const detail = e instanceof TemplateError ? e.message : e instanceof Error ? e.message : String(e);
       throw new ConfigError([diagnosticError(`kapp ${kapp.id}: template '${id}' (${source}): ${detail}`, at)]);
     }
-    if (!options.dryRun) {
-      mkdirSync(path.dirname(target.dest), { recursive: true });
-      writeFileSync(target.dest, content, { mode: target.template.sensitive ? 0o600 : 0o644 });
-    }
     paths.set(id, target.dest);
     if (target.template.sensitive) {
       sensitive.push(target.dest);
       if (!options.dryRun) liveSensitive.add(target.dest);
     }
+    if (!options.dryRun) {
+      mkdirSync(path.dirname(target.dest), { recursive: true });
+      if (target.template.sensitive) writeSensitive(target.dest, content);
+      else writeFileSync(target.dest, content, { mode: 0o644 });
+    }
   }
-  return { paths, sensitive };
 }
 
 /**
