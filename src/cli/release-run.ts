@@ -3,7 +3,7 @@
  * lock (revision N+1), saves each kapp's state as it finishes and closes the release with its phase.
  */
 import path from 'node:path';
-import { redactArgv, redactUrl } from '../release/redact.js';
+import { redactArgv, redactCredentials } from '../release/redact.js';
 import type { ReleaseStore } from '../release/store.js';
 import type { PreviewRow, ReleaseRecorder } from '../release/index.js';
 import type { KappResult, RunSummary } from '../execute/types.js';
@@ -73,7 +73,7 @@ export async function printPreview(stack: Stack, args: ApplyArgs, out: NodeJS.Wr
     out.write(formatPreviewTable(rows));
     out.write('\n');
   } catch (e) {
-    out.write(`warning: no preview: ${redactUrl(e instanceof Error ? e.message : String(e))}\n`);
+    out.write(`warning: no preview: ${redactCredentials(e instanceof Error ? e.message : String(e))}\n`);
   }
 }
 

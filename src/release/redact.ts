@@ -29,6 +29,11 @@ export function redactArgv(argv: readonly string[]): string[] {
   );
 }
 
+/** A text (an error message) with every credential masked as in `redactArgv`. */
+export function redactCredentials(text: string): string {
+  return redactArgv([text])[0] ?? text;
+}
+
 /** The secrets a URL carries (its password, raw and percent-decoded), to scrub from error texts. */
 export function urlSecrets(url: string): string[] {
   const secrets = new Set<string>();

@@ -72,6 +72,19 @@ describe('credentials in the recorded command line', () => {
   });
 });
 
+describe('credentials in error messages', () => {
+  it('a usage error quoting a URL with a password masks the password', async () => {
+    const p = oneStep();
+    const r = await runCli(['install', p.stackFile, 'dev', 'ws', 'postgres://u:usage-s3cret@h/db'], {
+      cwd: p.dir,
+      env: p.env,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('Unknown argument: postgres://u:***@h/db');
+    expect(r.stdout + r.stderr).not.toContain('usage-s3cret');
+  });
+});
+
 describe("kapps' own configuration in the steps' environment", () => {
   /** A step that prints its whole environment, and one that writes the KAPPS_BACKEND it got to a file. */
   const envProject = (asks: boolean): FixtureProject =>
