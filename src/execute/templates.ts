@@ -33,7 +33,13 @@ export function renderKappTemplates(
     renderEach(stack, kapp, vars, options, paths, sensitive);
   } catch (e) {
     // The caller never hears of the sensitive files written before the failure: delete them now.
-    if (!options.dryRun) removeSensitiveTemplates(sensitive);
+    if (!options.dryRun) {
+      try {
+        removeSensitiveTemplates(sensitive);
+      } catch {
+        // A dest that cannot be removed (a directory) could not be written either: the first error says why.
+      }
+    }
     throw e;
   }
   return { paths, sensitive };
