@@ -3,7 +3,7 @@
  * own configuration kept from steps unless a kapp asks for it, values derived from a sensitive output redacted like
  * the output itself, and sensitive files readable by their owner only and gone after the kapp's run.
  */
-import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
@@ -51,6 +51,24 @@ describe('credentials in the recorded command line', () => {
     });
     expect(show.code, show.stderr).toBe(0);
     for (const text of [record, show.stdout + show.stderr, r.stdout + r.stderr]) expect(text).not.toMatch(/s3cret/);
+
+    // A record written before the masking held the password as given: release show masks it when it prints it.
+    const files = (dir: string): string[] =>
+      readdirSync(dir).flatMap((n) =>
+        statSync(path.join(dir, n)).isDirectory() ? files(path.join(dir, n)) : [path.join(dir, n)],
+      );
+    for (const file of files(p.kappsHome)) {
+      const text = readFileSync(file, 'utf8');
+      if (text.includes('deploy:***@')) writeFileSync(file, text.replace('deploy:***@', 'deploy:old-s3cret@'));
+    }
+    expect(allText(p.kappsHome)).toContain('old-s3cret');
+    const old = await runCli(['release', 'show', p.stackFile, 'dev', `--backend=${p.kappsHome}`], {
+      cwd: p.dir,
+      env: p.env,
+    });
+    expect(old.code, old.stderr).toBe(0);
+    expect(old.stdout).toContain('https://deploy:***@example.com/x');
+    expect(old.stdout).not.toContain('old-s3cret');
   });
 
   it('masks the password of --backend=postgres://… on PostgreSQL, in the record and in release show', async () => {
