@@ -3,7 +3,7 @@
  * lock (revision N+1), saves each kapp's state as it finishes and closes the release with its phase.
  */
 import path from 'node:path';
-import { redactUrl } from '../release/redact.js';
+import { redactArgv, redactCredentials } from '../release/redact.js';
 import type { ReleaseStore } from '../release/store.js';
 import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
 import type { KappResult, RunSummary } from '../execute/types.js';
@@ -77,7 +77,7 @@ export async function printPreview(stack: Stack, args: ApplyArgs, out: NodeJS.Wr
     if (details) out.write(`\n${details}`);
     out.write('\n');
   } catch (e) {
-    out.write(`warning: no preview: ${redactUrl(e instanceof Error ? e.message : String(e))}\n`);
+    out.write(`warning: no preview: ${redactCredentials(e instanceof Error ? e.message : String(e))}\n`);
   }
 }
 
@@ -173,7 +173,7 @@ async function openRun(
       stack: stack.config.name,
       operation,
       spec: initialSpec,
-      command: process.argv.slice(1).map((a) => redactUrl(a)),
+      command: redactArgv(process.argv.slice(1)),
       selectors: { include: args.include, exclude: args.exclude },
       kappsVersion: kappsVersion(),
       stackFile: args.stackFile,

@@ -12,6 +12,7 @@ import type { Stack } from '../stack/stack.js';
 import type { RunLock, RunRecorder } from './release-run.js';
 import type { ApplyArgs, RunArgs } from './run-args.js';
 import { flushWarnings, openStackFromArgs } from './stack-args.js';
+import { urlSecrets } from '../release/redact.js';
 
 function workersFrom(args: RunArgs, stack: Stack): number {
   const fromEnv = process.env.KAPPS_WORKERS ? Number(process.env.KAPPS_WORKERS) : undefined;
@@ -26,10 +27,50 @@ function modeFrom(args: Partial<ApplyArgs>): RunMode {
   return args.yes ? 'apply' : 'plan';
 }
 
-function stepEnv(): Record<string, string> {
+/** Variables kapps reads for itself: never passed to steps (a kapp asks for one by name in its `env_vars`). */
+const OWN_ENV = ['KAPPS_BACKEND', 'KAPPS_HOME', 'KAPPS_WORKERS', 'KAPPS_INPROCESS_SPAWN'];
+/** The connection variables the PostgreSQL driver reads: kapps' own while its release backend is PostgreSQL. */
+const PG_ENV = [
+  'PGHOST',
+  'PGHOSTADDR',
+  'PGPORT',
+  'PGUSER',
+  'PGPASSWORD',
+  'PGPASSFILE',
+  'PGDATABASE',
+  'PGSSLMODE',
+  'PGSSLCERT',
+  'PGSSLKEY',
+  'PGSSLROOTCERT',
+  'PGSERVICE',
+  'PGOPTIONS',
+  'PGAPPNAME',
+  'PGCONNECT_TIMEOUT',
+];
+
+/** The release backend a run uses, as given (flag, environment, sugarkube-conf.yaml), when there is one. */
+function backendOf(args: Partial<ApplyArgs>, stack: Stack): string | undefined {
+  return args.backend ?? process.env.KAPPS_BACKEND ?? stack.project.backend;
+}
+
+/** The environment steps start from: kapps' own without kapps' own configuration. */
+function stepEnv(backend: string | undefined): Record<string, string> {
+  const own = new Set(OWN_ENV);
+  if (backend !== undefined && /^postgres(ql)?:/i.test(backend)) for (const name of PG_ENV) own.add(name);
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !own.has(k)) env[k] = v;
   return env;
+}
+
+/** kapps' own credentials, redacted wherever a step or a kapp passes them on. */
+function ownSecrets(backend: string | undefined): string[] {
+  const secrets: string[] = [];
+  for (const url of [backend, process.env.KAPPS_BACKEND]) {
+    if (url && /^[a-z][a-z0-9+.-]*:\/\//i.test(url)) secrets.push(url, ...urlSecrets(url));
+  }
+  if (backend !== undefined && /^postgres(ql)?:/i.test(backend) && process.env.PGPASSWORD)
+    secrets.push(process.env.PGPASSWORD);
+  return secrets;
 }
 
 /** Fill the workspace for the kapps of the sub-graph that have sources; reopen the stack when anything was there to fetch. */
@@ -125,7 +166,8 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
       keepGoing: args.keepGoing,
       ignoreErrors: args.ignoreErrors ?? false,
       verbose: args.verbose,
-      env: stepEnv(),
+      env: stepEnv(backendOf(args, stack)),
+      secrets: ownSecrets(backendOf(args, stack)),
       killGraceMs: Math.max(0, args.killGrace * 1000),
     };
     if (args.validate) await preflight(stack, options);

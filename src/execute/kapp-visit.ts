@@ -13,7 +13,7 @@ import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
 import { newGoMap, type GoMap } from '../template/value.js';
 import { outputsView, withPlaceholders } from '../vars/outputs.js';
-import { loadOutputs } from './outputs.js';
+import { loadOutputs, removeSensitiveOutputFiles } from './outputs.js';
 import type { Redactor } from './redact.js';
 import { runStep } from './step-runner.js';
 import { removeSensitiveTemplates, renderKappTemplates } from './templates.js';
@@ -272,6 +272,13 @@ export async function visitKapp(
     }
   } finally {
     if (!dryRun && sensitiveFiles.length) removeSensitiveTemplates(sensitiveFiles);
+    if (!dryRun && kapp.outputIds.length > 0) {
+      try {
+        removeSensitiveOutputFiles(stack, kapp, stack.variables(kapp, runtime()));
+      } catch {
+        // Variables that cannot be rendered: neither can the output declarations, nor their paths.
+      }
+    }
   }
   ctx.views.set(kapp.id, viewFor(ctx, kapp));
   // A visit that only starts the kapp reports its end only when it failed (the later visit is then not made).

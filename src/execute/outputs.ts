@@ -78,6 +78,8 @@ export function loadOutputs(
     try {
       value = parseOutputFile(readFileSync(readFrom, 'utf8'), output.format ?? '', file);
     } catch (e) {
+      // A sensitive file is deleted whether or not it could be read.
+      if (output.sensitive && !options.dryRun) rmSync(file, { force: true });
       const detail =
         e instanceof ConfigError
           ? e.diagnostics.map((d) => d.message).join('; ')
@@ -95,4 +97,28 @@ export function loadOutputs(
     }
   }
   return { values, recordable, missing };
+}
+
+/**
+ * Delete the files of the kapp's sensitive outputs (those whose conditions hold) still on disk: after the kapp's
+ * run, whatever its outcome, a step may have written one that was never loaded (a later step failed, the run was
+ * cancelled). Never throws: a declaration that cannot be rendered has no file to delete.
+ */
+export function removeSensitiveOutputFiles(stack: Stack, kapp: KappModel, vars: GoMap): void {
+  let declared: OutputConfig[];
+  try {
+    declared = stack.render(kapp, kapp.descriptor.outputs ?? [], vars, 'outputs');
+  } catch {
+    return;
+  }
+  for (const output of declared) {
+    if (!output.sensitive || !output.path) continue;
+    try {
+      const site = { kapp: kapp.id, owner: `output '${output.id}'` };
+      if (!evaluateConditions(output.conditions ?? [], site)) continue;
+      rmSync(path.resolve(kapp.configDir, output.path), { force: true });
+    } catch {
+      // Conditions that cannot be evaluated, a path that is a directory: nothing kapps wrote to delete.
+    }
+  }
 }

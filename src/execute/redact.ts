@@ -8,6 +8,7 @@
  * words and numbers everywhere.
  */
 import type { RunEvent } from '../report/events.js';
+import type { SensitivityWatch } from '../template/sensitivity.js';
 import { GoIfaceMap, isGoMap, newGoMap, type GoValue } from '../template/value.js';
 
 /** What replaces a sensitive value. */
@@ -16,9 +17,13 @@ export const REDACTED = '<sensitive>';
 /** Values shorter than this are not redacted. */
 const MIN_LENGTH = 4;
 
-/** Remembers secrets and removes them from text. */
-export class Redactor {
+/** Remembers secrets and removes them from text; also the watch of sensitivity in template rendering. */
+export class Redactor implements SensitivityWatch {
   readonly #secrets = new Set<string>();
+  /** Every sensitive leaf, whatever its length, as text: what makes a value rendered by a template sensitive. */
+  readonly #leaves = new Set<string>();
+  /** Whether a map or list holds a sensitive leaf, by identity (forgotten whenever a secret is added). */
+  #holds = new WeakMap<object, boolean>();
   #pattern: RegExp | undefined;
 
   /** Remember every string (and number) leaf of a sensitive value. */
@@ -32,9 +37,34 @@ export class Redactor {
     };
     visit(value);
     this.#pattern = undefined;
+    this.#holds = new WeakMap();
+  }
+
+  /** A value computed from a sensitive value: sensitive too (booleans and nil say too little to matter). */
+  derived(value: GoValue): void {
+    this.add(value);
+  }
+
+  /** Whether a value is sensitive: a sensitive leaf, or a map or list holding one. */
+  isSensitive(value: GoValue): boolean {
+    if (this.#leaves.size === 0 || value === null || typeof value === 'boolean') return false;
+    if (typeof value === 'string') return this.#leaves.has(value) || this.#leaves.has(value.trim());
+    if (typeof value === 'number' || typeof value === 'bigint') return this.#leaves.has(String(value));
+    if (typeof value !== 'object') return false;
+    const known = this.#holds.get(value);
+    if (known !== undefined) return known;
+    this.#holds.set(value, false); // a value that holds itself is not looked into twice
+    let holds = false;
+    if (Array.isArray(value)) holds = value.some((x) => this.isSensitive(x));
+    else if (value instanceof Map) for (const x of value.values()) holds ||= this.isSensitive(x);
+    else if (isGoMap(value)) for (const k in value) holds ||= this.isSensitive(value[k] as GoValue);
+    this.#holds.set(value, holds);
+    return holds;
   }
 
   #addText(text: string): void {
+    this.#leaves.add(text);
+    this.#leaves.add(text.trim());
     // Surrounding whitespace is not secret: leaving it keeps the line breaks of the text being redacted.
     for (const candidate of [text.trim(), ...text.split(/\r?\n/).map((l) => l.trim())]) {
       if (candidate.length >= MIN_LENGTH) this.#secrets.add(candidate);

@@ -25,6 +25,7 @@ import type { Stack } from '../stack/stack.js';
 import type { GoMap } from '../template/value.js';
 import { visitKapp, viewFor, type VisitContext, type VisitPlan } from './kapp-visit.js';
 import { redactEvent, Redactor } from './redact.js';
+import { watchSensitivity } from '../template/sensitivity.js';
 import type { EmitEvent, KappResult, RunOptions, RunSummary } from './types.js';
 
 export interface RunDeps {
@@ -197,6 +198,9 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
   const started = Date.now();
   const nodes = stack.selection.nodes;
   const redactor = new Redactor();
+  for (const secret of options.secrets ?? []) redactor.add(secret);
+  // Values rendered from sensitive values are sensitive too, for as long as the run lasts.
+  const unwatch = watchSensitivity(redactor);
   const emit: EmitEvent = (event) => deps.emit(redactEvent(event, redactor));
   const ctx: VisitContext = {
     stack,
@@ -347,5 +351,6 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
       ? 'failed'
       : 'succeeded';
   emit({ type: 'run-finished', time: now(), status, counts, durationMs: Date.now() - started });
+  unwatch();
   return { status, results };
 }

@@ -30,6 +30,30 @@ export function renderKappTemplates(
 ): RenderedTemplates {
   const paths = new Map<string, string>();
   const sensitive: string[] = [];
+  try {
+    renderEach(stack, kapp, vars, options, paths, sensitive);
+  } catch (e) {
+    // The caller never hears of the sensitive files written before the failure: delete them now.
+    if (!options.dryRun) {
+      try {
+        removeSensitiveTemplates(sensitive);
+      } catch {
+        // A dest that cannot be removed (a directory) could not be written either: the first error says why.
+      }
+    }
+    throw e;
+  }
+  return { paths, sensitive };
+}
+
+function renderEach(
+  stack: Stack,
+  kapp: KappModel,
+  vars: GoMap,
+  options: { dryRun: boolean },
+  paths: Map<string, string>,
+  sensitive: string[],
+): void {
   for (const [id, target] of stack.templateTargets(kapp, vars)) {
     const at = locationOf(target.template, 'source') ?? locationOf(target.template);
     if (target.source === '') {
@@ -57,6 +81,11 @@ export function renderKappTemplates(
       const detail = e instanceof TemplateError ? e.message : e instanceof Error ? e.message : String(e);
       throw new ConfigError([diagnosticError(`kapp ${kapp.id}: template '${id}' (${source}): ${detail}`, at)]);
     }
+    paths.set(id, target.dest);
+    if (target.template.sensitive) {
+      sensitive.push(target.dest);
+      if (!options.dryRun) liveSensitive.add(target.dest);
+    }
     const use = { kapp: kapp.id, field: `template '${id}' dest` };
     try {
       if (options.dryRun) checkConfined(kapp.cacheRoot, target.dest, use);
@@ -65,13 +94,7 @@ export function renderKappTemplates(
       if (!(e instanceof ConfinementError)) throw e;
       throw new ConfigError([diagnosticError(e.message, locationOf(target.template, 'dest') ?? at)]);
     }
-    paths.set(id, target.dest);
-    if (target.template.sensitive) {
-      sensitive.push(target.dest);
-      if (!options.dryRun) liveSensitive.add(target.dest);
-    }
   }
-  return { paths, sensitive };
 }
 
 /**

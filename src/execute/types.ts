@@ -24,6 +24,8 @@ export interface RunOptions {
   readonly verbose: boolean;
   /** The environment steps start from (their `env_vars` are added on top). */
   readonly env: Readonly<Record<string, string>>;
+  /** Texts to redact from the start (kapps' own credentials: the backend URL and its password). */
+  readonly secrets?: readonly string[];
   /** Milliseconds between SIGTERM and SIGKILL when a step is stopped. */
   readonly killGraceMs?: number;
   /** Process only these of the selected kapps (`--changed-only`); the others only provide their outputs. */

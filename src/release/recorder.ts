@@ -16,6 +16,7 @@ import type { StackSpec } from '../plan/spec.js';
 import type { KappStatus } from '../report/events.js';
 import { ReleaseConflictError, ReleaseLockedError, ReleaseStoreError, RevisionTakenError } from './errors.js';
 import { currentOwner, formatOwner, ownerHealth } from './owner.js';
+import { redactArgv } from './redact.js';
 import { specDigest } from './preview.js';
 import { isJsonSafe } from './record-schema.js';
 import type { ReleaseStore } from './store.js';
@@ -89,7 +90,7 @@ export async function beginRelease(options: BeginReleaseOptions): Promise<Releas
     modifiedAt: time,
     heartbeatAt: time,
     owner: { ...(options.owner ?? currentOwner()) },
-    command: [...options.command],
+    command: redactArgv(options.command),
     selectors: { include: [...options.selectors.include], exclude: [...options.selectors.exclude] },
     kappsVersion: options.kappsVersion,
     state: latest ? structuredClone(latest.state) : {},

@@ -16,6 +16,24 @@ export function redactUrl(url: string): string {
   return out;
 }
 
+/**
+ * A command line with every credential masked, whatever its form: a URL with a password anywhere in an argument
+ * (`--backend=postgres://u:pw@h/db`, `--backend postgres://…`, `KEY=postgres://…`, several URLs in one argument),
+ * and `password=` parameters (`?password=`, `&password=`, a libpq-style `password=…` word).
+ */
+export function redactArgv(argv: readonly string[]): string[] {
+  return argv.map((arg) =>
+    arg
+      .replace(/([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#]*@/gi, `$1:${PASSWORD_MASK}@`)
+      .replace(/((?:^|[?&;\s])password=)[^&#;\s]*/gi, `$1${PASSWORD_MASK}`),
+  );
+}
+
+/** A text (an error message) with every credential masked as in `redactArgv`. */
+export function redactCredentials(text: string): string {
+  return redactArgv([text])[0] ?? text;
+}
+
 /** The secrets a URL carries (its password, raw and percent-decoded), to scrub from error texts. */
 export function urlSecrets(url: string): string[] {
   const secrets = new Set<string>();

@@ -27,6 +27,7 @@ import { checkResultValue } from './limits.js';
 import { FuncError } from './types.js';
 import type { GoValue } from './value.js';
 import { GoIfaceMap, GoOpaque, goTypeName } from './value.js';
+import { SELECTORS, sensitivityWatch, type SensitivityWatch } from './sensitivity.js';
 
 const RV = 'reflect.Value';
 const IFACE = 'interface {}';
@@ -122,6 +123,8 @@ export abstract class Evaluator {
   dotIface = false;
   /** Whether the last evalField result has static type interface {}. */
   lastIface = false;
+  /** Where values computed from sensitive values are reported, while a run watches (see `sensitivity.ts`). */
+  readonly watch: SensitivityWatch | undefined = sensitivityWatch();
 
   constructor(
     readonly tmpl: ExecTemplate,
@@ -418,7 +421,23 @@ export abstract class Evaluator {
       if (e instanceof FuncError) this.errorf(`error calling ${name}: ${message}`);
       this.errorf(`error calling ${name}: ${message}`);
     }
-    return result === undefined ? null : result;
+    const out = result === undefined ? null : result;
+    if (this.watch && out !== INVALID) this.carrySensitivity(this.watch, name, argv, out);
+    return out;
+  }
+
+  /** A result computed from a sensitive argument is sensitive (see `sensitivity.ts`). */
+  private carrySensitivity(watch: SensitivityWatch, name: string, argv: readonly Val[], result: GoValue): void {
+    let fromContainer = false;
+    let fromValue = false;
+    for (const a of argv) {
+      if (a === INVALID || a === null) continue;
+      if (!watch.isSensitive(a)) continue;
+      if (typeof a === 'object') fromContainer = true;
+      else fromValue = true;
+    }
+    if (!fromValue && (!fromContainer || SELECTORS.has(name))) return;
+    if (!watch.isSensitive(result)) watch.derived(result);
   }
 
   private validateType(value: Val, typ: GoType | null): Val {

@@ -41,7 +41,13 @@ class State extends Evaluator {
     switch (node.type) {
       case 'action': {
         const val = this.evalPipeline(dot, node.pipe);
-        if (node.pipe.decl.length === 0) this.printValue(node, val);
+        if (node.pipe.decl.length === 0) {
+          const start = this.out.length;
+          this.printValue(node, val);
+          // The text printed from a sensitive value is sensitive, whatever its form (a float's Go text, a map).
+          if (this.watch && val !== INVALID && val !== null && this.watch.isSensitive(val))
+            this.watch.derived(this.out.slice(start));
+        }
         return Flow.Normal;
       }
       case 'break':

@@ -95,7 +95,9 @@ const showCommand: CommandModule<object, ShowArgs> = {
       const { orderRelease } = await import('../../release/record-order.js');
       const revision = argv.revision === undefined ? undefined : revisionArg(argv.revision, '--revision');
       const release = await findRelease(store, project, argv.stackName, revision);
-      const ordered = orderRelease(release);
+      const { redactArgv } = await import('../../release/redact.js');
+      // Records written before credentials were masked in every form are masked when shown.
+      const ordered = orderRelease({ ...release, command: redactArgv(release.command) });
       process.stdout.write(
         argv.output === 'json' ? `${JSON.stringify(ordered, null, 2)}\n` : stringify(ordered, { lineWidth: 0 }),
       );
