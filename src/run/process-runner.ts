@@ -136,8 +136,50 @@ function send(server: Server, message: ServerRequest): void {
   if (server.child.connected) server.child.send(message);
 }
 
+/**
+ * KAPPS_INPROCESS_SPAWN=1: kapps starts steps itself, and a process server is kept only as a watchdog that is told
+ * the process group of each running step, and stops those groups when kapps goes away without doing it (killed
+ * with SIGKILL, say): its IPC channel closes then, whatever killed kapps.
+ */
+let watchdog: ChildProcess | undefined;
+let watchdogFailed = false;
+
+function watch(message: ServerRequest): void {
+  if (watchdogFailed || !serverModule.pathname.endsWith('.js')) return;
+  if (!watchdog) {
+    try {
+      watchdog = forkProcessServer(serverModule.pathname);
+      (watchdog.channel as { unref?: () => void } | undefined)?.unref?.();
+      watchdog.on('error', () => (watchdogFailed = true));
+      watchdog.on('exit', () => {
+        watchdog = undefined;
+        watchdogFailed = true;
+      });
+    } catch {
+      watchdogFailed = true;
+      return;
+    }
+  }
+  if (watchdog.connected) watchdog.send(message);
+}
+
+function spawnWatched(req: SpawnRequest): Promise<SpawnResult> {
+  let pgid: number | undefined;
+  return spawnStep({
+    ...req,
+    onStart: (pid) => {
+      pgid = pid;
+      watch({ type: 'watch', pgid: pid });
+      req.onStart?.(pid);
+    },
+  }).finally(() => {
+    if (pgid !== undefined) watch({ type: 'unwatch', pgid });
+  });
+}
+
 /** Run a process; see `spawnStep` for the contract. */
 export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
+  if (process.env.KAPPS_INPROCESS_SPAWN === '1') return spawnWatched(req);
   if (!usable()) return spawnStep(req);
   if (req.signal?.aborted) return spawnStep(req);
   const server = pickServer();
