@@ -142,39 +142,66 @@ function send(server: Server, message: ServerRequest): void {
  * with SIGKILL, say): its IPC channel closes then, whatever killed kapps.
  */
 let watchdog: ChildProcess | undefined;
-let watchdogFailed = false;
+let watchdogReady: Promise<void> | undefined;
 
-function watch(message: ServerRequest): void {
-  if (watchdogFailed || !serverModule.pathname.endsWith('.js')) return;
-  if (!watchdog) {
+/** How long to wait for the watchdog to start before running steps without it, in milliseconds. */
+const WATCHDOG_START_MS = 10_000;
+
+/**
+ * Start the watchdog once, and resolve when it is listening (a step started before that could outlive a kapps killed
+ * while the watchdog was still loading). Resolves too when it cannot start: steps then run without it.
+ */
+function startWatchdog(): Promise<void> {
+  if (watchdogReady) return watchdogReady;
+  watchdogReady = new Promise<void>((resolve) => {
+    if (!serverModule.pathname.endsWith('.js')) return resolve();
+    let child: ChildProcess;
     try {
-      watchdog = forkProcessServer(serverModule.pathname);
-      (watchdog.channel as { unref?: () => void } | undefined)?.unref?.();
-      watchdog.on('error', () => (watchdogFailed = true));
-      watchdog.on('exit', () => {
-        watchdog = undefined;
-        watchdogFailed = true;
-      });
+      child = forkProcessServer(serverModule.pathname);
     } catch {
-      watchdogFailed = true;
-      return;
+      return resolve();
     }
-  }
-  if (watchdog.connected) watchdog.send(message);
+    const unref = (): void => (child.channel as { unref?: () => void } | undefined)?.unref?.();
+    const timer = setTimeout(() => {
+      unref();
+      resolve();
+    }, WATCHDOG_START_MS);
+    timer.unref();
+    child.on('message', (m: { type?: string }) => {
+      if (m.type !== 'ready') return;
+      clearTimeout(timer);
+      watchdog = child;
+      unref();
+      resolve();
+    });
+    child.on('error', () => resolve());
+    child.on('exit', () => {
+      watchdog = undefined;
+      resolve();
+    });
+  });
+  return watchdogReady;
 }
 
-function spawnWatched(req: SpawnRequest): Promise<SpawnResult> {
+function watch(message: ServerRequest): void {
+  if (watchdog?.connected) watchdog.send(message);
+}
+
+async function spawnWatched(req: SpawnRequest): Promise<SpawnResult> {
+  await startWatchdog();
   let pgid: number | undefined;
-  return spawnStep({
-    ...req,
-    onStart: (pid) => {
-      pgid = pid;
-      watch({ type: 'watch', pgid: pid });
-      req.onStart?.(pid);
-    },
-  }).finally(() => {
+  try {
+    return await spawnStep({
+      ...req,
+      onStart: (pid) => {
+        pgid = pid;
+        watch({ type: 'watch', pgid: pid });
+        req.onStart?.(pid);
+      },
+    });
+  } finally {
     if (pgid !== undefined) watch({ type: 'unwatch', pgid });
-  });
+  }
 }
 
 /** Run a process; see `spawnStep` for the contract. */

@@ -77,3 +77,6 @@ process.on('message', (message: ServerRequest) => {
       break;
   }
 });
+
+// Listening: kapps may start steps that count on this process to stop them should kapps die.
+send({ type: 'ready' });
