@@ -10,6 +10,7 @@ import { commands } from './commands/index.js';
 import { reportError } from './errors.js';
 import { UsageError } from '../diagnostics/errors.js';
 import { kappsVersion } from './version.js';
+import { guardOutputStreams } from './output-guard.js';
 
 export async function main(argv: string[]): Promise<void> {
   let parser = yargs(argv)
@@ -37,13 +38,8 @@ export async function main(argv: string[]): Promise<void> {
   await parser.parseAsync();
 }
 
-// Output piped into `head` and the like: stop quietly when the reader goes away.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
-}
+// Output piped into `head`, a closed terminal: stop writing there, and let the command go on to its end.
+guardOutputStreams();
 
 main(hideBin(process.argv)).catch((error: unknown) => {
   process.exitCode = reportError(error);

@@ -104,12 +104,28 @@ async function preflight(stack: Stack, options: RunOptions): Promise<void> {
   }
 }
 
+/** Close reporters (print their summaries); one that fails to is reported, and does not fail the run. */
+async function closeReporters(reporters: readonly Reporter[]): Promise<void> {
+  for (const r of reporters) {
+    try {
+      await r.close();
+    } catch (error) {
+      process.stderr.write(
+        `kapps: the progress display failed to close: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+    }
+  }
+}
+
 /** Run one of the run commands. */
 export async function runCommand(command: RunCommand, args: RunArgs & Partial<ApplyArgs>): Promise<void> {
   const { runStack } = await import('../execute/run-stack.js');
   const { createReporter } = await import('../report/create-reporter.js');
   const { onInterrupt } = await import('../run/interrupt.js');
   const { removeAllSensitiveTemplates } = await import('../execute/templates.js');
+  const { killAllProcessGroups } = await import('../run/process-groups.js');
+  const { RunProgress } = await import('./run-progress.js');
+  const { reportError } = await import('./errors.js');
   const mode = modeFrom(args);
   if (args.changedOnly && mode === 'plan') throw new KappsError('--changed-only needs --yes or --one-shot');
 
@@ -117,25 +133,76 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
   const controller = new AbortController();
   let recorder: RunRecorder | undefined;
   let exiting = false;
+  const reporters: Reporter[] = [];
+  const progress = new RunProgress();
+  const graceMs = Math.max(0, args.killGrace * 1000);
+  let secondSignal: { signal: NodeJS.Signals; killed: number } | undefined;
+  /** Say something about the run: on the live display when one is drawn, else on stderr. */
+  const notice = (text: string, liveOnly = false): void => {
+    let shown = false;
+    for (const r of reporters) {
+      try {
+        if (r.notice?.(text)) shown = true;
+      } catch {
+        // A display that cannot show it: stderr will.
+      }
+    }
+    if (!shown && !liveOnly) process.stderr.write(`\n${text}\n`);
+  };
+  let stopping: NodeJS.Signals | undefined;
+  /**
+   * The run cannot finish by itself (a second signal, an internal error): end every reporter's display with the
+   * events the run will not send, delete the sensitive templates still on disk, close the release as `phase`, all
+   * within 2 s, then exit. What the interrupted run does after this is no longer shown or recorded.
+   */
+  const endNow = (code: number, phase: 'cancelled' | 'failed', reason: string): void => {
+    // The kapps that rendered sensitive templates will not get to delete them.
+    removeAllSensitiveTemplates();
+    if (exiting) process.exit(code);
+    exiting = true;
+    const events = progress.endNow(reason, phase);
+    for (const r of reporters) {
+      for (const e of events) {
+        try {
+          r.onEvent(e);
+        } catch {
+          // Ending anyway.
+        }
+      }
+    }
+    const closing = reporters.splice(0).map((r) => r.close().catch(() => undefined));
+    if (recorder) closing.push(recorder.close(phase).catch(() => undefined));
+    void Promise.race([Promise.all(closing), new Promise((resolve) => setTimeout(resolve, 2000))]).then(() =>
+      process.exit(code),
+    );
+  };
   const removeHandlers = onInterrupt(controller, {
-    onFirstSignal: (signal) =>
-      process.stderr.write(
-        `\n${signal}: stopping (running steps are being stopped; press Ctrl-C again to kill them at once)\n`,
-      ),
-    // The second signal has already killed every step: delete the sensitive templates on disk, close the release
-    // as cancelled (at most 2 s) so the stack is not left locked, then exit.
+    onFirstSignal: (signal) => {
+      stopping = signal;
+      notice(progress.stoppingText(signal, graceMs));
+    },
+    onSecondSignal: (signal, killed) => (secondSignal = { signal, killed }),
+    // The second signal has already killed every step: say what, close the display and the release as cancelled
+    // (at most 2 s) so the stack is not left locked, then exit.
     exit: (code) => {
-      // The kapps that rendered sensitive templates will not get to delete them.
-      removeAllSensitiveTemplates();
-      if (exiting || !recorder) process.exit(code);
-      exiting = true;
-      void Promise.race([
-        recorder.close('cancelled').catch(() => undefined),
-        new Promise((resolve) => setTimeout(resolve, 2000)),
-      ]).then(() => process.exit(code));
+      const second = secondSignal ?? { signal: 'SIGINT' as NodeJS.Signals, killed: 0 };
+      if (!exiting) notice(progress.killedText(second.signal, second.killed));
+      endNow(code, 'cancelled', `killed by a second ${second.signal}`);
     },
   });
-  const reporters: Reporter[] = [];
+  // Anything thrown where nothing catches it: stop every step, close the release as failed (not left `applying`,
+  // holding the lock), exit 70.
+  const onFatal = (error: unknown): void => {
+    if (exiting) return;
+    const code = reportError(error);
+    const killed = killAllProcessGroups('SIGKILL');
+    process.stderr.write(
+      `kapps: stopping the run after an internal error${killed > 0 ? `; killed ${progress.runningList().join(', ')}` : ''}${recorder ? '; the release is closed as failed' : ''}\n`,
+    );
+    endNow(code, 'failed', 'kapps stopped on an internal error');
+  };
+  process.on('uncaughtException', onFatal);
+  process.on('unhandledRejection', onFatal);
   try {
     let stack = await openStackFromArgs(args);
     const operation = command === 'install' || command === 'delete' ? command : undefined;
@@ -168,7 +235,7 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
       verbose: args.verbose,
       env: stepEnv(backendOf(args, stack)),
       secrets: ownSecrets(backendOf(args, stack)),
-      killGraceMs: Math.max(0, args.killGrace * 1000),
+      killGraceMs: graceMs,
     };
     if (args.validate) await preflight(stack, options);
 
@@ -198,7 +265,22 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
       only = lock ? lock.changedKapps(stack) : await release.changedKapps(stack, args as ApplyArgs);
     if (lock) recorder = await lock.start(stack, only);
     const emit = (e: RunEvent): void => {
-      for (const r of reporters) r.onEvent(e);
+      // After a second signal or an internal error the reporters were ended: the run's last events are not news.
+      if (exiting) return;
+      progress.apply(e);
+      // A live display keeps saying what the stopping run still waits for.
+      if (stopping && e.type === 'kapp-finished') notice(progress.stoppingText(stopping, graceMs), true);
+      for (const r of [...reporters]) {
+        try {
+          r.onEvent(e);
+        } catch (error) {
+          // A reporter that fails is dropped; the run goes on and is recorded as usual (see docs/running.md).
+          reporters.splice(reporters.indexOf(r), 1);
+          process.stderr.write(
+            `kapps: the progress display failed (${error instanceof Error ? error.message : String(error)}); the run goes on without it\n`,
+          );
+        }
+      }
     };
     const active = recorder;
     const summary = await runStack(
@@ -211,8 +293,7 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
         onKappsDone: active ? () => active.flush() : undefined,
       },
     );
-    for (const r of reporters) await r.close();
-    reporters.length = 0;
+    await closeReporters(reporters.splice(0));
     await flushWarnings(stack);
     if (recorder) await recorder.finish(summary);
     if (summary.status === 'cancelled') throw new CancelledError('interrupted');
@@ -223,8 +304,10 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
     if (exiting) await new Promise<never>(() => undefined);
     throw error;
   } finally {
-    for (const r of reporters) await r.close();
+    await closeReporters(reporters.splice(0));
     removeHandlers();
+    process.off('uncaughtException', onFatal);
+    process.off('unhandledRejection', onFatal);
     if (recorder) await recorder.close(controller.signal.aborted ? 'cancelled' : 'failed');
   }
 }

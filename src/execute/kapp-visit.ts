@@ -198,6 +198,15 @@ export async function visitKapp(
         onOutput: (stream, text) =>
           emit({ type: 'step-output', time: now(), kapp: kapp.id, phase, step: step.name, stream, text }),
       });
+      if (outcome.outputAbandoned) {
+        emit({
+          type: 'log',
+          time: now(),
+          level: 'warn',
+          message: `${phase} step '${step.name}': ${outcome.outputAbandoned}`,
+          kapp: kapp.id,
+        });
+      }
       emit({
         type: 'step-finished',
         time: now(),

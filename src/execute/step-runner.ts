@@ -24,6 +24,8 @@ export interface StepOutcome {
   readonly outputTail?: readonly string[];
   /** The captured stdout (for callers that need it, e.g. outputs written by `stdout:`). */
   readonly result?: SpawnResult;
+  /** kapps stopped waiting for the step's output (something outside its process group held it): why. */
+  readonly outputAbandoned?: string;
 }
 
 export interface StepRunContext {
@@ -144,6 +146,7 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
     durationMs: Math.round(result.durationMs),
     outputTail: ctx.redactor.list(result.outputTail),
     result,
+    ...(result.outputAbandoned ? { outputAbandoned: result.outputAbandoned } : {}),
   };
   if (result.cancelled) return { ...base, status: 'cancelled', reason: 'cancelled' };
   let reason: string | undefined;

@@ -139,4 +139,9 @@ export interface Reporter {
   onEvent(event: RunEvent): void;
   /** Flush and release the terminal; called once after `run-finished` (or on abort). */
   close(): Promise<void>;
+  /**
+   * Show a message about the whole run at once (Ctrl-C: the run is stopping and what it waits for). Returns true
+   * when the reporter showed it (a live display); otherwise the caller prints it on stderr.
+   */
+  notice?(text: string): boolean;
 }

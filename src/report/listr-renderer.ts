@@ -27,6 +27,7 @@ export class TerminalRenderer extends DefaultRenderer {
   readonly #isWaiting?: (definition: object) => boolean;
   readonly #waitingIcon: string;
   readonly #frameMs: number;
+  readonly #footer?: () => string | undefined;
   #frameTimer?: ReturnType<typeof setTimeout>;
   #nextFrameAt = 0;
 
@@ -35,6 +36,26 @@ export class TerminalRenderer extends DefaultRenderer {
     this.#isWaiting = options.isWaiting;
     this.#waitingIcon = options.waitingIcon ?? figures.squareSmallFilled;
     this.#frameMs = options.frameMs ?? 0;
+    this.#footer = options.footer;
+  }
+
+  /** listr2's frame (the list, its bottom bar and prompt), then our footer when there is one. */
+  override create(options?: Parameters<DefaultRenderer['create']>[0]): string {
+    const frame = super.create(options);
+    const footer = this.#footer?.();
+    if (footer === undefined || footer === '') return frame;
+    return frame === '' ? footer : `${frame}\n\n${footer}`;
+  }
+
+  /** Draw a frame now, whatever the frame rate (for news the user must see at once). */
+  updateNow(): void {
+    if (this.#frameTimer) clearTimeout(this.#frameTimer);
+    this.#frameTimer = undefined;
+    try {
+      super.update();
+    } catch {
+      // Not drawing yet (listr2 loads its terminal writer first): the first frame will show it.
+    }
   }
 
   /**
@@ -82,6 +103,8 @@ export interface TerminalRendererOptions extends ListrDefaultRendererOptions {
   readonly waitingIcon?: string;
   /** The shortest time between two frames, in ms; 0 draws on every change. */
   readonly frameMs?: number;
+  /** Text drawn under the list (e.g. that the run is stopping), read at every frame. */
+  readonly footer?: () => string | undefined;
 }
 
 /** A listr2 process output writing to the given streams, stripping colour codes when asked (`color: false`). */

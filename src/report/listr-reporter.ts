@@ -93,6 +93,7 @@ export class ListrReporter implements Reporter {
   #onDisplayed?: () => void;
   readonly #displayed: Promise<void>;
   #closing?: Promise<void>;
+  #notice?: string;
 
   constructor(options: ListrReporterOptions) {
     this.#options = options;
@@ -156,6 +157,18 @@ export class ListrReporter implements Reporter {
     this.#refresh(view);
   }
 
+  /**
+   * On a terminal, show `text` under the list at once (and in the list's last frame); elsewhere leave it to the
+   * caller (the fallback lines go to stderr, where the caller prints it).
+   */
+  notice(text: string): boolean {
+    if (!this.#options.isTTY || !this.#listr || this.#closing) return false;
+    this.#notice = text;
+    const renderer = (this.#listr as unknown as { renderer?: unknown }).renderer;
+    if (renderer instanceof TerminalRenderer) renderer.updateNow();
+    return true;
+  }
+
   /** End the display (kapps still on it are shown as interrupted), then print the summary on stdout. */
   close(): Promise<void> {
     this.#closing ??= this.#close();
@@ -211,6 +224,7 @@ export class ListrReporter implements Reporter {
         // Truncating is cheaper than wrapping, and the summary repeats whatever a long line loses.
         formatOutput: 'truncate',
         isWaiting: (definition) => viewOf.get(definition)?.record.state === 'pending',
+        footer: () => this.#notice,
         waitingIcon: this.#colors.dim(figures.squareSmallFilled),
         color: terminalColors(this.#colors),
       },

@@ -1,5 +1,5 @@
 /**
- * SIGINT/SIGTERM handling for a run, for the CLI to install around it (kapps has exactly one owner of these
+ * SIGINT/SIGTERM/SIGHUP/SIGQUIT handling for a run, for the CLI to install around it (kapps has exactly one owner of these
  * signals; listr2's own handler stays off).
  *
  * - First signal: abort the run's controller. The walk starts nothing new, running steps get SIGTERM (then
@@ -16,7 +16,7 @@ import { killAllProcessGroups } from './process-groups.js';
 
 /** The abort reason set by the first signal: says which signal cancelled the run. */
 export class InterruptedError extends CancelledError {
-  /** `SIGINT` or `SIGTERM`. */
+  /** `SIGINT`, `SIGTERM`, `SIGHUP` (the terminal was closed) or `SIGQUIT`. */
   readonly signal: NodeJS.Signals;
   constructor(signal: NodeJS.Signals) {
     super(`Interrupted by ${signal}`);
@@ -28,11 +28,17 @@ export class InterruptedError extends CancelledError {
 export interface InterruptOptions {
   /** Called after the first signal aborted the controller (e.g. to print "Cancelling; ^C again to force"). */
   readonly onFirstSignal?: (signal: NodeJS.Signals) => void;
+  /** Called on the second signal, after every live process group was sent SIGKILL, with how many were. */
+  readonly onSecondSignal?: (signal: NodeJS.Signals, killed: number) => void;
   /** Ends the process on the second signal; default `process.exit`. */
   readonly exit?: (code: number) => void;
 }
 
-const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+/**
+ * The signals that cancel a run. SIGHUP comes when the terminal is closed (a dropped SSH session), SIGQUIT from
+ * Ctrl-\; both would otherwise kill kapps on the spot and leave its release `applying`.
+ */
+export const INTERRUPT_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
 
 /**
  * Installs the handlers and returns a function that removes them. While installed, SIGINT and SIGTERM no longer
@@ -49,11 +55,12 @@ export function onInterrupt(controller: AbortController, options: InterruptOptio
       options.onFirstSignal?.(signal);
       return;
     }
-    killAllProcessGroups('SIGKILL');
+    const killed = killAllProcessGroups('SIGKILL');
+    options.onSecondSignal?.(signal, killed);
     exit(ExitCode.cancelled);
   };
-  for (const signal of SIGNALS) process.on(signal, handler);
+  for (const signal of INTERRUPT_SIGNALS) process.on(signal, handler);
   return () => {
-    for (const signal of SIGNALS) process.off(signal, handler);
+    for (const signal of INTERRUPT_SIGNALS) process.off(signal, handler);
   };
 }

@@ -136,8 +136,77 @@ function send(server: Server, message: ServerRequest): void {
   if (server.child.connected) server.child.send(message);
 }
 
+/**
+ * KAPPS_INPROCESS_SPAWN=1: kapps starts steps itself, and a process server is kept only as a watchdog that is told
+ * the process group of each running step, and stops those groups when kapps goes away without doing it (killed
+ * with SIGKILL, say): its IPC channel closes then, whatever killed kapps.
+ */
+let watchdog: ChildProcess | undefined;
+let watchdogReady: Promise<void> | undefined;
+
+/** How long to wait for the watchdog to start before running steps without it, in milliseconds. */
+const WATCHDOG_START_MS = 10_000;
+
+/**
+ * Start the watchdog once, and resolve when it is listening (a step started before that could outlive a kapps killed
+ * while the watchdog was still loading). Resolves too when it cannot start: steps then run without it.
+ */
+function startWatchdog(): Promise<void> {
+  if (watchdogReady) return watchdogReady;
+  watchdogReady = new Promise<void>((resolve) => {
+    if (!serverModule.pathname.endsWith('.js')) return resolve();
+    let child: ChildProcess;
+    try {
+      child = forkProcessServer(serverModule.pathname);
+    } catch {
+      return resolve();
+    }
+    const unref = (): void => (child.channel as { unref?: () => void } | undefined)?.unref?.();
+    const timer = setTimeout(() => {
+      unref();
+      resolve();
+    }, WATCHDOG_START_MS);
+    timer.unref();
+    child.on('message', (m: { type?: string }) => {
+      if (m.type !== 'ready') return;
+      clearTimeout(timer);
+      watchdog = child;
+      unref();
+      resolve();
+    });
+    child.on('error', () => resolve());
+    child.on('exit', () => {
+      watchdog = undefined;
+      resolve();
+    });
+  });
+  return watchdogReady;
+}
+
+function watch(message: ServerRequest): void {
+  if (watchdog?.connected) watchdog.send(message);
+}
+
+async function spawnWatched(req: SpawnRequest): Promise<SpawnResult> {
+  await startWatchdog();
+  let pgid: number | undefined;
+  try {
+    return await spawnStep({
+      ...req,
+      onStart: (pid) => {
+        pgid = pid;
+        watch({ type: 'watch', pgid: pid });
+        req.onStart?.(pid);
+      },
+    });
+  } finally {
+    if (pgid !== undefined) watch({ type: 'unwatch', pgid });
+  }
+}
+
 /** Run a process; see `spawnStep` for the contract. */
 export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
+  if (process.env.KAPPS_INPROCESS_SPAWN === '1') return spawnWatched(req);
   if (!usable()) return spawnStep(req);
   if (req.signal?.aborted) return spawnStep(req);
   const server = pickServer();

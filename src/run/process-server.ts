@@ -1,10 +1,12 @@
 /**
  * The process server: a small Node child of kapps that spawns steps on its behalf (see `forkProcessServer`).
  * It runs each request with `spawnStep` and reports over IPC: `started` (pid), `output` chunks (only when asked
- * for), and the `result`. It ignores SIGINT/SIGTERM (kapps owns them and sends `cancel`), and exits when kapps
- * goes away (the IPC channel closes), leaving nothing of its own behind.
+ * for), and the `result`. It ignores SIGINT/SIGTERM/SIGHUP/SIGQUIT (kapps owns them and sends `cancel`), and
+ * exits when kapps goes away (the IPC channel closes, also when kapps was killed with SIGKILL), stopping every
+ * step it knows of. With KAPPS_INPROCESS_SPAWN=1 kapps starts steps itself and uses it only as that watchdog: it
+ * sends `watch`/`unwatch` with the process groups of its steps.
  */
-import { killAllProcessGroups } from './process-groups.js';
+import { killAllProcessGroups, registerProcessGroup, unregisterProcessGroup } from './process-groups.js';
 import { spawnStep, type SpawnRequest } from './spawn.js';
 
 /** A request from kapps. */
@@ -16,7 +18,8 @@ export type ServerRequest =
       readonly stream: boolean;
     }
   | { readonly type: 'cancel'; readonly id: number }
-  | { readonly type: 'kill-all'; readonly signal: NodeJS.Signals };
+  | { readonly type: 'kill-all'; readonly signal: NodeJS.Signals }
+  | { readonly type: 'watch' | 'unwatch'; readonly pgid: number };
 
 const running = new Map<number, AbortController>();
 
@@ -24,10 +27,12 @@ function send(message: unknown): void {
   if (process.connected) process.send?.(message);
 }
 
-process.on('SIGINT', () => undefined);
-process.on('SIGTERM', () => undefined);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) process.on(signal, () => undefined);
 process.on('disconnect', () => {
   for (const c of running.values()) c.abort();
+  // Groups watched for kapps (KAPPS_INPROCESS_SPAWN=1): the same SIGTERM (sent again to our own steps' groups,
+  // which is harmless).
+  killAllProcessGroups('SIGTERM');
   // Give the steps' SIGTERM a moment, then go; what ignores it is killed with the group.
   setTimeout(() => {
     killAllProcessGroups('SIGKILL');
@@ -64,5 +69,14 @@ process.on('message', (message: ServerRequest) => {
     case 'kill-all':
       killAllProcessGroups(message.signal);
       break;
+    case 'watch':
+      registerProcessGroup(message.pgid);
+      break;
+    case 'unwatch':
+      unregisterProcessGroup(message.pgid);
+      break;
   }
 });
+
+// Listening: kapps may start steps that count on this process to stop them should kapps die.
+send({ type: 'ready' });

@@ -40,6 +40,21 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How often to look whether a signalled process group has emptied, in milliseconds. */
 const GROUP_POLL_MS = 20;
 
+/**
+ * After a stopped step's group has been sent SIGKILL, how long its output may still take to close (the last bytes
+ * its killed processes wrote are read in this time), in milliseconds. Past it kapps stops reading.
+ */
+const DRAIN_AFTER_KILL_MS = 200;
+
+/**
+ * The shortest wait for a step's output to close after its process exited by itself, in milliseconds: the wait is
+ * the kill grace period, but never shorter than this (Node may report the exit before it has read the last bytes).
+ */
+const MIN_DRAIN_AFTER_EXIT_MS = 1000;
+
+/** What kapps says when it stopped waiting for the output of a step that was stopped. */
+export const ABANDONED_AFTER_STOP = "stopped reading output: a process outside the step's group still holds it";
+
 /** What to run and how. */
 export interface SpawnRequest {
   /** A program name (looked up on `env.PATH`) or a path (relative to `cwd`). Never interpreted by a shell. */
@@ -90,6 +105,11 @@ export interface SpawnResult {
   readonly spawnError?: string;
   /** The system error code behind `spawnError` (`ENOENT`, `EACCES`, …). */
   readonly spawnErrorCode?: string;
+  /**
+   * Set when kapps stopped waiting for the step's stdout/stderr to close (a process that left the step's group, or
+   * a background process of a step that exited, still held them): a sentence saying so.
+   */
+  readonly outputAbandoned?: string;
 }
 
 /**
@@ -124,14 +144,47 @@ export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
 
   // 'close' comes after the process has exited *and* its stdout and stderr have closed, including when it
   // failed to start ('error' first, then 'close' with a negative errno).
+  // A process outside the step's group (one that called setsid, a daemon the step started) may hold the output
+  // open for hours: kapps then stops waiting for it (see `abandonOutput`) once the process has exited.
   let startError: NodeJS.ErrnoException | undefined;
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let outputAbandoned: string | undefined;
+  let outputClosed = false;
+  let drainTimer: NodeJS.Timeout | undefined;
+  let resolveClosed: (exit: { code: number | null; signal: NodeJS.Signals | null }) => void = () => undefined;
   const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    resolveClosed = resolve;
     child.on('error', (error: NodeJS.ErrnoException) => {
       startError ??= error;
       if (child.pid === undefined) resolve({ code: null, signal: null });
     });
-    child.on('close', (code, signal) => resolve({ code, signal }));
+    child.on('exit', (code, signal) => {
+      exited = { code, signal };
+      // Exited by itself: wait for the output to close for the grace period (at least a second), no longer.
+      if (!stopping) {
+        const wait = Math.max(grace, MIN_DRAIN_AFTER_EXIT_MS);
+        drainTimer = setTimeout(
+          () =>
+            abandonOutput(
+              `stopped reading output ${formatSeconds(wait)} after the step's process exited: a process it started still holds it`,
+            ),
+          wait,
+        );
+      }
+    });
+    child.on('close', (code, signal) => {
+      outputClosed = true;
+      resolve({ code, signal });
+    });
   });
+  /** Stop reading the step's output (whoever still holds it) and end the wait, with what the exit said. */
+  const abandonOutput = (note: string): void => {
+    if (exited === undefined || outputClosed) return;
+    outputAbandoned = note;
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    resolveClosed(exited);
+  };
 
   const pid = child.pid;
   if (pid !== undefined) {
@@ -165,9 +218,19 @@ export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
     if (stopping || pid === undefined) return;
     stopping = true;
     killDeadline = performance.now() + grace;
+    clearTimeout(drainTimer);
     signalProcessGroup(pid, 'SIGTERM');
-    forceKillTimer = setTimeout(() => signalProcessGroup(pid, 'SIGKILL'), grace);
-    forceKillTimer.unref();
+    forceKillTimer = setTimeout(() => {
+      signalProcessGroup(pid, 'SIGKILL');
+      // Whatever still holds the output now is outside the group: stop waiting for it shortly after.
+      drainTimer = setTimeout(() => {
+        if (exited !== undefined) abandonOutput(ABANDONED_AFTER_STOP);
+        else {
+          // The leader itself has not been reaped yet (it cannot survive SIGKILL): stop reading once it is.
+          child.once('exit', () => abandonOutput(ABANDONED_AFTER_STOP));
+        }
+      }, DRAIN_AFTER_KILL_MS);
+    }, grace);
   };
 
   let timedOut = false;
@@ -192,6 +255,7 @@ export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
   const exit = await closed;
   const durationMs = performance.now() - started;
   clearTimeout(timeoutTimer);
+  clearTimeout(drainTimer);
   req.signal?.removeEventListener('abort', onAbort);
 
   if (pid !== undefined) {
@@ -226,6 +290,7 @@ export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
     outputTail: tail.lines(),
     durationMs,
     ...(pid === undefined ? {} : { pid }),
+    ...(outputAbandoned === undefined ? {} : { outputAbandoned }),
     ...(failedToStart
       ? {
           spawnError: describeSpawnError(req, code, startError?.message ?? 'unknown error'),
@@ -283,6 +348,10 @@ export function forkProcessServer(modulePath: string): ChildProcess {
   });
   child.unref();
   return child;
+}
+
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
 }
 
 function concat(chunks: Buffer[]): Buffer {
