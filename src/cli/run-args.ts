@@ -20,6 +20,7 @@ export interface ApplyArgs extends RunArgs {
   backend?: string;
   ignoreErrors?: boolean;
   changedOnly?: boolean;
+  allowNoValue?: boolean;
 }
 
 /** The options every run command has. */
@@ -93,6 +94,13 @@ export function applyOptions<T>(y: Argv<T>, verb: 'install' | 'delete'): Argv<T 
       type: 'string',
       describe: 'Release store: a directory or a postgres:// URL (env KAPPS_BACKEND; default $KAPPS_HOME, ~/.kapps)',
     });
+  a = a.option('allow-no-value', {
+    type: 'boolean',
+    default: false,
+    describe:
+      'With --yes or --one-shot: run steps whose command, args, env or conditions render <no value> (a variable ' +
+      'that is not set), as Sugarkube did; by default that is an error before anything runs',
+  });
   if (verb === 'delete') {
     a = a.option('ignore-errors', {
       type: 'boolean',

@@ -46,6 +46,8 @@ export interface OpenStackRequest {
   readonly kubeconfig?: string;
   /** `--strict-vars`: `<no value>` in a command, argument or condition is an error, not a warning. */
   readonly strict?: boolean;
+  /** An install or delete that applies: `<no value>` in a command, argument, env value or condition is an error. */
+  readonly applyNoValue?: boolean;
   /**
    * Warn about kapps whose git sources are not in the workspace (their sugarkube.yaml cannot be read): for the
    * planning commands, which never fetch anything.
@@ -312,8 +314,10 @@ export function openStack(request: OpenStackRequest): Stack {
     warnings,
     kubeconfig: request.kubeconfig ?? '',
     strict: request.strict ?? false,
+    ...(request.applyNoValue ? { applyNoValue: true } : {}),
     include: request.include ?? [],
     exclude: request.exclude ?? [],
     parents: request.parents ?? false,
+    unfetched,
   });
 }

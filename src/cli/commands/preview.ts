@@ -31,7 +31,7 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
   handler: async (args) => {
     const { previewRows } = await import('../release-run.js');
     const { formatPreviewTable, previewDocument } = await import('../../release/index.js');
-    const stack = await openStackFromArgs(args);
+    const stack = await openStackFromArgs(args, { planning: true });
     const { rows, revision, project } = await previewRows(stack, args);
     if (args.output === 'json') {
       process.stdout.write(`${JSON.stringify(previewDocument(stack.config.name, project, revision, rows), null, 2)}\n`);

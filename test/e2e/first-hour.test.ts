@@ -1,0 +1,175 @@
+/**
+ * What a new user meets in the first hour, on the built CLI: no success reported for kapps that were not read
+ * (missing git sources are fetched, or --no-fetch fails listing them), dry runs of the README's sample on a fresh
+ * copy, `<no value>` stopping an apply before anything runs, Sugarkube actions warned about, the project a release
+ * is recorded under, and the rough edges of issue 8 §5.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { cleanupProjects, fake, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const temps: string[] = [];
+afterAll(() => {
+  cleanupProjects();
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+
+function git(cwd: string, ...args: string[]): void {
+  const r = spawnSync(
+    'git',
+    ['-c', 'user.name=kapps', '-c', 'user.email=kapps@example.com', '-c', 'init.defaultBranch=main', ...args],
+    { cwd, encoding: 'utf8' },
+  );
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+}
+
+/** A project whose kapp web:k comes from a local git repository (tag v1) holding its sugarkube.yaml. */
+function gitProject(): FixtureProject {
+  const p = fixtureProject();
+  const repo = path.join(p.root, 'repos', 'charts.git');
+  p.write(path.join(repo, 'kapps', 'k', 'sugarkube.yaml'), {
+    run_units: { main: { plan_install: [fake('plan', 'from-git')], apply_install: [fake('apply', 'from-git')] } },
+  });
+  git(repo, 'init', '-q');
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'v1');
+  git(repo, 'tag', 'v1');
+  p.write('manifests/web.yaml', { kapps: [{ id: 'k', sources: [{ uri: `${repo}//kapps/k#v1` }] }] });
+  p.write('stacks.yaml', { dev: { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] } });
+  return p;
+}
+
+describe('kapps whose git sources are not in the workspace', () => {
+  it('validate fetches them and then checks what they run', async () => {
+    const p = gitProject();
+    const r = await p.run('validate', ['-v']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('Fetching k for web:k (not in the workspace)...');
+    expect(r.stdout).toContain('* web:k\n    found kapps-fake');
+    expect(r.stdout).toContain('All 1 kapp(s) validated');
+    expect(p.exists('.kapps-workspace/dev/web/k/k/sugarkube.yaml')).toBe(true);
+  });
+
+  it('validate --no-fetch fails listing the kapps not read and the command that fetches them', async () => {
+    const p = gitProject();
+    const r = await p.run('validate', ['--no-fetch']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      `kapps: 1 kapp(s) not read: their git sources are not in the workspace ${p.workspace} (--no-fetch)\n` +
+        '  web:k\n' +
+        `fetch them with: kapps workspace create --no-update ${p.stackFile} dev\n` +
+        '(or run without --no-fetch, which fetches missing sources first)\n',
+    );
+    expect(existsSync(p.workspace)).toBe(false);
+  });
+
+  it('install -n fetches them and shows the steps they would run', async () => {
+    const p = gitProject();
+    const r = await p.run('install', ['-n', '--reporter', 'plain']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('[web:k] plan_install/plan would run: kapps-fake --tag from-git');
+    expect(r.trace).toEqual([]);
+  });
+
+  it('generate, graph, vars and install -n with --no-fetch fail the same way', async () => {
+    const p = gitProject();
+    for (const args of [['generate'], ['graph'], ['vars'], ['install', '-n']]) {
+      const [command = '', ...rest] = args;
+      const r = await p.run(command, [...rest, '--no-fetch']);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr, args.join(' ')).toContain('1 kapp(s) not read');
+    }
+  });
+});
+
+describe("dry runs of the README's sample on a fresh copy", () => {
+  it('install -n works with no workspace, says which templates it would write, and writes nothing', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'kapps-fresh-'));
+    temps.push(root);
+    const demo = path.join(root, 'samples', 'demo');
+    cpSync(path.join(REPO, 'samples', 'demo'), demo, {
+      recursive: true,
+      filter: (src) => !src.includes('.kapps-workspace'),
+    });
+    cpSync(path.join(REPO, 'kapps'), path.join(root, 'kapps'), { recursive: true });
+    const env = { KAPPS_HOME: path.join(root, 'home') };
+    for (const args of [
+      ['install', '-n'],
+      ['install', '-n', '--one-shot'],
+      ['template', '-n'],
+    ]) {
+      const r = await runCli([...args, 'samples/demo/stacks.yaml', 'local', '--reporter', 'plain'], {
+        cwd: root,
+        env,
+      });
+      expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
+      const ws = path.join(demo, '.kapps-workspace', 'local');
+      expect(r.stdout).toContain(
+        `[web:site] template 'page' would be written to ${path.join(ws, 'web', 'site', 'static-site', '_generated_page.html')}`,
+      );
+      expect(existsSync(ws)).toBe(false);
+    }
+  });
+});
+
+describe('<no value> in a step', () => {
+  const project = () =>
+    fixtureProject({
+      manifests: {
+        web: {
+          kapps: [
+            kapp('k', {
+              plan_install: [fake('plan', 'plan', ['--stdout', 'v={{ .kapp.vars.missing }}'])],
+              apply_install: [fake('apply', 'apply', ['--stdout', 'v={{ .kapp.vars.missing }}'])],
+            }),
+            kapp('env', {
+              apply_install: [fake('apply', 'env', [], { env_vars: { TOKEN: '{{ .kapp.vars.token }}' } })],
+            }),
+          ],
+        },
+      },
+    });
+
+  it('is an error before anything runs in install -y and --one-shot', async () => {
+    const p = project();
+    for (const flag of ['-y', '--one-shot']) {
+      const r = await p.run('install', [flag, '--reporter', 'plain']);
+      expect(r.code, flag).toBe(1);
+      expect(r.trace, flag).toEqual([]);
+      expect(r.stderr).toContain(
+        "error: step 'apply' of run unit 'main' (apply_install) in kapp 'web:k': its args render <no value>",
+      );
+      expect(r.stderr).toContain(
+        "error: step 'apply' of run unit 'main' (apply_install) in kapp 'web:env': its env TOKEN renders <no value>",
+      );
+      expect(r.stderr).toContain('--allow-no-value runs it anyway');
+    }
+    // Nothing was recorded as a release either.
+    expect((await p.run('release', ['list', p.stackFile, 'dev'], { bare: true })).stdout).toContain('No releases');
+  });
+
+  it('is a warning in plan mode, and --allow-no-value runs it as Sugarkube did', async () => {
+    const p = project();
+    const plan = await p.run('install', ['--reporter', 'plain']);
+    expect(plan.code, plan.stdout).toBe(0);
+    expect(plan.stderr).toContain("warning: step 'plan' of run unit 'main' (plan_install) in kapp 'web:k'");
+    expect(plan.trace.filter((t) => t.event === 'start').map((t) => t.args.join(' '))).toEqual([
+      '--tag plan --stdout v=<no value>',
+    ]);
+    const r = await p.run('install', ['-y', '--allow-no-value', '--reporter', 'plain']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(
+      r.trace
+        .filter((t) => t.event === 'start')
+        .map((t) => t.args.join(' '))
+        .sort(),
+    ).toEqual(['--tag apply --stdout v=<no value>', '--tag env']);
+  });
+});
