@@ -114,7 +114,8 @@ export function applyOptions<T>(y: Argv<T>, verb: 'install' | 'delete'): Argv<T 
       describe: 'With --yes: only install kapps that are new or changed since the last release',
     });
   }
-  for (const flag of ['run-actions', 'actions', 'run-pre-actions', 'run-post-actions']) {
+  // `--actions`/`--no-actions` is a stack option (it silences the warnings about actions).
+  for (const flag of ['run-actions', 'run-pre-actions', 'run-post-actions']) {
     a = a.option(flag, {
       type: 'boolean',
       hidden: true,

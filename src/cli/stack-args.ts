@@ -23,6 +23,8 @@ export interface StackArgs {
   strictVars: boolean;
   /** `--no-fetch` (false): never fetch missing sources; a kapp that cannot be read is an error. */
   fetch?: boolean;
+  /** `--no-actions` (false): no warning about Sugarkube actions, which kapps never runs. */
+  actions?: boolean;
 }
 
 /** The positional arguments and the selector, override and config options. */
@@ -96,6 +98,12 @@ export function stackOptions<T>(
       default: false,
       describe: 'A missing variable is an error instead of rendering <no value>',
     })
+    .option('actions', {
+      type: 'boolean',
+      describe:
+        'kapps runs no Sugarkube actions (pre_install_actions, post_install_actions, …, e.g. cluster_update) and ' +
+        'warns about each; --no-actions silences those warnings',
+    })
     .option('fetch', {
       type: 'boolean',
       describe:
@@ -135,18 +143,28 @@ export function stackRequest(args: StackArgs, options: OpenOptions = {}): OpenSt
     ...(process.env.KUBECONFIG ? { kubeconfig: process.env.KUBECONFIG } : {}),
     strict: args.strictVars,
     ...(options.applyNoValue ? { applyNoValue: true } : {}),
+    ...(args.actions === false ? { quietActions: true } : {}),
   };
 }
 
 const printed = new WeakMap<Stack, number>();
+/** Warnings already printed by this process: a stack opened again (after a fetch) does not repeat them. */
+const printedOnce = new Set<string>();
 
 /** Print the stack's warnings not printed yet, on stderr. */
 export async function flushWarnings(stack: Stack): Promise<void> {
   const from = printed.get(stack) ?? 0;
   if (stack.warnings.length <= from) return;
-  const { formatDiagnostics } = await import('../report/diagnostic-printer.js');
-  process.stderr.write(`${formatDiagnostics(stack.warnings.slice(from))}\n`);
   printed.set(stack, stack.warnings.length);
+  const fresh = stack.warnings.slice(from).filter((w) => {
+    const key = `${w.location?.file ?? ''}:${w.location?.line ?? ''}:${w.message}`;
+    if (printedOnce.has(key)) return false;
+    printedOnce.add(key);
+    return true;
+  });
+  if (fresh.length === 0) return;
+  const { formatDiagnostics } = await import('../report/diagnostic-printer.js');
+  process.stderr.write(`${formatDiagnostics(fresh)}\n`);
 }
 
 /** Open the stack and print its warnings so far on stderr. */

@@ -173,3 +173,27 @@ describe('<no value> in a step', () => {
     ).toEqual(['--tag apply --stdout v=<no value>', '--tag env']);
   });
 });
+
+describe('Sugarkube actions', () => {
+  const SAMPLE = fileURLToPath(new URL('../fixtures/sugarkube-sample', import.meta.url));
+  const ARGS = ['stacks/web.yaml', 'local-web', 'workspace'];
+
+  it('are warned about once per kapp and action, naming the flag that silences the warning', async () => {
+    const r = await runCli(['graph', ...ARGS], { cwd: SAMPLE });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stderr.split('\n').filter((l) => l.includes('warning:'));
+    expect(lines).toEqual([
+      "manifests/web/prelaunch.yaml:25:9: warning: kapp prelaunch:public-hosted-zone: post_install_actions 'cluster_update' is not run: kapps runs no Sugarkube actions",
+      "manifests/web/prelaunch.yaml:27:9: warning: kapp prelaunch:public-hosted-zone: pre_delete_actions 'cluster_delete' is not run: kapps runs no Sugarkube actions",
+      "manifests/web/prelaunch.yaml:35:9: warning: kapp prelaunch:no-op: post_install_actions 'cluster_update' is not run: kapps runs no Sugarkube actions",
+      "manifests/web/prelaunch.yaml:37:9: warning: kapp prelaunch:no-op: pre_delete_actions 'cluster_delete' is not run: kapps runs no Sugarkube actions",
+    ]);
+    expect(r.stderr.match(/hint: --no-actions silences this warning/g)).toHaveLength(4);
+  });
+
+  it('--no-actions silences the warnings', async () => {
+    const r = await runCli(['graph', ...ARGS, '--no-actions'], { cwd: SAMPLE });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+  });
+});
