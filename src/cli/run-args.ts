@@ -88,7 +88,8 @@ export function applyOptions<T>(y: Argv<T>, verb: 'install' | 'delete'): Argv<T 
     .option('project', {
       type: 'string',
       describe:
-        'Project the release is recorded under (default: `project:` in sugarkube-conf.yaml, else the stack file’s folder)',
+        'Project the release is recorded under (default: `project:` in sugarkube-conf.yaml, else the folder of that ' +
+        'file, else the git repository, else the stack file’s folder; see docs/releases.md)',
     })
     .option('backend', {
       type: 'string',

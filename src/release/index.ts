@@ -44,5 +44,6 @@ export type { PreviewAction, PreviewDocument, PreviewKapp, PreviewRow } from './
 export { computePreview, countActions, formatPreviewTable, previewDocument, specDigest } from './preview.js';
 export type { KappChange, ReleaseDiff, ReleaseListEntry } from './history.js';
 export { diffReleases, formatReleaseDiff, formatReleaseTable, releaseListEntries } from './history.js';
-export { resolveProject } from './target.js';
+export { describeProjectSource, legacyHistoryHint, resolveProject } from './target.js';
+export type { ProjectSource, ResolvedProject } from './target.js';
 export { redactText, redactUrl } from './redact.js';

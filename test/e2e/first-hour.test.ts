@@ -197,3 +197,64 @@ describe('Sugarkube actions', () => {
     expect(r.stderr).toBe('');
   });
 });
+
+describe('the project a release is recorded under', () => {
+  /** Two projects in Sugarkube's layout (`<project>/stacks/`, `<project>/sugarkube-conf.yaml`), one KAPPS_HOME. */
+  function twoProjects() {
+    const p = fixtureProject();
+    for (const name of ['alpha', 'beta']) {
+      p.write(`${name}/sugarkube-conf.yaml`, { num_workers: 2 });
+      p.write(`${name}/manifests/m.yaml`, { kapps: [kapp(name, { apply_install: [fake('apply', name)] })] });
+      p.write(`${name}/stacks/dev.yaml`, {
+        dev: { provider: 'local', cluster: 'c', manifests: [{ uri: '../manifests/m.yaml' }] },
+      });
+    }
+    const cli = (args: string[]) => runCli(args, { cwd: p.dir, env: p.env });
+    return { p, cli };
+  }
+
+  it('is the folder of sugarkube-conf.yaml, so projects whose stacks live in stacks/ do not share a history', async () => {
+    const { cli } = twoProjects();
+    const a = await cli(['install', '-y', 'alpha/stacks/dev.yaml', 'dev', '--reporter', 'plain']);
+    expect(a.code, a.stderr).toBe(0);
+    expect(a.stderr).toContain('Recorded as release 1 of alpha/dev (project from the folder of sugarkube-conf.yaml)');
+    const preview = await cli(['install', 'beta/stacks/dev.yaml', 'dev', '--reporter', 'plain']);
+    expect(preview.stderr).toContain('Preview against no previous release');
+    expect(preview.stderr).not.toContain('Delete');
+    const b = await cli(['install', '-y', 'beta/stacks/dev.yaml', 'dev', '--reporter', 'plain']);
+    expect(b.code, b.stderr).toBe(0);
+    expect(b.stderr).toContain('Recorded as release 1 of beta/dev');
+    const list = await cli(['release', 'list', 'alpha/stacks/dev.yaml', 'dev']);
+    expect(list.code).toBe(0);
+    expect(list.stderr).toMatch(/^Releases of alpha\/dev \(project from the folder of sugarkube-conf.yaml\) in /);
+    expect(list.stdout.split('\n').filter((l) => /^\d/.test(l))).toHaveLength(1);
+  });
+
+  it('a history under the former default (the stack folder) stays readable, and kapps says how', async () => {
+    const { cli } = twoProjects();
+    const old = await cli(['install', '-y', 'alpha/stacks/dev.yaml', 'dev', '--project', 'stacks']);
+    expect(old.code, old.stderr).toBe(0);
+    const list = await cli(['release', 'list', 'alpha/stacks/dev.yaml', 'dev']);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^No releases of alpha\/dev in /);
+    expect(list.stderr).toBe(
+      'warning: no release of alpha/dev (project named after the folder of sugarkube-conf.yaml), but 1 release(s) ' +
+        "of stacks/dev, recorded under the project kapps used to default to (the stack file's folder). To go on " +
+        'with that history pass --project stacks, or set `project: stacks` in sugarkube-conf.yaml\n',
+    );
+    const withFlag = await cli(['release', 'list', 'alpha/stacks/dev.yaml', 'dev', '--project', 'stacks']);
+    expect(withFlag.stdout.split('\n').filter((l) => /^1 +install +succeeded/.test(l))).toHaveLength(1);
+    // A run says so too, before it starts a new history.
+    const run = await cli(['install', '-y', 'alpha/stacks/dev.yaml', 'dev', '--reporter', 'plain']);
+    expect(run.stderr).toContain('warning: no release of alpha/dev');
+  });
+
+  it('release commands accept the workspace directory like every stack command', async () => {
+    const { cli } = twoProjects();
+    for (const verb of [['list'], ['show'], ['unlock', '-y']]) {
+      const r = await cli(['release', ...verb, 'alpha/stacks/dev.yaml', 'dev', 'alpha/ws']);
+      expect(r.stderr, verb.join(' ')).not.toContain('Unknown argument');
+      expect(r.code === 0 || r.stderr.includes('has no releases'), `${verb.join(' ')}: ${r.stderr}`).toBe(true);
+    }
+  });
+});
