@@ -484,7 +484,8 @@ export class Stack {
       kapps.push({
         id: node.id,
         dependsOn: [...node.dependsOn],
-        selected: node.selected,
+        // What will run: an ancestor processed with --parents counts as selected.
+        selected: node.selected || node.processed,
         conditionsOk: node.conditionsOk,
         phases: specPhases,
       });

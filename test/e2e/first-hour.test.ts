@@ -258,3 +258,46 @@ describe('the project a release is recorded under', () => {
     }
   });
 });
+
+describe('kapps generate --parents', () => {
+  it('marks the ancestors it processes as selected: the spec says what will run', async () => {
+    const p = fixtureProject({
+      manifests: {
+        m: {
+          kapps: [
+            kapp('db', { apply_install: [fake('apply', 'db')] }),
+            kapp('web', { apply_install: [fake('apply', 'web')] }, { depends_on: [{ id: 'db' }] }),
+          ],
+        },
+      },
+    });
+    const selected = async (args: string[]) => {
+      const r = await p.run('generate', ['-i', 'm:web', '-o', 'json', ...args]);
+      expect(r.code, r.stderr).toBe(0);
+      const spec = JSON.parse(r.stdout) as { kapps: { id: string; selected: boolean }[] };
+      return spec.kapps.map((k) => `${k.id} ${String(k.selected)}`);
+    };
+    expect(await selected(['--parents'])).toEqual(['m:db true', 'm:web true']);
+    expect(await selected([])).toEqual(['m:db false', 'm:web true']);
+  });
+});
+
+describe('a KAPPS_HOME that cannot hold directories', () => {
+  it('is refused with a clear error, exit 1, before anything runs', async () => {
+    const p = fixtureProject({ manifests: { m: { kapps: [kapp('k', { apply_install: [fake('apply', 'k')] })] } } });
+    const under = path.join(p.root, 'a-file');
+    p.write(under, 'not a directory\n');
+    const cases: [string, string][] = [
+      ['/proc/kapps-home', 'it is under /proc, which cannot hold its directories'],
+      ['/sys/kapps-home', 'it is under /sys'],
+      [path.join(under, 'home'), `${under} is not a directory`],
+    ];
+    for (const [home, message] of cases) {
+      const r = await p.run('install', ['-y', '--reporter', 'plain'], { env: { KAPPS_HOME: home } });
+      expect(r.code, home).toBe(1);
+      expect(r.signal).toBe(null);
+      expect(r.stderr).toContain(`kapps: the release store ${home} cannot be used: ${message}`);
+      expect(r.trace).toEqual([]);
+    }
+  });
+});
