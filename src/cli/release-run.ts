@@ -226,9 +226,12 @@ async function openRun(
     },
     async finish(summary) {
       await recorder.finish(summary.status);
-      process.stderr.write(
-        `Recorded as release ${recorder.revision} of ${project}/${stack.config.name} (project from ${source}) in ${where}\n`,
-      );
+      // After the summary, on stdout (the JSON reporter's stdout holds only its events).
+      if (args.reporter !== 'json') {
+        process.stdout.write(
+          `Recorded as release ${recorder.revision} of ${project}/${stack.config.name} (project from ${source}) in ${where}\n`,
+        );
+      }
     },
     async close(phase) {
       if (closed) return;

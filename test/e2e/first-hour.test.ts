@@ -217,13 +217,13 @@ describe('the project a release is recorded under', () => {
     const { cli } = twoProjects();
     const a = await cli(['install', '-y', 'alpha/stacks/dev.yaml', 'dev', '--reporter', 'plain']);
     expect(a.code, a.stderr).toBe(0);
-    expect(a.stderr).toContain('Recorded as release 1 of alpha/dev (project from the folder of sugarkube-conf.yaml)');
+    expect(a.stdout).toContain('Recorded as release 1 of alpha/dev (project from the folder of sugarkube-conf.yaml)');
     const preview = await cli(['install', 'beta/stacks/dev.yaml', 'dev', '--reporter', 'plain']);
     expect(preview.stderr).toContain('Preview against no previous release');
     expect(preview.stderr).not.toContain('Delete');
     const b = await cli(['install', '-y', 'beta/stacks/dev.yaml', 'dev', '--reporter', 'plain']);
     expect(b.code, b.stderr).toBe(0);
-    expect(b.stderr).toContain('Recorded as release 1 of beta/dev');
+    expect(b.stdout).toContain('Recorded as release 1 of beta/dev');
     const list = await cli(['release', 'list', 'alpha/stacks/dev.yaml', 'dev']);
     expect(list.code).toBe(0);
     expect(list.stderr).toMatch(/^Releases of alpha\/dev \(project from the folder of sugarkube-conf.yaml\) in /);
