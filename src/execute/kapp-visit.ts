@@ -177,6 +177,11 @@ export async function visitKapp(
         record('skipped', null, 0, false);
         continue;
       }
+      // An apply runs no step with `<no value>` in it (checked now: outputs loaded by earlier steps are in).
+      if (stack.applyNoValue && !dryRun) {
+        const problems = stack.noValueErrors(kapp, phase, [step]);
+        if (problems.length) throw new ConfigError(problems);
+      }
       emit({
         type: 'step-started',
         time: stepStarted.toISOString(),

@@ -90,15 +90,15 @@ export function noValueProblems(stack: Stack, phases: ReadonlyMap<string, readon
           if (st.conditions.some((c) => parseGoBool(c) === false))
             off.push(`step '${st.name}' of run unit '${st.unit}' `);
         }
-        stack.planPhase(kapp, phase, { outputs: view }, false, true);
-      } catch (e) {
-        if (!(e instanceof ConfigError)) throw e;
-        for (const d of e.diagnostics) {
+        for (const d of stack.noValueErrors(kapp, phase, steps)) {
           if (!d.message.includes('<no value>') || seen.has(d.message)) continue;
           if (off.some((prefix) => d.message.startsWith(prefix))) continue;
           seen.add(d.message);
           out.push(d);
         }
+      } catch (e) {
+        // Planning errors are reported by the run.
+        if (!(e instanceof ConfigError)) throw e;
       }
     }
   }

@@ -380,17 +380,18 @@ export class Stack {
 
   /**
    * `<no value>` (a missing variable) in a command, argument, env value or condition: a warning, or an error with
-   * --strict-vars and in an install or delete that applies (unless --allow-no-value).
+   * --strict-vars or when `errors` is set (an apply checking the steps it is about to run).
    */
-  #checkNoValue(kapp: KappModel, phase: Phase, steps: readonly PlannedStep[]): void {
+  #checkNoValue(kapp: KappModel, phase: Phase, steps: readonly PlannedStep[], errors = false): void {
     const found: Diagnostic[] = [];
     for (const step of steps) {
       const report = (field: string, at: Diagnostic['location']): void => {
         const message = `step '${step.name}' of run unit '${step.unit}' (${phase}) in kapp '${kapp.id}': ${field} ${NO_VALUE}, so a variable it reads is not set`;
         const hint = '`kapps vars` shows the variables that are set';
-        if (this.#strictVars) found.push(diagnosticError(message, at, { hint }));
-        else if (this.#applyNoValue) {
-          found.push(diagnosticError(message, at, { hint: `${hint}; --allow-no-value runs it anyway` }));
+        if (this.#strictVars || errors) {
+          found.push(
+            diagnosticError(message, at, { hint: errors ? `${hint}; --allow-no-value runs it anyway` : hint }),
+          );
         } else if (!this.#noValueSeen.has(message)) {
           this.#noValueSeen.add(message);
           this.warnings.push(diagnosticWarning(message, at, { hint }));
@@ -409,6 +410,25 @@ export class Stack {
       });
     }
     if (found.length) throw new ConfigError(found);
+  }
+
+  /** An install or delete that applies (without --allow-no-value): `<no value>` in a step stops it. */
+  get applyNoValue(): boolean {
+    return this.#applyNoValue;
+  }
+
+  /**
+   * In an apply: the errors for `<no value>` in these steps (command, args, env values, conditions), without
+   * throwing. Checked for each step just before it runs (its outputs are then loaded) and before the run starts.
+   */
+  noValueErrors(kapp: KappModel, phase: Phase, steps: readonly PlannedStep[]): Diagnostic[] {
+    try {
+      this.#checkNoValue(kapp, phase, steps, true);
+    } catch (e) {
+      if (e instanceof ConfigError) return [...e.diagnostics];
+      throw e;
+    }
+    return [];
   }
 
   /**

@@ -155,6 +155,38 @@ describe('<no value> in a step', () => {
     expect((await p.run('release', ['list', p.stackFile, 'dev'], { bare: true })).stdout).toContain('No releases');
   });
 
+  it('is checked when a step runs, so a step reading an output loaded by an earlier step runs under -y', async () => {
+    const p = fixtureProject({
+      manifests: {
+        web: {
+          kapps: [
+            kapp(
+              'db',
+              {
+                apply_install: [
+                  fake('write', 'write', ['--write-file', 'conn.json', '{"url":"db://x"}'], { load_outputs: true }),
+                  fake('use', 'use', ['--stdout', 'url={{ .outputs.this.conn.url }}']),
+                  fake('later', 'later', ['--stdout', 'v={{ .kapp.vars.missing }}']),
+                ],
+              },
+              { outputs: [{ id: 'conn', path: 'conn.json', format: 'json' }] },
+            ),
+          ],
+        },
+      },
+    });
+    const r = await p.run('install', ['-y', '--reporter', 'plain']);
+    expect(r.code).toBe(1);
+    // The step that reads the loaded output ran with it; the one with a missing variable did not run.
+    expect(r.trace.filter((t) => t.event === 'start').map((t) => t.args.join(' '))).toEqual([
+      '--tag write --write-file conn.json {"url":"db://x"}',
+      '--tag use --stdout url=db://x',
+    ]);
+    expect(r.stdout + r.stderr).toContain(
+      "step 'later' of run unit 'main' (apply_install) in kapp 'web:db': its args render <no value>",
+    );
+  });
+
   it('is a warning in plan mode, and --allow-no-value runs it as Sugarkube did', async () => {
     const p = project();
     const plan = await p.run('install', ['--reporter', 'plain']);
