@@ -17,15 +17,24 @@ import { kappsVersion } from './version.js';
 export async function openTarget(
   stack: Stack,
   args: Pick<ApplyArgs, 'project' | 'backend' | 'stackFile' | 'stackName'>,
-): Promise<{ project: string; store: ReleaseStore; where: string }> {
-  const { resolveBackend, kappsHome, openReleaseStore, resolveProject, describeBackend } =
-    await import('../release/index.js');
-  const { project } = resolveProject({
+): Promise<{ project: string; store: ReleaseStore; where: string; source: string }> {
+  const {
+    resolveBackend,
+    kappsHome,
+    openReleaseStore,
+    resolveProject,
+    describeBackend,
+    describeProjectSource,
+    legacyHistoryHint,
+  } = await import('../release/index.js');
+  const resolved = resolveProject({
     flag: args.project,
     config: stack.project.project,
+    configFile: stack.project.file,
     stackFile: args.stackFile,
     cwd: process.cwd(),
   });
+  const project = resolved.project;
   const { spec } = resolveBackend({
     flag: args.backend,
     env: process.env.KAPPS_BACKEND,
@@ -35,8 +44,21 @@ export async function openTarget(
     kappsHome: kappsHome(process.env.KAPPS_HOME),
   });
   const store = await openReleaseStore(spec);
-  return { project, store, where: describeBackend(spec) };
+  if (!legacyWarned) {
+    legacyWarned = true;
+    try {
+      const hint = await legacyHistoryHint(store, resolved, stack.config.name);
+      if (hint) process.stderr.write(`warning: ${hint}\n`);
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+  }
+  return { project, store, where: describeBackend(spec), source: describeProjectSource(resolved.source) };
 }
+
+/** The warning about a history under the former default project is printed once per process. */
+let legacyWarned = false;
 
 /** The ids the run processes, in stack order. */
 function processedIds(stack: Stack): string[] {
@@ -164,7 +186,7 @@ async function openRun(
   specRecorded: boolean,
 ): Promise<RunLock> {
   const { beginRelease, computePreview, specDigest } = await import('../release/index.js');
-  const { project, store } = await openTarget(stack, args);
+  const { project, store, where, source } = await openTarget(stack, args);
   let recorder: ReleaseRecorder;
   try {
     recorder = await beginRelease({
@@ -224,6 +246,12 @@ async function openRun(
     },
     async finish(summary) {
       await recorder.finish(summary.status);
+      // After the summary, on stdout (the JSON reporter's stdout holds only its events).
+      if (args.reporter !== 'json') {
+        process.stdout.write(
+          `Recorded as release ${recorder.revision} of ${project}/${stack.config.name} (project from ${source}) in ${where}\n`,
+        );
+      }
     },
     async close(phase) {
       if (closed) return;

@@ -21,6 +21,7 @@ export interface ApplyArgs extends RunArgs {
   ignoreErrors?: boolean;
   changedOnly?: boolean;
   refresh?: boolean;
+  allowNoValue?: boolean;
 }
 
 /** The options every run command has. */
@@ -88,12 +89,20 @@ export function applyOptions<T>(y: Argv<T>, verb: 'install' | 'delete'): Argv<T 
     .option('project', {
       type: 'string',
       describe:
-        'Project the release is recorded under (default: `project:` in sugarkube-conf.yaml, else the stack file’s folder)',
+        'Project the release is recorded under (default: `project:` in sugarkube-conf.yaml, else the folder of that ' +
+        'file, else the git repository, else the stack file’s folder; see docs/releases.md)',
     })
     .option('backend', {
       type: 'string',
       describe: 'Release store: a directory or a postgres:// URL (env KAPPS_BACKEND; default $KAPPS_HOME, ~/.kapps)',
     });
+  a = a.option('allow-no-value', {
+    type: 'boolean',
+    default: false,
+    describe:
+      'With --yes or --one-shot: run steps whose command, args, env or conditions render <no value> (a variable ' +
+      'that is not set), as Sugarkube did; by default that is an error before anything runs',
+  });
   if (verb === 'delete') {
     a = a.option('ignore-errors', {
       type: 'boolean',
@@ -115,7 +124,8 @@ export function applyOptions<T>(y: Argv<T>, verb: 'install' | 'delete'): Argv<T 
           'and with --changed-only also reinstall the kapps whose outputs drifted',
       });
   }
-  for (const flag of ['run-actions', 'actions', 'run-pre-actions', 'run-post-actions']) {
+  // `--actions`/`--no-actions` is a stack option (it silences the warnings about actions).
+  for (const flag of ['run-actions', 'run-pre-actions', 'run-post-actions']) {
     a = a.option(flag, {
       type: 'boolean',
       hidden: true,

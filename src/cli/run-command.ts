@@ -11,7 +11,7 @@ import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
 import type { RunLock, RunRecorder } from './release-run.js';
 import type { ApplyArgs, RunArgs } from './run-args.js';
-import { flushWarnings, openStackFromArgs } from './stack-args.js';
+import { flushWarnings, openStackFromArgs, type OpenOptions } from './stack-args.js';
 import { urlSecrets } from '../release/redact.js';
 
 function workersFrom(args: RunArgs, stack: Stack): number {
@@ -74,7 +74,7 @@ function ownSecrets(backend: string | undefined): string[] {
 }
 
 /** Fill the workspace for the kapps of the sub-graph that have sources; reopen the stack when anything was there to fetch. */
-async function prepareWorkspace(stack: Stack, args: RunArgs, signal: AbortSignal): Promise<Stack> {
+async function prepareWorkspace(stack: Stack, args: RunArgs, signal: AbortSignal, open: OpenOptions): Promise<Stack> {
   const withSources = stack.selection.nodes.map((n) => stack.kapp(n.id)).filter((k) => k.sources.length > 0);
   if (withSources.length === 0) return stack;
   const { ensureWorkspace } = await import('../workspace/workspace.js');
@@ -88,7 +88,7 @@ async function prepareWorkspace(stack: Stack, args: RunArgs, signal: AbortSignal
       onFetch: (id, source) => process.stderr.write(`Fetching ${source.id} for ${id}...\n`),
     },
   );
-  return openStackFromArgs(args);
+  return openStackFromArgs(args, open);
 }
 
 /** Commands that cannot run: checked before anything runs (the first planning of every kapp the run visits). */
@@ -115,6 +115,15 @@ async function closeReporters(reporters: readonly Reporter[]): Promise<void> {
       );
     }
   }
+}
+
+/** Steps that render `<no value>` in an apply: an error before anything runs. */
+async function noValueCheck(stack: Stack, options: RunOptions): Promise<void> {
+  const { noValueProblems } = await import('../execute/preflight.js');
+  const { plannedPhases } = await import('../execute/run-stack.js');
+  const { ConfigError } = await import('../diagnostics/errors.js');
+  const problems = noValueProblems(stack, plannedPhases(stack, options));
+  if (problems.length) throw new ConfigError(problems);
 }
 
 /** Run one of the run commands. */
@@ -203,21 +212,41 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
   };
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
+  const operation = command === 'install' || command === 'delete' ? command : undefined;
+  const records = operation !== undefined;
   try {
-    let stack = await openStackFromArgs(args);
-    const operation = command === 'install' || command === 'delete' ? command : undefined;
-    const records = operation !== undefined;
+    // A dry run reads every kapp it reports on: missing git sources are fetched (or --no-fetch fails).
+    // An apply stops on `<no value>` in a step before anything runs (unless --allow-no-value).
+    const open: OpenOptions = {
+      planning: args.dryRun,
+      applyNoValue: records && mode !== 'plan' && !args.dryRun && !args.allowNoValue,
+    };
+    let stack = await openStackFromArgs(args, open);
     const release = records ? await import('./release-run.js') : undefined;
     // The release lock is taken before anything is touched (the workspace included): a run refused by the lock
     // changes nothing. The spec is recorded once the workspace is filled and the stack complete.
     let lock: RunLock | undefined;
+    const runOptions = (s: Stack): RunOptions => ({
+      command,
+      mode,
+      dryRun: args.dryRun,
+      workers: workersFrom(args, s),
+      keepGoing: args.keepGoing,
+      ignoreErrors: args.ignoreErrors ?? false,
+      verbose: args.verbose,
+      env: stepEnv(backendOf(args, s)),
+      secrets: ownSecrets(backendOf(args, s)),
+      killGraceMs: graceMs,
+    });
+    // Checked before the lock, so a refused apply records no release (and again once the workspace is filled).
+    if (open.applyNoValue) await noValueCheck(stack, runOptions(stack));
     if (release && operation && mode !== 'plan' && !args.dryRun) {
       lock = await release.lockRun(stack, args as ApplyArgs, operation);
       recorder = lock;
     }
     if (!args.dryRun) {
       try {
-        stack = await prepareWorkspace(stack, args, controller.signal);
+        stack = await prepareWorkspace(stack, args, controller.signal, open);
       } catch (e) {
         // A fetch stopped by Ctrl-C fails; the interruption is what the user needs to hear about.
         if (controller.signal.aborted) throw new CancelledError('interrupted while fetching sources');
@@ -225,18 +254,8 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
       }
     }
     if (controller.signal.aborted) throw new CancelledError('interrupted');
-    const options: RunOptions = {
-      command,
-      mode,
-      dryRun: args.dryRun,
-      workers: workersFrom(args, stack),
-      keepGoing: args.keepGoing,
-      ignoreErrors: args.ignoreErrors ?? false,
-      verbose: args.verbose,
-      env: stepEnv(backendOf(args, stack)),
-      secrets: ownSecrets(backendOf(args, stack)),
-      killGraceMs: graceMs,
-    };
+    const options = runOptions(stack);
+    if (open.applyNoValue) await noValueCheck(stack, options);
     if (args.validate) await preflight(stack, options);
 
     const isTTY = process.stdout.isTTY === true;

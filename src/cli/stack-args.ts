@@ -21,6 +21,10 @@ export interface StackArgs {
   cluster?: string;
   config?: string;
   strictVars: boolean;
+  /** `--no-fetch` (false): never fetch missing sources; a kapp that cannot be read is an error. */
+  fetch?: boolean;
+  /** `--no-actions` (false): no warning about Sugarkube actions, which kapps never runs. */
+  actions?: boolean;
 }
 
 /** The positional arguments and the selector, override and config options. */
@@ -93,13 +97,30 @@ export function stackOptions<T>(
       type: 'boolean',
       default: false,
       describe: 'A missing variable is an error instead of rendering <no value>',
+    })
+    .option('actions', {
+      type: 'boolean',
+      describe:
+        'kapps runs no Sugarkube actions (pre_install_actions, post_install_actions, …, e.g. cluster_update) and ' +
+        'warns about each; --no-actions silences those warnings',
+    })
+    .option('fetch', {
+      type: 'boolean',
+      describe:
+        'Git sources missing from the workspace are fetched before the kapps are read (changes no infrastructure); ' +
+        '--no-fetch fetches nothing and fails listing the kapps it cannot read',
     }) as unknown as Argv<T & StackArgs>;
 }
 
 /** How a command uses the stack it opens. */
 export interface OpenOptions {
-  /** A planning command (generate, graph, vars, validate): nothing is fetched, so warn about unfetched git sources. */
+  /**
+   * A command that reports on the kapps without running them (generate, graph, vars, validate, preview, a dry
+   * run): git sources missing from the workspace are fetched first, or with --no-fetch the command fails.
+   */
   readonly planning?: boolean;
+  /** An install or delete that applies without --allow-no-value: `<no value>` in a step is an error. */
+  readonly applyNoValue?: boolean;
 }
 
 /** The request to open the stack the arguments name. */
@@ -121,25 +142,48 @@ export function stackRequest(args: StackArgs, options: OpenOptions = {}): OpenSt
     parents: args.parents ?? false,
     ...(process.env.KUBECONFIG ? { kubeconfig: process.env.KUBECONFIG } : {}),
     strict: args.strictVars,
-    ...(options.planning ? { warnUnfetched: true } : {}),
+    ...(options.applyNoValue ? { applyNoValue: true } : {}),
+    ...(args.actions === false ? { quietActions: true } : {}),
   };
 }
 
 const printed = new WeakMap<Stack, number>();
+/** Warnings already printed by this process: a stack opened again (after a fetch) does not repeat them. */
+const printedOnce = new Set<string>();
 
 /** Print the stack's warnings not printed yet, on stderr. */
 export async function flushWarnings(stack: Stack): Promise<void> {
   const from = printed.get(stack) ?? 0;
   if (stack.warnings.length <= from) return;
-  const { formatDiagnostics } = await import('../report/diagnostic-printer.js');
-  process.stderr.write(`${formatDiagnostics(stack.warnings.slice(from))}\n`);
   printed.set(stack, stack.warnings.length);
+  const fresh = stack.warnings.slice(from).filter((w) => {
+    const key = `${w.location?.file ?? ''}:${w.location?.line ?? ''}:${w.message}`;
+    if (printedOnce.has(key)) return false;
+    printedOnce.add(key);
+    return true;
+  });
+  if (fresh.length === 0) return;
+  const { formatDiagnostics } = await import('../report/diagnostic-printer.js');
+  process.stderr.write(`${formatDiagnostics(fresh)}\n`);
 }
 
 /** Open the stack and print its warnings so far on stderr. */
 export async function openStackFromArgs(args: StackArgs, options: OpenOptions = {}): Promise<Stack> {
   const { openStack } = await import('../stack/open-stack.js');
-  const stack = openStack(stackRequest(args, options));
+  let stack = openStack(stackRequest(args, options));
+  if (options.planning || args.fetch === false) {
+    const { fetchMissingSources, missingKapps, missingSourcesError } = await import('./missing-sources.js');
+    // A fetched kapp's sugarkube.yaml can add dependencies, hence sources of new ancestors: fetch until none is missing.
+    const tried = new Set<string>();
+    for (let missing = missingKapps(stack); missing.length > 0; missing = missingKapps(stack)) {
+      if (args.fetch === false) throw missingSourcesError(stack, missing, args);
+      const fresh = missing.filter((id) => !tried.has(id));
+      if (fresh.length === 0) throw missingSourcesError(stack, missing, args);
+      for (const id of fresh) tried.add(id);
+      await fetchMissingSources(stack, fresh);
+      stack = openStack(stackRequest(args, options));
+    }
+  }
   await flushWarnings(stack);
   return stack;
 }

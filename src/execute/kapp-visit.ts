@@ -113,9 +113,25 @@ export async function visitKapp(
     outputs: viewFor(ctx, kapp),
     ...(renderedTemplates ? { renderedTemplates } : {}),
   });
+  /** Dry run: the template files already said to be written. */
+  const announced = new Set<string>();
   const renderTemplates = (): void => {
     const rendered = renderKappTemplates(stack, kapp, stack.variables(kapp, runtime()), { dryRun });
     renderedTemplates = rendered.paths;
+    if (dryRun) {
+      for (const [id, dest] of rendered.paths) {
+        if (announced.has(dest)) continue;
+        announced.add(dest);
+        emit({
+          type: 'log',
+          time: now(),
+          level: 'info',
+          shown: true,
+          message: `template '${id}' would be written to ${dest}`,
+          kapp: kapp.id,
+        });
+      }
+    }
     sensitiveFiles = [...new Set([...sensitiveFiles, ...rendered.sensitive])];
   };
   const load = (mustExist: boolean): void => {
@@ -160,6 +176,11 @@ export async function visitKapp(
         });
         record('skipped', null, 0, false);
         continue;
+      }
+      // An apply runs no step with `<no value>` in it (checked now: outputs loaded by earlier steps are in).
+      if (stack.applyNoValue && !dryRun) {
+        const problems = stack.noValueErrors(kapp, phase, [step]);
+        if (problems.length) throw new ConfigError(problems);
       }
       emit({
         type: 'step-started',

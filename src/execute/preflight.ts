@@ -4,6 +4,7 @@
  * outputs included. Steps whose conditions are already false when planned are not checked; a command that only
  * appears once outputs exist cannot be checked in advance and is checked when its step is reached.
  */
+import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { parseGoBool } from '../plan/go-bool.js';
 import type { Phase } from '../report/events.js';
@@ -64,4 +65,42 @@ export function checkCommands(
     }
   }
   return missing;
+}
+
+/**
+ * In an apply (the stack opened with `applyNoValue`): the steps of the run that render `<no value>` in their command,
+ * args, env or conditions, found before anything runs. Kapps that read outputs (their own or their dependencies')
+ * are left to the check made when each phase is planned with the real outputs, since an output not produced yet
+ * also renders `<no value>` here. Steps whose conditions are already false are not reported.
+ */
+export function noValueProblems(stack: Stack, phases: ReadonlyMap<string, readonly Phase[]>): Diagnostic[] {
+  const views = stack.placeholderViews();
+  const out: Diagnostic[] = [];
+  const seen = new Set<string>();
+  for (const node of stack.selection.nodes) {
+    const kappPhases = phases.get(node.id);
+    const view = views.get(node.id) ?? newGoMap();
+    if (!kappPhases || Object.keys(view).length > 0) continue;
+    const kapp = stack.kapp(node.id);
+    for (const phase of kappPhases) {
+      const off: string[] = [];
+      try {
+        const steps = stack.planPhase(kapp, phase, { outputs: view }, false, false);
+        for (const st of steps) {
+          if (st.conditions.some((c) => parseGoBool(c) === false))
+            off.push(`step '${st.name}' of run unit '${st.unit}' `);
+        }
+        for (const d of stack.noValueErrors(kapp, phase, steps)) {
+          if (!d.message.includes('<no value>') || seen.has(d.message)) continue;
+          if (off.some((prefix) => d.message.startsWith(prefix))) continue;
+          seen.add(d.message);
+          out.push(d);
+        }
+      } catch (e) {
+        // Planning errors are reported by the run.
+        if (!(e instanceof ConfigError)) throw e;
+      }
+    }
+  }
+  return out;
 }

@@ -63,6 +63,10 @@ function renderEach(
       ? [target.source]
       : [
           path.resolve(kapp.configDir, target.source),
+          // A dry run fills no workspace: a file source's copy may not be there yet, its original is.
+          ...(options.dryRun && kapp.configFile && path.dirname(kapp.configFile) !== kapp.configDir
+            ? [path.resolve(path.dirname(kapp.configFile), target.source)]
+            : []),
           ...stack.config.template_dirs.map((d) => path.resolve(d, target.source)),
         ];
     const source = candidates.find((c) => existsSync(c));

@@ -64,5 +64,6 @@ export type { SpecChange } from './spec-diff.js';
 export { SENSITIVE, SENSITIVE_CHANGED, diffKappSpecs, formatChange, redactKappSpec } from './spec-diff.js';
 export type { KappChange, ReleaseDiff, ReleaseListEntry } from './history.js';
 export { diffReleases, formatReleaseDiff, formatReleaseTable, releaseListEntries } from './history.js';
-export { resolveProject } from './target.js';
+export { describeProjectSource, legacyHistoryHint, resolveProject } from './target.js';
+export type { ProjectSource, ResolvedProject } from './target.js';
 export { redactText, redactUrl } from './redact.js';

@@ -10,7 +10,8 @@
  *
  * The store knows nothing of phases or locks; `recorder.ts` builds the lifecycle on top of it.
  */
-import { isAbsolute, join, resolve } from 'node:path';
+import { accessSync, constants, realpathSync, statfsSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { homedir } from 'node:os';
 import { ReleaseStoreError } from './errors.js';
 import { redactUrl } from './redact.js';
@@ -113,9 +114,63 @@ export function describeBackend(spec: BackendSpec): string {
 /** Open the store for a backend. The PostgreSQL driver is loaded only when needed. */
 export async function openReleaseStore(spec: BackendSpec): Promise<ReleaseStore> {
   if (spec.kind === 'file') {
+    checkStoreDirectory(spec.root);
     const { FileReleaseStore } = await import('./file-store.js');
     return new FileReleaseStore(spec.root);
   }
   const { PgReleaseStore } = await import('./pg-store.js');
   return new PgReleaseStore(spec.url);
+}
+
+/** File systems that hold no user directories (proc, sysfs, devpts, debugfs, tracefs, securityfs, cgroup, cgroup2). */
+const PSEUDO_FS = new Set([0x9fa0, 0x62656572, 0x1cd1, 0x64626720, 0x74726163, 0x73636673, 0x27e0eb, 0x63677270]);
+
+/**
+ * Check a file backend's directory before anything is created in it: its nearest existing ancestor must be a
+ * directory on a normal file system (not /proc, /sys or /dev), writable when the directory is still to be created.
+ * Node's recursive mkdir never returns under /proc, so this is checked, not left to mkdir.
+ */
+export function checkStoreDirectory(root: string): void {
+  const refuse = (why: string) => new ReleaseStoreError(`the release store ${root} cannot be used: ${why}`);
+  let existing = resolve(root);
+  for (;;) {
+    try {
+      if (!statSync(existing).isDirectory()) throw refuse(`${existing} is not a directory`);
+      break;
+    } catch (error) {
+      if (error instanceof ReleaseStoreError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      const parent = dirname(existing);
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || parent === existing) {
+        throw refuse(`${existing}: ${(error as Error).message}`);
+      }
+      existing = parent;
+    }
+  }
+  let real = existing;
+  try {
+    real = realpathSync(existing);
+  } catch {
+    // Checked below through statfs.
+  }
+  const pseudo = ['/proc', '/sys', '/dev'].find((p) => real === p || real.startsWith(`${p}/`));
+  let fsType: number | undefined;
+  try {
+    fsType = Number(statfsSync(existing).type);
+  } catch {
+    fsType = undefined;
+  }
+  if (pseudo !== undefined || (fsType !== undefined && PSEUDO_FS.has(fsType))) {
+    throw refuse(
+      `${pseudo !== undefined ? `it is under ${pseudo}` : `${existing} is on a system file system`}, which cannot hold ` +
+        'its directories (set KAPPS_HOME or --backend to a normal directory)',
+    );
+  }
+  if (existing !== resolve(root)) {
+    try {
+      accessSync(existing, constants.W_OK);
+    } catch {
+      throw refuse(`${existing} is not writable, so ${root} cannot be created`);
+    }
+  }
 }

@@ -89,5 +89,5 @@ export function logLine(event: LogEvent, c: Palette): string {
 
 /** Whether a log event is shown to a human: warnings and errors always, info only when verbose. */
 export function showLog(event: LogEvent, verbose: boolean): boolean {
-  return event.level !== 'info' || verbose;
+  return event.level !== 'info' || verbose || event.shown === true;
 }

@@ -110,6 +110,8 @@ export interface LogEvent extends Base {
   readonly level: 'info' | 'warn' | 'error';
   readonly message: string;
   readonly kapp?: string;
+  /** An info message shown without --verbose (e.g. what a dry run would write). */
+  readonly shown?: boolean;
 }
 
 export interface RunFinishedEvent extends Base {

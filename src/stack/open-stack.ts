@@ -46,6 +46,10 @@ export interface OpenStackRequest {
   readonly kubeconfig?: string;
   /** `--strict-vars`: `<no value>` in a command, argument or condition is an error, not a warning. */
   readonly strict?: boolean;
+  /** An install or delete that applies: `<no value>` in a command, argument, env value or condition is an error. */
+  readonly applyNoValue?: boolean;
+  /** `--no-actions`: no warning about the Sugarkube actions kapps does not run. */
+  readonly quietActions?: boolean;
   /**
    * Warn about kapps whose git sources are not in the workspace (their sugarkube.yaml cannot be read): for the
    * planning commands, which never fetch anything.
@@ -302,7 +306,7 @@ export function openStack(request: OpenStackRequest): Stack {
   }
   if (problems.length) throw new ConfigError(byFile(problems, stack.file));
   if (unfetched.length && request.warnUnfetched) warnings.push(unfetchedWarning(unfetched, workspace));
-  return new Stack({
+  const opened = new Stack({
     project,
     stack,
     manifests,
@@ -312,8 +316,47 @@ export function openStack(request: OpenStackRequest): Stack {
     warnings,
     kubeconfig: request.kubeconfig ?? '',
     strict: request.strict ?? false,
+    ...(request.applyNoValue ? { applyNoValue: true } : {}),
     include: request.include ?? [],
     exclude: request.exclude ?? [],
     parents: request.parents ?? false,
+    unfetched,
   });
+  if (!request.quietActions) opened.warnings.push(...actionWarnings(opened));
+  return opened;
+}
+
+const ACTION_FIELDS = [
+  'pre_install_actions',
+  'post_install_actions',
+  'pre_delete_actions',
+  'post_delete_actions',
+] as const;
+
+/**
+ * Sugarkube's actions (e.g. `cluster_update` in `post_install_actions`) are loaded but never run: one warning per
+ * kapp of the selection's sub-graph, field and action.
+ */
+function actionWarnings(stack: Stack): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const node of stack.selection.nodes) {
+    const kapp = stack.kapp(node.id);
+    const seen = new Set<string>();
+    for (const field of ACTION_FIELDS) {
+      const list = kapp.descriptor[field] ?? [];
+      for (const action of list) {
+        const key = `${field} ${action.id}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push(
+          diagnosticWarning(
+            `kapp ${kapp.id}: ${field} '${action.id}' is not run: kapps runs no Sugarkube actions`,
+            locationOf(list, list.indexOf(action)) ?? locationOf(kapp.descriptor, field) ?? locationOf(kapp.entry),
+            { hint: '--no-actions silences this warning' },
+          ),
+        );
+      }
+    }
+  }
+  return out;
 }

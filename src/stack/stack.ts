@@ -85,9 +85,16 @@ export interface StackInit {
   readonly kubeconfig: string;
   /** `--strict-vars`: `<no value>` in a command, argument or condition is an error, not a warning. */
   readonly strict: boolean;
+  /**
+   * An install or delete that applies (`-y`, `--one-shot`) without `--allow-no-value`: `<no value>` in a command,
+   * argument, env value or condition is an error, as with --strict-vars.
+   */
+  readonly applyNoValue?: boolean;
   readonly include: readonly string[];
   readonly exclude: readonly string[];
   readonly parents: boolean;
+  /** Kapps whose git sources are not in the workspace (their sugarkube.yaml was not read), in stack order. */
+  readonly unfetched?: readonly string[];
 }
 
 /** Per-kapp state that changes while a run goes: outputs loaded, templates rendered. */
@@ -129,11 +136,14 @@ export class Stack {
   readonly warnings: Diagnostic[];
   readonly dag: KappDag;
   readonly selection: Selection;
+  /** Kapps whose git sources are not in the workspace: their sugarkube.yaml was not read. */
+  readonly unfetched: readonly string[];
   readonly #byId = new Map<string, KappModel>();
   readonly #planNodes = new Map<string, PlanNode>();
   readonly #providerVars: GoMap;
   readonly #kubeconfig: string;
   readonly #strictVars: boolean;
+  readonly #applyNoValue: boolean;
   readonly #noValueSeen = new Set<string>();
   /** Each kapp's variables without outputs, rendered templates or extras. */
   readonly #baseVars = new Map<string, GoMap>();
@@ -161,6 +171,8 @@ export class Stack {
     this.#providerVars = init.providerVars;
     this.#kubeconfig = init.kubeconfig;
     this.#strictVars = init.strict;
+    this.#applyNoValue = init.applyNoValue ?? false;
+    this.unfetched = init.unfetched ?? [];
     for (const k of init.kapps) this.#byId.set(k.id, k);
     this.dag = buildDag(dagInputs(this, this.manifests));
     this.selection = selectKapps(this.dag, { include: init.include, exclude: init.exclude, parents: init.parents });
@@ -366,15 +378,21 @@ export class Stack {
     return steps;
   }
 
-  /** `<no value>` (a missing variable) in a command, argument or condition: a warning, or an error with --strict-vars. */
-  #checkNoValue(kapp: KappModel, phase: Phase, steps: readonly PlannedStep[]): void {
+  /**
+   * `<no value>` (a missing variable) in a command, argument, env value or condition: a warning, or an error with
+   * --strict-vars or when `errors` is set (an apply checking the steps it is about to run).
+   */
+  #checkNoValue(kapp: KappModel, phase: Phase, steps: readonly PlannedStep[], errors = false): void {
     const found: Diagnostic[] = [];
     for (const step of steps) {
       const report = (field: string, at: Diagnostic['location']): void => {
         const message = `step '${step.name}' of run unit '${step.unit}' (${phase}) in kapp '${kapp.id}': ${field} ${NO_VALUE}, so a variable it reads is not set`;
         const hint = '`kapps vars` shows the variables that are set';
-        if (this.#strictVars) found.push(diagnosticError(message, at, { hint }));
-        else if (!this.#noValueSeen.has(message)) {
+        if (this.#strictVars || errors) {
+          found.push(
+            diagnosticError(message, at, { hint: errors ? `${hint}; --allow-no-value runs it anyway` : hint }),
+          );
+        } else if (!this.#noValueSeen.has(message)) {
           this.#noValueSeen.add(message);
           this.warnings.push(diagnosticWarning(message, at, { hint }));
         }
@@ -382,6 +400,9 @@ export class Stack {
       if (step.command.includes(NO_VALUE)) report('its command renders', step.locations.command ?? step.locations.step);
       if (step.args.some((a) => a.includes(NO_VALUE)))
         report('its args render', step.locations.args ?? step.locations.step);
+      for (const [name, value] of Object.entries(step.env)) {
+        if (value.includes(NO_VALUE)) report(`its env ${name} renders`, step.locations.step);
+      }
       step.conditions.forEach((c, i) => {
         if (!c.includes(NO_VALUE)) return;
         const at = step.conditionSite.conditionLocations?.[i] ?? step.conditionSite.location;
@@ -389,6 +410,25 @@ export class Stack {
       });
     }
     if (found.length) throw new ConfigError(found);
+  }
+
+  /** An install or delete that applies (without --allow-no-value): `<no value>` in a step stops it. */
+  get applyNoValue(): boolean {
+    return this.#applyNoValue;
+  }
+
+  /**
+   * In an apply: the errors for `<no value>` in these steps (command, args, env values, conditions), without
+   * throwing. Checked for each step just before it runs (its outputs are then loaded) and before the run starts.
+   */
+  noValueErrors(kapp: KappModel, phase: Phase, steps: readonly PlannedStep[]): Diagnostic[] {
+    try {
+      this.#checkNoValue(kapp, phase, steps, true);
+    } catch (e) {
+      if (e instanceof ConfigError) return [...e.diagnostics];
+      throw e;
+    }
+    return [];
   }
 
   /**
@@ -464,7 +504,8 @@ export class Stack {
       kapps.push({
         id: node.id,
         dependsOn: [...node.dependsOn],
-        selected: node.selected,
+        // What will run: an ancestor processed with --parents counts as selected.
+        selected: node.selected || node.processed,
         conditionsOk: node.conditionsOk,
         phases: specPhases,
       });

@@ -210,13 +210,16 @@ describe("a kapp's own sugarkube.yaml", () => {
     expect(local?.phases.apply_install?.[0]?.workingDir).toBe(path.join(dir, 'ws/apps/local-app'));
   });
 
-  it('cannot be read from a git source that is not fetched yet: a warning says so', async () => {
+  it('is not read from a git source that is not fetched, with --no-fetch: the command fails listing the kapp', async () => {
     const dir = project(files);
-    const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev', 'ws', '-o', 'json']);
-    expect(r.code).toBe(0);
+    const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev', 'ws', '-o', 'json', '--no-fetch']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
-      `warning: kapp apps:remote-app has git sources that are not in the workspace ${path.join(dir, 'ws')}; its sugarkube.yaml is not read\n` +
-        '  hint: fetch them with `kapps workspace create` (same arguments), or pass the workspace directory\n',
+      `kapps: 1 kapp(s) not read: their git sources are not in the workspace ${path.join(dir, 'ws')} (--no-fetch)\n` +
+        '  apps:remote-app\n' +
+        'fetch them with: kapps workspace create --no-update stacks.yaml dev ws\n' +
+        '(or run without --no-fetch, which fetches missing sources first)\n',
     );
   });
 });

@@ -12,7 +12,8 @@ import { kapps, type GeneratedSpec } from '../fixtures/plan/project.js';
 
 const SAMPLE = fileURLToPath(new URL('../fixtures/sugarkube-sample', import.meta.url));
 const WS = path.join(SAMPLE, 'workspace');
-const ARGS = ['stacks/web.yaml', 'local-web', 'workspace'];
+// --no-actions: the warnings about the actions kapps does not run are tested in first-hour.test.ts.
+const ARGS = ['stacks/web.yaml', 'local-web', 'workspace', '--no-actions'];
 const bin = mkdtempSync(path.join(os.tmpdir(), 'kapps-sample-bin-'));
 afterAll(() => rmSync(bin, { recursive: true, force: true }));
 

@@ -525,6 +525,10 @@ describe('Sugarkube manifest_test cases', () => {
                 uri: git@github.com:sugarkube/kapps-C.git//kappC/some/special#kappC-0.3.0
               - uri: git@github.com:sugarkube/kapps-C.git//kappC/some/pathZ#kappZ-0.3.0
       `,
+      // The sources are in the workspace (without a sugarkube.yaml), so nothing is fetched.
+      '.kapps-workspace/large/manifest1/kappA/pathA/README': 'fetched\n',
+      '.kapps-workspace/large/exampleManifest2/kappC/special/README': 'fetched\n',
+      '.kapps-workspace/large/exampleManifest2/kappC/pathZ/README': 'fetched\n',
     });
     const r = await kapps(dir, ['vars', 'stacks.yaml', 'large', '-o', 'json']);
     expect(r.code).toBe(0);
@@ -535,9 +539,6 @@ describe('Sugarkube manifest_test cases', () => {
       14 |           state: absent
          |           ^^^^^
         hint: \`conditions\` replaced \`state\`: e.g. \`conditions: [false]\` switches a kapp off
-
-      warning: kapps manifest1:kappA and exampleManifest2:kappC have git sources that are not in the workspace <dir>/.kapps-workspace/large; their sugarkube.yaml files are not read
-        hint: fetch them with \`kapps workspace create\` (same arguments), or pass the workspace directory
       "
     `);
     const reports = JSON.parse(r.stdout) as VarsReport[];

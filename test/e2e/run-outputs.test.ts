@@ -91,7 +91,7 @@ const outputOf = (events: Parameters<typeof eventsOf>[0], kappId: string): strin
 describe('keys and flow', () => {
   it('this.<id>, <kapp>.<id> and <manifest>__<kapp>.<id>, hyphens as underscores; short keys stay in the manifest', async () => {
     const p = layered();
-    const r = await p.runJson('install', ['-y']);
+    const r = await p.runJson('install', ['-y', '--allow-no-value']);
     expect(r.code, r.stderr).toBe(0);
     expect(outputOf(r.events, 'data-layer:my-db')).toEqual(['this=db://prod']);
     expect(outputOf(r.events, 'data-layer:cache')).toEqual(['short=db://prod fq=db://prod']);
@@ -102,7 +102,7 @@ describe('keys and flow', () => {
 
   it('unselected ancestors provide their outputs: their output phase runs, nothing else of theirs', async () => {
     const p = layered();
-    const r = await p.runJson('install', ['-y', '-i', 'apps:web']);
+    const r = await p.runJson('install', ['-y', '--allow-no-value', '-i', 'apps:web']);
     expect(r.code, r.stderr).toBe(0);
     expect(started(r.trace)).toEqual(['my-db-output', 'web']);
     expect(outputOf(r.events, 'apps:web')).toEqual(['fq=db://prod short=<no value>']);

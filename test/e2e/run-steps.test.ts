@@ -393,7 +393,7 @@ describe('load_outputs and conditions', () => {
         { outputs: [{ id: 'info', path: 'info.json', format: 'json' }] },
       ),
     );
-    const r = await p.runJson('install', ['-y']);
+    const r = await p.runJson('install', ['-y', '--allow-no-value']);
     expect(r.code, r.stderr).toBe(0);
     expect(started(r.trace)).toEqual(['before', 'write', 'uses', 'gated']);
     const shown = eventsOf(r.events, 'step-output').map((e) => e.text);

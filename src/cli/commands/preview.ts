@@ -50,7 +50,7 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
     try {
       const { computePreviewFor, refreshLine } = await import('../preview-run.js');
       const { formatPreviewDetails, formatPreviewTable } = await import('../../release/index.js');
-      const stack = await openStackFromArgs(args);
+      const stack = await openStackFromArgs(args, { planning: true });
       const { rows, revision, document } = await computePreviewFor(stack, args);
       if (document.refreshed) process.stderr.write(refreshLine(document.refreshed));
       if (args.output === 'json') {

@@ -36,13 +36,25 @@ interface UnlockArgs extends SharedArgs {
   yes: boolean;
 }
 
+/**
+ * The stack positionals; `[workspace-dir]` is accepted (and not used) so that any stack command line works with the
+ * release verbs by changing only the verb.
+ */
+const STACK = '<stack-file> <stack-name> [workspace-dir]';
+
 function shared<T>(y: Argv<T>): Argv<T & SharedArgs> {
   return y
     .positional('stack-file', { type: 'string', describe: 'The stack file', demandOption: true })
     .positional('stack-name', { type: 'string', describe: 'The stack (the release key)', demandOption: true })
+    .positional('workspace-dir', {
+      type: 'string',
+      describe: 'Accepted like the other stack commands; releases do not depend on the workspace',
+    })
     .option('project', {
       type: 'string',
-      describe: 'Project of the releases (default: `project:` in sugarkube-conf.yaml, else the stack file’s folder)',
+      describe:
+        'Project of the releases (default: `project:` in sugarkube-conf.yaml, else the folder of that file, else the ' +
+        'git repository, else the stack file’s folder; see docs/releases.md)',
     })
     .option('backend', {
       type: 'string',
@@ -54,7 +66,7 @@ function shared<T>(y: Argv<T>): Argv<T & SharedArgs> {
 }
 
 const listCommand: CommandModule<object, ListArgs> = {
-  command: 'list <stack-file> <stack-name>',
+  command: `list ${STACK}`,
   describe: 'List the releases of a stack, newest first',
   builder: (y) =>
     shared(y).option('output', {
@@ -64,7 +76,7 @@ const listCommand: CommandModule<object, ListArgs> = {
       describe: 'Output format',
     }),
   handler: (argv) =>
-    withStore(argv, async (store, project) => {
+    withStore(argv, async (store, project, source) => {
       const { formatReleaseTable, releaseListEntries } = await import('../../release/history.js');
       const summaries = await store.list(project, argv.stackName);
       if (argv.output === 'json') {
@@ -72,13 +84,17 @@ const listCommand: CommandModule<object, ListArgs> = {
       } else if (summaries.length === 0) {
         process.stdout.write(`No releases of ${project}/${argv.stackName} in ${store.description}.\n`);
       } else {
+        // On stderr: stdout stays the table.
+        process.stderr.write(
+          `Releases of ${project}/${argv.stackName} (project from ${source}) in ${store.description}\n`,
+        );
         process.stdout.write(formatReleaseTable(summaries));
       }
     }),
 };
 
 const showCommand: CommandModule<object, ShowArgs> = {
-  command: 'show <stack-file> <stack-name>',
+  command: `show ${STACK}`,
   describe: 'Print one release (default: the latest)',
   builder: (y) =>
     shared(y)
@@ -133,7 +149,7 @@ const diffCommand: CommandModule<object, DiffArgs> = {
 };
 
 const unlockCommandModule: CommandModule<object, UnlockArgs> = {
-  command: 'unlock <stack-file> <stack-name>',
+  command: `unlock ${STACK}`,
   describe: 'Mark a release left running by a dead run as failed, so the next run can begin',
   builder: (y) =>
     shared(y).option('yes', {
@@ -203,7 +219,7 @@ export const releaseCommand: CommandModule<object, object> = {
 /** Resolve project and backend, open the store, run `action`, close the store. */
 async function withStore(
   argv: SharedArgs,
-  action: (store: ReleaseStore, project: string) => Promise<void>,
+  action: (store: ReleaseStore, project: string, source: string) => Promise<void>,
 ): Promise<void> {
   if (!existsSync(argv.stackFile)) throw new UsageError(`stack file ${argv.stackFile} not found`);
   const [{ loadProjectConfig }, { formatDiagnostics }, release] = await Promise.all([
@@ -218,12 +234,14 @@ async function withStore(
     ...(argv.config !== undefined ? { configFile: argv.config } : {}),
   });
   if (warnings.length > 0) process.stderr.write(`${formatDiagnostics(warnings)}\n`);
-  const { project } = release.resolveProject({
+  const resolved = release.resolveProject({
     flag: argv.project,
     config: config.project,
+    configFile: config.file,
     stackFile: argv.stackFile,
     cwd,
   });
+  const project = resolved.project;
   const { spec } = release.resolveBackend({
     flag: argv.backend,
     env: process.env.KAPPS_BACKEND,
@@ -234,7 +252,9 @@ async function withStore(
   });
   const store = await release.openReleaseStore(spec);
   try {
-    await action(store, project);
+    const hint = await release.legacyHistoryHint(store, resolved, argv.stackName);
+    if (hint) process.stderr.write(`warning: ${hint}\n`);
+    await action(store, project, release.describeProjectSource(resolved.source));
   } finally {
     await store.close();
   }

@@ -94,9 +94,11 @@ describe('project resolution', () => {
       project: 'p2',
       source: 'config',
     });
+    // A folder named `stacks` (Sugarkube's layout) names no project: its parent does.
     expect(resolveProject({ stackFile: 'stacks/s.yaml', cwd: '/w/shop' })).toEqual({
-      project: 'stacks',
+      project: 'shop',
       source: 'folder',
+      legacy: 'stacks',
     });
     expect(resolveProject({ stackFile: 's.yaml', cwd: '/w/shop' })).toEqual({ project: 'shop', source: 'folder' });
   });
