@@ -11,6 +11,7 @@ export interface RunArgs extends StackArgs {
   color: boolean;
   validate: boolean;
   killGrace: number;
+  fetch?: boolean;
 }
 
 export interface ApplyArgs extends RunArgs {
@@ -62,6 +63,12 @@ export function runOptions<T>(y: Argv<T>): Argv<T & RunArgs> {
       type: 'boolean',
       default: true,
       describe: 'Check before running that every command exists (--no-validate skips the check)',
+    })
+    .option('fetch', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'Bring git sources already in the workspace up to date first (as `kapps workspace create` does); without it they are used as they are and only missing ones are fetched',
     })
     .option('kill-grace', {
       type: 'number',

@@ -41,7 +41,7 @@ async function prepareWorkspace(stack: Stack, args: RunArgs, signal: AbortSignal
   await ensureWorkspace(
     withSources.map((k) => ({ fqId: k.id, cacheRoot: k.cacheRoot, sources: k.sources })),
     {
-      update: false,
+      update: args.fetch ?? false,
       run: gitRunner,
       signal,
       onFetch: (id, source) => process.stderr.write(`Fetching ${source.id} for ${id}...\n`),

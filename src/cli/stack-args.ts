@@ -3,6 +3,8 @@
  * stack overrides, the project config. Declared here once so every command's `--help` says the same.
  */
 import type { Argv } from 'yargs';
+import { parseSubstitutionFlags } from '../config/source-substitution.js';
+import { UsageError } from '../diagnostics/errors.js';
 import type { OpenStackRequest } from '../stack/open-stack.js';
 import type { Stack } from '../stack/stack.js';
 
@@ -21,6 +23,7 @@ export interface StackArgs {
   cluster?: string;
   config?: string;
   strictVars: boolean;
+  sourceSub?: string[];
 }
 
 /** The positional arguments and the selector, override and config options. */
@@ -89,6 +92,13 @@ export function stackOptions<T>(
       describe:
         'sugarkube-conf.yaml to use (default: searched in ., the stack file’s folder and its parents, ~/.sugarkube)',
     })
+    .option('source-sub', {
+      type: 'string',
+      array: true,
+      requiresArg: true,
+      describe:
+        'PREFIX=REPLACEMENT: fetch git sources whose repository starts with PREFIX from a local path or another URL instead (repeatable; before source_substitutions of sugarkube-conf.yaml)',
+    })
     .option('strict-vars', {
       type: 'boolean',
       default: false,
@@ -104,6 +114,8 @@ export interface OpenOptions {
 
 /** The request to open the stack the arguments name. */
 export function stackRequest(args: StackArgs, options: OpenOptions = {}): OpenStackRequest {
+  const subs = parseSubstitutionFlags(args.sourceSub ?? [], process.cwd());
+  if (typeof subs === 'string') throw new UsageError(subs);
   const overrides: Record<string, string> = {};
   for (const key of ['provider', 'provisioner', 'account', 'region', 'profile', 'cluster'] as const) {
     const v = args[key];
@@ -121,6 +133,7 @@ export function stackRequest(args: StackArgs, options: OpenOptions = {}): OpenSt
     parents: args.parents ?? false,
     ...(process.env.KUBECONFIG ? { kubeconfig: process.env.KUBECONFIG } : {}),
     strict: args.strictVars,
+    ...(subs.length ? { sourceSubstitutions: subs } : {}),
     ...(options.planning ? { warnUnfetched: true } : {}),
   };
 }
