@@ -167,6 +167,14 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
     for (const r of reporters) await r.close();
     reporters.length = 0;
     await flushWarnings(stack);
+    if (command === 'output' && !args.dryRun && args.reporter !== 'json') {
+      const { outputLines } = await import('../report/outputs-table.js');
+      const done = stack;
+      const lines = outputLines(summary.results.values(), (id) =>
+        (done.kapp(id).descriptor.outputs ?? []).filter((o) => o.sensitive === true).map((o) => o.id),
+      );
+      if (lines.length) process.stdout.write(`\nOutputs:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+    }
     if (recorder) await recorder.finish(summary);
     if (summary.status === 'cancelled') throw new CancelledError('interrupted');
     if (summary.status === 'failed') throw new SilentFailure('the run failed');

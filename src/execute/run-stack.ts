@@ -129,19 +129,22 @@ function planVisits(stack: Stack, options: RunOptions): Map<string, KappVisits> 
         break;
       }
       case 'output':
-      case 'clean':
+      case 'clean': {
+        // `kapps output` loads the outputs its output phase produced (they are printed after the run).
+        const loads = options.command === 'output' && hasOutputs;
         if (processed)
           visits = {
             main: {
               role: 'selected',
               templates: false,
-              phases,
-              loadOutputs: 'no',
+              phases: loads ? phases.filter((p) => p !== 'output') : phases,
+              loadOutputs: loads ? { missing: 'tolerate', stepErrors: 'fail' } : 'no',
               ignoreErrors: false,
               kappEvents: 'both',
             },
           };
         break;
+      }
       case 'template':
         if (processed || hasOutputs) {
           visits = {

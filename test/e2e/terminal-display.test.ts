@@ -42,3 +42,51 @@ describe('the live list', () => {
     expect(plain.stdout + plain.stderr).toContain('[web:k] 10%\r50%\r100%\n');
   });
 });
+
+describe('kapps output', () => {
+  it('prints the outputs its output phase produced after the run, sensitive ones masked', async () => {
+    const tf = JSON.stringify({
+      title: { sensitive: false, type: 'string', value: 'demo site' },
+      db_password: { sensitive: true, type: 'string', value: 'hunter2-secret' },
+    });
+    const p = fixtureProject({
+      manifests: {
+        infra: {
+          kapps: [
+            {
+              id: 'tf',
+              run_units: {
+                main: {
+                  output: [
+                    { name: 'tf-output', command: 'kapps-fake', args: `--write-file tf.json '${tf}'` },
+                    { name: 'key', command: 'kapps-fake', args: '--write-file key.txt very-secret-key' },
+                  ],
+                },
+              },
+              outputs: [
+                { id: 'terraform', path: 'tf.json', format: 'json' },
+                { id: 'key', path: 'key.txt', format: 'text', sensitive: true },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    const r = await p.run('output', ['--reporter', 'plain']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      [
+        'Outputs:',
+        '  KAPP      OUTPUT                 VALUE',
+        '  infra:tf  terraform.title        demo site',
+        '  infra:tf  terraform.db_password  (sensitive)',
+        '  infra:tf  key                    (sensitive)',
+        '',
+      ].join('\n'),
+    );
+    // (The test's steps write the values from their command lines, which plain mode prints.)
+    const table = r.stdout.slice(r.stdout.indexOf('Outputs:'));
+    expect(table).not.toContain('hunter2-secret');
+    expect(table).not.toContain('very-secret-key');
+  });
+});
