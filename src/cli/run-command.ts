@@ -5,7 +5,7 @@
  * from the start: the first stops the run (or the fetch of sources) cleanly (exit 130), a second kills every step
  * at once.
  */
-import { CancelledError, KappsError, SilentFailure, UsageError } from '../diagnostics/errors.js';
+import { CancelledError, KappsError, SilentFailure } from '../diagnostics/errors.js';
 import type { RunCommand, RunMode, RunOptions, KappResult } from '../execute/types.js';
 import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
@@ -17,7 +17,7 @@ function workersFrom(args: RunArgs, stack: Stack): number {
   const fromEnv = process.env.KAPPS_WORKERS ? Number(process.env.KAPPS_WORKERS) : undefined;
   const n = args.workers ?? fromEnv ?? stack.project.num_workers;
   if (!Number.isInteger(n) || n < 1)
-    throw new UsageError(`the number of workers must be a whole number ≥ 1, got ${String(n)}`);
+    throw new KappsError(`the number of workers must be a whole number ≥ 1, got ${String(n)}`);
   return n;
 }
 

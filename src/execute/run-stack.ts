@@ -314,8 +314,13 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
       keepGoing: options.keepGoing,
       signal: deps.signal,
       run: (id, signal) => visitOrSkip(id, visits.get(id)?.main, signal, true),
-      // Kapps not visited: conditions failed, a dependency failed, the run stopped or was cancelled.
-      onNodeFinish: (id, result) => finishUnvisited(id, result, roleOf(id)),
+      // Kapps not visited: conditions failed, a dependency failed, the run stopped or was cancelled. A kapp whose
+      // own conditions are false would not have run anyway: that is its reason, not the dependency's failure.
+      onNodeFinish: (id, result) => {
+        const node = stack.planNode(id);
+        const own = result.status === 'skipped' && node?.selected === true && !node.conditionsOk;
+        finishUnvisited(id, own ? { status: 'skipped', reason: 'conditions failed' } : result, roleOf(id));
+      },
     });
   } else {
     for (const id of reported) {

@@ -90,3 +90,28 @@ describe('kapps output', () => {
     expect(table).not.toContain('very-secret-key');
   });
 });
+
+describe('the reasons a run gives', () => {
+  it('a kapp whose own conditions are false is skipped for them, even after a dependency failed', async () => {
+    const p = fixtureProject({
+      manifests: {
+        web: {
+          kapps: [
+            { id: 'site', run_units: { main: { plan_install: [{ name: 'lint', command: 'no-such-helm' }] } } },
+            { id: 'smoke-public', depends_on: [{ id: 'site' }], conditions: [false] },
+          ],
+        },
+      },
+    });
+    const r = await p.run('install', ['--reporter', 'plain', '--no-validate']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      [
+        'Failed:',
+        "  web:site: plan_install/lint: command 'no-such-helm' not found on PATH",
+        'Skipped:',
+        '  web:smoke-public: conditions failed',
+      ].join('\n'),
+    );
+  });
+});
