@@ -115,3 +115,29 @@ describe('the reasons a run gives', () => {
     );
   });
 });
+
+describe('template errors', () => {
+  it('point at the line of the bad field and name the run unit by its name', async () => {
+    const p = fixtureProject();
+    p.write(
+      'manifests/web.yaml',
+      [
+        'kapps:',
+        '  - id: a',
+        '    run_units:',
+        '      main:',
+        '        plan_install:',
+        '          - name: lint',
+        '            command: echo',
+        '            args: "{{ .x | nosuchfunc }}"',
+        '',
+      ].join('\n'),
+    );
+    p.write('stacks.yaml', { dev: { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] } });
+    const r = await p.run('generate');
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n')[0]).toBe(
+      `manifests/web.yaml:8:19: error: kapp 'web:a': cannot render run_units.main.plan_install[0].args: template: kapp:1: function "nosuchfunc" not defined`,
+    );
+  });
+});
