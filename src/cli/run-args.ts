@@ -1,5 +1,6 @@
 /** Options of the commands that run kapps: install, delete, output, clean, template. */
 import type { Argv } from 'yargs';
+import { numberArg } from './number-args.js';
 import { stackOptions, type StackArgs } from './stack-args.js';
 
 export interface RunArgs extends StackArgs {
@@ -40,7 +41,8 @@ export function runOptions<T>(y: Argv<T>): Argv<T & RunArgs> {
     })
     .option('workers', {
       alias: 'w',
-      type: 'number',
+      requiresArg: true,
+      coerce: numberArg('workers', { integer: true, min: 1 }),
       describe: 'Kapps processed at once (default: num_workers in sugarkube-conf.yaml, env KAPPS_WORKERS, else 5)',
     })
     .option('reporter', {
@@ -66,7 +68,8 @@ export function runOptions<T>(y: Argv<T>): Argv<T & RunArgs> {
       describe: 'Check before running that every command exists (--no-validate skips the check)',
     })
     .option('kill-grace', {
-      type: 'number',
+      requiresArg: true,
+      coerce: numberArg('kill-grace', { integer: false, min: 0 }),
       default: 3,
       describe: 'Seconds between SIGTERM and SIGKILL when a step is stopped (timeout, Ctrl-C)',
     }) as unknown as Argv<T & RunArgs>;

@@ -82,7 +82,7 @@ async function prepareWorkspace(stack: Stack, args: RunArgs, signal: AbortSignal
   await ensureWorkspace(
     withSources.map((k) => ({ fqId: k.id, cacheRoot: k.cacheRoot, sources: k.sources })),
     {
-      update: false,
+      update: args.fetch === true,
       run: gitRunner,
       signal,
       onFetch: (id, source) => process.stderr.write(`Fetching ${source.id} for ${id}...\n`),
@@ -314,6 +314,14 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
     );
     await closeReporters(reporters.splice(0));
     await flushWarnings(stack);
+    if (command === 'output' && !args.dryRun && args.reporter !== 'json') {
+      const { outputLines } = await import('../report/outputs-table.js');
+      const done = stack;
+      const lines = outputLines(summary.results.values(), (id) =>
+        (done.kapp(id).descriptor.outputs ?? []).filter((o) => o.sensitive === true).map((o) => o.id),
+      );
+      if (lines.length) process.stdout.write(`\nOutputs:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
+    }
     if (recorder) await recorder.finish(summary);
     if (summary.status === 'cancelled') throw new CancelledError('interrupted');
     if (summary.status === 'failed') throw new SilentFailure('the run failed');

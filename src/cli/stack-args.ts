@@ -3,6 +3,8 @@
  * stack overrides, the project config. Declared here once so every command's `--help` says the same.
  */
 import type { Argv } from 'yargs';
+import { parseSubstitutionFlags } from '../config/source-substitution.js';
+import { UsageError } from '../diagnostics/errors.js';
 import type { OpenStackRequest } from '../stack/open-stack.js';
 import type { Stack } from '../stack/stack.js';
 
@@ -21,10 +23,15 @@ export interface StackArgs {
   cluster?: string;
   config?: string;
   strictVars: boolean;
-  /** `--no-fetch` (false): never fetch missing sources; a kapp that cannot be read is an error. */
+  /**
+   * Git sources: unset, missing ones are fetched and present ones used as they are; `--fetch` (true), run commands
+   * also bring present ones up to date; `--no-fetch` (false), nothing is fetched and a kapp that cannot be read is
+   * an error.
+   */
   fetch?: boolean;
   /** `--no-actions` (false): no warning about Sugarkube actions, which kapps never runs. */
   actions?: boolean;
+  sourceSub?: string[];
 }
 
 /** The positional arguments and the selector, override and config options. */
@@ -93,6 +100,13 @@ export function stackOptions<T>(
       describe:
         'sugarkube-conf.yaml to use (default: searched in ., the stack file’s folder and its parents, ~/.sugarkube)',
     })
+    .option('source-sub', {
+      type: 'string',
+      array: true,
+      requiresArg: true,
+      describe:
+        'PREFIX=REPLACEMENT: fetch git sources whose repository starts with PREFIX from a local path or another URL instead (repeatable; before source_substitutions of sugarkube-conf.yaml)',
+    })
     .option('strict-vars', {
       type: 'boolean',
       default: false,
@@ -107,8 +121,9 @@ export function stackOptions<T>(
     .option('fetch', {
       type: 'boolean',
       describe:
-        'Git sources missing from the workspace are fetched before the kapps are read (changes no infrastructure); ' +
-        '--no-fetch fetches nothing and fails listing the kapps it cannot read',
+        'Git sources missing from the workspace are fetched before the kapps are read (changes no infrastructure) and ' +
+        'those already there are used as they are; --fetch also brings those up to date first (run commands, as ' +
+        '`kapps workspace create` does); --no-fetch fetches nothing and fails listing the kapps it cannot read',
     }) as unknown as Argv<T & StackArgs>;
 }
 
@@ -125,6 +140,8 @@ export interface OpenOptions {
 
 /** The request to open the stack the arguments name. */
 export function stackRequest(args: StackArgs, options: OpenOptions = {}): OpenStackRequest {
+  const subs = parseSubstitutionFlags(args.sourceSub ?? [], process.cwd());
+  if (typeof subs === 'string') throw new UsageError(subs);
   const overrides: Record<string, string> = {};
   for (const key of ['provider', 'provisioner', 'account', 'region', 'profile', 'cluster'] as const) {
     const v = args[key];
@@ -144,6 +161,7 @@ export function stackRequest(args: StackArgs, options: OpenOptions = {}): OpenSt
     strict: args.strictVars,
     ...(options.applyNoValue ? { applyNoValue: true } : {}),
     ...(args.actions === false ? { quietActions: true } : {}),
+    ...(subs.length ? { sourceSubstitutions: subs } : {}),
   };
 }
 

@@ -8,10 +8,11 @@
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { Diagnostic } from '../diagnostics/diagnostic.js';
+import { error as diagnosticError, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { readDescriptor, readGlobalRunUnit } from './descriptor.js';
 import { setLocation } from './locations.js';
-import { ConfigReader, entriesOf, isNull, readBool, readInt, readText } from './reader.js';
+import { ConfigReader, entriesOf, isNull, itemsOf, readBool, readInt, readText } from './reader.js';
+import { normaliseSubstitution, type SourceSubstitution } from './source-substitution.js';
 import { readConfigText, throwIfErrors } from './read-file.js';
 import { DESCRIPTOR_FIELDS, PROGRAM_FIELDS, projectConfigFile } from './schema.js';
 import type { ProjectConfig } from './types.js';
@@ -134,6 +135,27 @@ export function parseProjectConfig(text: string, file: string): { config: Projec
       case 'run_units':
         if (value.kind === 'map') set('run_units', readGlobalRunUnit(r, value));
         break;
+      case 'source_substitutions': {
+        const list: SourceSubstitution[] = [];
+        for (const item of itemsOf(value)) {
+          let prefix: string | undefined;
+          let replace: string | undefined;
+          for (const e of entriesOf(item)) {
+            if (e.key.text === 'prefix') prefix = readText(e.value);
+            if (e.key.text === 'replace') replace = readText(e.value);
+          }
+          // A missing field is reported by the schema check.
+          if (prefix === undefined || replace === undefined) continue;
+          const n = normaliseSubstitution(prefix, replace, path.dirname(file));
+          if (typeof n === 'string') {
+            r.diagnostics.push(diagnosticError(`source_substitutions: ${n}`, item.loc));
+            continue;
+          }
+          list.push({ ...n, origin: `${file}:${String(item.loc.line)}`, at: item.loc });
+        }
+        set('source_substitutions', list);
+        break;
+      }
       case 'programs':
         for (const p of entriesOf(value)) {
           const name = p.key.text;

@@ -290,6 +290,18 @@ export const projectConfigFile = obj({
   verbose: bool('Show commands and more output.').optional(),
   project: text.optional().describe('Project name recorded with releases.'),
   backend: text.optional().describe('Release store: a directory path or a postgres:// URL.'),
+  source_substitutions: z
+    .array(
+      obj({
+        prefix: text.describe('Start of a git source repository URL, e.g. `https://github.com/sugarkube/kapps.git`.'),
+        replace: text.describe(
+          'What replaces it: a local path (relative to this file), `file://<path>` (copy the folder) or another URL.',
+        ),
+      }),
+      expecting('a list of {prefix, replace} maps'),
+    )
+    .optional()
+    .describe('Fetch git sources from local copies or a mirror instead: the first matching prefix is replaced.'),
 }).meta({ title: 'kapps project configuration (sugarkube-conf.yaml)' });
 
 /** The descriptor keys, for recognising descriptor fields a program ignores. */

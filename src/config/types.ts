@@ -8,6 +8,7 @@
  * can be printed and serialised as they are.
  */
 import type { GoMap, GoValue } from '../template/value.js';
+import type { SourceSubstitution } from './source-substitution.js';
 
 /** A run step (`run_units.<unit>.<phase>[i]`). Typed fields may be written as templates (strings) and are converted after rendering. */
 export interface RunStepConfig {
@@ -131,6 +132,8 @@ export interface ProjectConfig {
   programs: Map<string, KappDescriptor>;
   /** The global run unit (named `sugarkube_config_file`), if any. */
   run_units?: RunUnitConfig;
+  /** `source_substitutions:`, replacements made absolute (relative to the file). */
+  source_substitutions?: SourceSubstitution[];
 }
 
 export interface ManifestRefConfig {

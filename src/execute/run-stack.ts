@@ -130,7 +130,9 @@ function planVisits(stack: Stack, options: RunOptions): Map<string, KappVisits> 
         break;
       }
       case 'output':
-      case 'clean':
+      case 'clean': {
+        // `kapps output` loads the outputs its output phase produced (they are printed after the run).
+        const loads = options.command === 'output' && hasOutputs;
         if (processed && options.readOutputs && options.command === 'output') {
           visits = {
             main: {
@@ -147,13 +149,14 @@ function planVisits(stack: Stack, options: RunOptions): Map<string, KappVisits> 
             main: {
               role: 'selected',
               templates: false,
-              phases,
-              loadOutputs: 'no',
+              phases: loads ? phases.filter((p) => p !== 'output') : phases,
+              loadOutputs: loads ? { missing: 'tolerate', stepErrors: 'fail' } : 'no',
               ignoreErrors: false,
               kappEvents: 'both',
             },
           };
         break;
+      }
       case 'template':
         if (processed || hasOutputs) {
           visits = {
@@ -326,8 +329,13 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
       keepGoing: options.keepGoing,
       signal: deps.signal,
       run: (id, signal) => visitOrSkip(id, visits.get(id)?.main, signal, true),
-      // Kapps not visited: conditions failed, a dependency failed, the run stopped or was cancelled.
-      onNodeFinish: (id, result) => finishUnvisited(id, result, roleOf(id)),
+      // Kapps not visited: conditions failed, a dependency failed, the run stopped or was cancelled. A kapp whose
+      // own conditions are false would not have run anyway: that is its reason, not the dependency's failure.
+      onNodeFinish: (id, result) => {
+        const node = stack.planNode(id);
+        const own = result.status === 'skipped' && node?.selected === true && !node.conditionsOk;
+        finishUnvisited(id, own ? { status: 'skipped', reason: 'conditions failed' } : result, roleOf(id));
+      },
     });
   } else {
     for (const id of reported) {

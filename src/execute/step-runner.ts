@@ -112,7 +112,8 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
       exitCode: null,
       timedOut: false,
       durationMs: 0,
-      reason: `command '${step.command}' of step '${step.name}' (kapp ${ctx.kappId}) was not found ${where}`,
+      // The kapp and the step are named by whoever reports the reason (`<kapp> failed: <phase>/<step>: …`).
+      reason: `command '${step.command}' not found ${where}`,
     };
   }
   const show = showsOutput(step.print, ctx.verbose);

@@ -60,6 +60,18 @@ export interface ListrReporterOptions {
   readonly frameMs?: number;
 }
 
+/**
+ * What a terminal shows of a line written with carriage returns (a progress bar: `10%\r50%\r100%`): each part
+ * overwrites the start of the one before. The live list shows that, not the carriage returns, which would move its
+ * cursor and mangle the display.
+ */
+export function lastState(text: string): string {
+  if (!text.includes('\r')) return text;
+  let shown = '';
+  for (const part of text.split('\r')) shown = part + shown.slice(part.length);
+  return shown;
+}
+
 /** How many of a running kapp's output lines the terminal display keeps under it (unless verbose). */
 const OUTPUT_LINES = 5;
 
@@ -343,8 +355,9 @@ export class ListrReporter implements Reporter {
   #outputLines(view: KappView, lines: readonly OutputLine[]): void {
     const fallback = !this.#options.isTTY;
     for (const line of lines) {
-      if (line.text === '') continue;
-      this.#output(view, fallback ? `[${line.kapp}] ${line.text}` : line.text);
+      const text = lastState(line.text);
+      if (text === '') continue;
+      this.#output(view, fallback ? `[${line.kapp}] ${text}` : text);
     }
   }
 

@@ -15,6 +15,7 @@ import {
   loadVarsFile,
 } from '../config/index.js';
 import type { StackOverrides } from '../config/index.js';
+import type { SourceSubstitution } from '../config/source-substitution.js';
 import { locationOf } from '../config/locations.js';
 import type { KappDescriptor, ManifestConfig, StackConfig } from '../config/types.js';
 import { parseSelector } from '../plan/select.js';
@@ -55,6 +56,8 @@ export interface OpenStackRequest {
    * planning commands, which never fetch anything.
    */
   readonly warnUnfetched?: boolean;
+  /** `--source-sub` substitutions (tried before those of sugarkube-conf.yaml). */
+  readonly sourceSubstitutions?: readonly SourceSubstitution[];
 }
 
 /** The default workspace of a stack. */
@@ -222,6 +225,7 @@ export function openStack(request: OpenStackRequest): Stack {
     problems.push(...e.diagnostics);
   }
   const manifests = loadManifests(stack.manifests, warnings, problems);
+  const substitutions = [...(request.sourceSubstitutions ?? []), ...(project.source_substitutions ?? [])];
   const workspace = path.resolve(request.cwd, request.workspace ?? defaultWorkspace(stack.file, stack.name));
 
   const walker = new VarFileWalker();
@@ -257,7 +261,7 @@ export function openStack(request: OpenStackRequest): Stack {
       };
       // Sources can come from any layer but the kapp's own sugarkube.yaml (which lives inside a source).
       const withoutKappFile = layerKapp(project, layers);
-      const sources = resolveSources(withoutKappFile.sources ?? [], manifestDir, id, problems);
+      const sources = resolveSources(withoutKappFile.sources ?? [], manifestDir, id, problems, substitutions);
       let place: KappConfigPlace | undefined;
       try {
         place = findKappConfigPlace(cacheRoot, sources, id, dirs);

@@ -120,9 +120,9 @@ function planFallback(ctx: RenderContext, text: string): string | undefined {
   return ctx.planOnly && /\.outputs\b/.test(text) ? '<no value>' : undefined;
 }
 
-function renderError(ctx: RenderContext, what: string, e: unknown): ConfigError {
+function renderError(ctx: RenderContext, what: string, e: unknown, at?: SourceLocation): ConfigError {
   const detail = e instanceof TemplateError || e instanceof Error ? e.message : String(e);
-  return new ConfigError([diagnosticError(`${ctx.subject}: cannot render ${what}: ${detail}`, ctx.location)]);
+  return new ConfigError([diagnosticError(`${ctx.subject}: cannot render ${what}: ${detail}`, at ?? ctx.location)]);
 }
 
 function notConverging(ctx: RenderContext, active: readonly Leaf[]): ConfigError {
@@ -236,13 +236,18 @@ export interface RenderOnceOptions {
  * others are returned as they are (shared, so treat the result as read-only). Strings without `{{` are kept as they
  * are.
  */
+function isNamed(v: unknown): v is { name: string } {
+  return typeof v === 'object' && v !== null && typeof (v as { name?: unknown }).name === 'string';
+}
+
 export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path = '', opts: RenderOnceOptions = {}): T {
   const keep = (from: object, to: object): void => {
     if (!opts.origins) copyLocations(from, to);
     else Object.defineProperty(to, ORIGIN, { value: originOf(from) });
   };
   const options = { name: 'kapp', strict: ctx.strict ?? false };
-  const visit = (v: unknown, p: string): unknown => {
+  // `at`: where the value is written (the field's own line, when the loader recorded it).
+  const visit = (v: unknown, p: string, at?: SourceLocation): unknown => {
     if (typeof v === 'string') {
       if (!isTemplate(v)) return v;
       try {
@@ -250,7 +255,7 @@ export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path 
       } catch (e) {
         const fallback = planFallback(ctx, v);
         if (fallback !== undefined) return fallback;
-        throw renderError(ctx, p || 'value', e);
+        throw renderError(ctx, p || 'value', e, at);
       }
     }
     if (v === null || typeof v !== 'object' || v instanceof Map) return v;
@@ -258,7 +263,9 @@ export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path 
       let list: unknown[] | undefined;
       for (let i = 0; i < v.length; i++) {
         const item: unknown = v[i];
-        const rendered = visit(item, `${p}[${i}]`);
+        // A named item (a run unit) is named by its name, as it is written: `run_units.main`, not `run_units[0]`.
+        const name = p.endsWith('run_units') && isNamed(item) ? `.${item.name}` : `[${i}]`;
+        const rendered = visit(item, `${p}${name}`, locationOf(v, i) ?? at);
         if (rendered !== item) {
           list ??= v.slice();
           list[i] = rendered;
@@ -271,7 +278,7 @@ export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path 
     let out: Record<string, unknown> | undefined;
     for (const k in v) {
       const item = (v as Record<string, unknown>)[k];
-      const rendered = visit(item, p ? `${p}.${k}` : k);
+      const rendered = visit(item, p ? `${p}.${k}` : k, locationOf(v, k) ?? at);
       if (rendered !== item) {
         if (!out) {
           const proto = Object.getPrototypeOf(v) as object | null;

@@ -28,6 +28,18 @@ export interface GitSource {
 
 /** Marker file recording which ref a checkout was made from. */
 const REF_FILE = 'kapps-ref';
+/** Marker file present while kapps makes a checkout: left behind, it means the first fetch did not complete. */
+const FETCHING_FILE = 'kapps-fetching';
+
+/** A repository kapps did not make (no markers) but that has a HEAD: a checkout put there by hand. */
+function isForeignCheckout(checkoutDir: string): boolean {
+  const gitDir = path.join(checkoutDir, '.git');
+  return (
+    existsSync(path.join(gitDir, 'HEAD')) &&
+    !existsSync(path.join(gitDir, REF_FILE)) &&
+    !existsSync(path.join(gitDir, FETCHING_FILE))
+  );
+}
 
 async function git(
   run: CommandRunner,
@@ -58,12 +70,15 @@ export async function acquireGitSource(
   const what = options.what;
   const sparsePath = source.path.replace(/^\/+|\/+$/g, '');
   const refFile = path.join(checkoutDir, '.git', REF_FILE);
-  if (existsSync(path.join(checkoutDir, '.git')) && !existsSync(refFile)) {
+  const foreign = isForeignCheckout(checkoutDir);
+  // A checkout made by hand is used as it is, unless asked to update it.
+  if (foreign && !options.update) return 'present';
+  if (existsSync(path.join(checkoutDir, '.git')) && !existsSync(refFile) && !foreign) {
     // The marker is written last: without it the checkout is what an interrupted or failed first fetch left.
     rmSync(checkoutDir, { recursive: true, force: true });
   }
-  if (existsSync(refFile)) {
-    const current = readFileSync(refFile, 'utf8').trim();
+  if (existsSync(refFile) || foreign) {
+    const current = foreign ? '(a checkout made outside kapps)' : readFileSync(refFile, 'utf8').trim();
     if (!options.update && current === source.ref) return 'present';
     const status = await git(run, ['status', '--porcelain'], checkoutDir, what);
     if (status.trim() !== '') {
@@ -76,7 +91,8 @@ export async function acquireGitSource(
     writeFileSync(refFile, `${source.ref}\n`);
     return 'updated';
   }
-  mkdirSync(checkoutDir, { recursive: true });
+  mkdirSync(path.join(checkoutDir, '.git'), { recursive: true });
+  writeFileSync(path.join(checkoutDir, '.git', FETCHING_FILE), '');
   await git(run, ['init', '-q'], checkoutDir, what);
   await git(run, ['remote', 'add', 'origin', source.repo], checkoutDir, what);
   await git(run, ['fetch', '--depth=1', '--tags', 'origin', source.ref], checkoutDir, what, 60_000);
@@ -88,11 +104,13 @@ export async function acquireGitSource(
   }
   await git(run, ['-c', 'advice.detachedHead=false', 'checkout', '-q', 'FETCH_HEAD'], checkoutDir, what);
   writeFileSync(refFile, `${source.ref}\n`);
+  rmSync(path.join(checkoutDir, '.git', FETCHING_FILE), { force: true });
   return 'created';
 }
 
-/** Whether `checkoutDir` holds a complete checkout made from `ref`. */
+/** Whether `checkoutDir` holds a complete checkout made from `ref`, or one made by hand (used as it is). */
 export function isCheckoutOf(checkoutDir: string, ref: string): boolean {
+  if (isForeignCheckout(checkoutDir)) return true;
   try {
     return readFileSync(path.join(checkoutDir, '.git', REF_FILE), 'utf8').trim() === ref;
   } catch {

@@ -35,7 +35,10 @@ export function sourceDir(cacheRoot: string, source: ResolvedSource): string {
 
 /**
  * Fill the workspace for these kapps. File sources are always synced (cheap, keeps the copy current); git sources
- * are fetched when missing, and updated when `update` is set.
+ * are fetched when missing or when kapps' own checkout was made from another ref, and updated when `update` is set
+ * (`kapps workspace create`, `--fetch`). A source present in a form kapps did not make (a checkout under
+ * `.sugarkube/` without kapps' marker, or a folder or link at `<cacheRoot>/<source id>`) is used as it is; with
+ * `update` such a checkout is brought to the ref too, a folder is never replaced.
  */
 export async function ensureWorkspace(
   kapps: readonly KappSources[],
@@ -65,6 +68,8 @@ export async function ensureWorkspace(
           return;
         }
         const checkout = path.join(kapp.cacheRoot, '.sugarkube', source.fqId);
+        // A source folder (or link) put in the workspace by hand, with no checkout of kapps behind it: used as it is.
+        if (!existsSync(path.join(checkout, '.git')) && isDir(sourceDir(kapp.cacheRoot, source))) return;
         if (options.update || !isCheckoutOf(checkout, source.ref)) options.onFetch?.(kapp.fqId, source);
         await acquireGitSource(run, source, checkout, { update: options.update, what });
         linkSource(kapp.cacheRoot, source.id || source.fqId, path.join(checkout, source.path.replace(/^\/+/, '')));

@@ -89,8 +89,10 @@ describe('command', () => {
     const failed = eventsOf(r.events, 'step-finished').find((e) => e.kapp === 'web:second');
     expect(failed?.status).toBe('failed');
     expect(failed?.reason).toContain("'no-such-tool-e2e'");
-    expect(failed?.reason).toContain("step 'deploy'");
-    expect(failed?.reason).toContain('web:second');
+    // The event names the step and kapp; the reason does not repeat them.
+    expect(failed?.step).toBe('deploy');
+    expect(failed?.kapp).toBe('web:second');
+    expect(failed?.reason).toBe("command 'no-such-tool-e2e' not found on PATH");
   });
   it('the check covers the output phase of kapps that provide outputs, selected or not', async () => {
     const p = project(

@@ -213,3 +213,61 @@ describe('git sources', () => {
     expect(r.trace).toEqual([]);
   });
 });
+
+describe('sources already in the workspace (the fetch policy)', () => {
+  /** The checkout directory kapps uses for web:k's source (`.sugarkube/<fqId>`). */
+  const checkoutDirOf = (p: FixtureProject, repo: string): string =>
+    p.path(
+      '.kapps-workspace/dev/web/k/.sugarkube',
+      `${repo
+        .replace(/^\/+/, '')
+        .replaceAll('/', '-')
+        .replace(/\.git$/, '')}-k`,
+    );
+
+  it('a checkout cloned by hand is used as it is; --fetch brings it to the ref', async () => {
+    const p = gitProject('v2');
+    const repo = p.path('../repos/charts.git');
+    const checkout = checkoutDirOf(p, repo);
+    mkdirSync(path.dirname(checkout), { recursive: true });
+    git(p.dir, 'clone', '-q', repo, checkout);
+    git(checkout, 'checkout', '-q', 'v1');
+    p.write('.kapps-workspace/dev/web/k/.keep', '');
+    const r = await p.run('install', ['-y']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('Fetching');
+    expect(started(r)).toEqual(['v1']);
+
+    const fetched = await p.run('install', ['-y', '--fetch']);
+    expect(fetched.code, fetched.stderr).toBe(0);
+    expect(fetched.stderr).toContain('Fetching k for web:k...');
+    expect(started(fetched)).toEqual(['v2']);
+  });
+
+  it('a source folder laid out by hand is used as it is, without fetching its repository', async () => {
+    const p = fixtureProject();
+    p.write('manifests/web.yaml', {
+      kapps: [{ id: 'k', sources: [{ uri: 'https://git.invalid/none/kapps.git//kapps/k#v1' }] }],
+    });
+    p.write('stacks.yaml', { dev: { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] } });
+    p.write('.kapps-workspace/dev/web/k/k/sugarkube.yaml', kappFile('by-hand'));
+    const r = await p.run('install', ['-y']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('Fetching');
+    expect(started(r)).toEqual(['by-hand']);
+  });
+
+  it("kapps' own checkout of a branch is not updated unless --fetch is given", async () => {
+    const p = gitProject('main');
+    const repo = p.path('../repos/charts.git');
+    expect(started(await p.run('install', ['-y']))).toEqual(['v2']);
+    p.write(path.join(repo, 'kapps', 'k', 'sugarkube.yaml'), kappFile('v3'));
+    git(repo, 'commit', '-q', '-am', 'v3');
+    const again = await p.run('install', ['-y']);
+    expect(again.stderr).not.toContain('Fetching');
+    expect(started(again)).toEqual(['v2']);
+    const fetched = await p.run('install', ['-y', '--fetch']);
+    expect(fetched.code, fetched.stderr).toBe(0);
+    expect(started(fetched)).toEqual(['v3']);
+  });
+});

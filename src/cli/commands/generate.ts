@@ -27,10 +27,7 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
         describe: 'Only plan these phases (repeatable; default: all six)',
       })
       .example('$0 generate stacks.yaml dev -o json', 'The whole plan as one JSON document')
-      .example(
-        '$0 generate stacks.yaml dev -i web:* --phase apply_install',
-        'What install -y would run for manifest web',
-      )
+      .example('$0 generate stacks.yaml dev --phase apply_install', 'What install -y would run')
       .epilogue(
         'Outputs that only a run can produce render as in plan mode (an empty map). The JSON document is a stable ' +
           'interface: {"stack", "kapps": [{"id", "dependsOn", "selected", "conditionsOk", "phases": {PHASE: [STEP...]}}]}.',

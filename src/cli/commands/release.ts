@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../diagnostics/errors.js';
+import { numberArg } from '../number-args.js';
 import type { ReleaseStore } from '../../release/store.js';
 
 interface SharedArgs {
@@ -98,7 +99,11 @@ const showCommand: CommandModule<object, ShowArgs> = {
   describe: 'Print one release (default: the latest)',
   builder: (y) =>
     shared(y)
-      .option('revision', { type: 'number', describe: 'The revision to show' })
+      .option('revision', {
+        requiresArg: true,
+        coerce: numberArg('revision', { integer: true, min: 1 }),
+        describe: 'The revision to show',
+      })
       .option('output', {
         alias: 'o',
         choices: ['yaml', 'json'] as const,

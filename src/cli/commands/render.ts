@@ -72,7 +72,7 @@ export const renderCommand: CommandModule<object, RenderArgs> = {
         type: 'string',
         describe: 'With --cases: directory substituted for @FIXTURES@ (default: fixtures/ next to the case file)',
       })
-      .example('$0 render values.tpl --vars stack.yaml --set kapp.replicas=3', 'Render a file')
+      .example('$0 render values.tpl --vars stack.yaml --set n=3', 'Render a file')
       .example("echo '{{ .name | upper }}' | $0 render --set name=world", 'Render stdin')
       .example('$0 render --cases cases.json --fixtures ./fixtures', 'Render test cases as JSON results')
       .epilogue(

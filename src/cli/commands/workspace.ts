@@ -42,9 +42,9 @@ const createCommand: CommandModule<object, WorkspaceArgs> = {
 };
 
 export const workspaceCommand: CommandModule = {
-  command: 'workspace <command>',
+  command: 'workspace',
   aliases: ['ws'],
   describe: 'Manage the workspace that holds the kapps’ sources',
-  builder: (y) => y.command(createCommand as never).demandCommand(1, 'Name a workspace command'),
+  builder: (y) => y.command(createCommand as never).demandCommand(1, 'Name a workspace command: create.'),
   handler: () => undefined,
 };

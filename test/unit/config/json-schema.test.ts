@@ -45,6 +45,7 @@ describe('jsonSchemaFor', () => {
       'verbose',
       'project',
       'backend',
+      'source_substitutions',
     ]);
   });
 
