@@ -106,8 +106,10 @@ export class FileReleaseStore implements ReleaseStore {
     const dir = this.directoryOf(release.project, release.stack);
     const target = this.fileOf(release.project, release.stack, release.revision);
     // The compare and the write happen under the record's lock file, so no other writer can come in between.
-    await withRecordLock(join(dir, `.${release.revision}.yaml.lock`), () =>
-      this.#update(release, options, dir, target),
+    await withRecordLock(
+      join(dir, `.${release.revision}.yaml.lock`),
+      () => notFound(release),
+      () => this.#update(release, options, dir, target),
     );
   }
 
@@ -308,10 +310,10 @@ const STALE_LOCK_MS = 30_000;
 const LOCK_WAIT_MS = 20_000;
 
 /**
- * Run `action` holding the lock file `lockFile` (created with O_EXCL, holding `<pid> <host>`), waiting while another
+ * Run `action` holding the lock file `lockFile` (`missing()` is thrown when its directory does not exist) (created with O_EXCL, holding `<pid> <host>`), waiting while another
  * writer holds it; a lock whose owner is gone is removed first.
  */
-async function withRecordLock<T>(lockFile: string, action: () => Promise<T>): Promise<T> {
+async function withRecordLock<T>(lockFile: string, missing: () => Error, action: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   const me = `${process.pid} ${hostname()}\n`;
   for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
@@ -324,6 +326,8 @@ async function withRecordLock<T>(lockFile: string, action: () => Promise<T>): Pr
       }
       break;
     } catch (error) {
+      // No directory: there is no such release.
+      if (errorCode(error) === 'ENOENT') throw missing();
       if (errorCode(error) !== 'EEXIST') {
         throw new ReleaseStoreError(`cannot create ${lockFile}: ${errorMessage(error)}`, { cause: error });
       }

@@ -1,7 +1,7 @@
 /**
  * `kapps release unlock -y` racing a live `install -y`, on both backends, with the built CLI. An unlock that reports
  * success wins: the release ends `failed` with the unlock recorded, and the run says it lost its release. Otherwise
- * the unlock fails with a conflict, or finds the run already finished. Rounds: KAPPS_RACE_REPEAT (default 8) per
+ * the unlock fails with a conflict, or finds the run already finished. Rounds: KAPPS_RACE_REPEAT (default 10) per
  * backend; the moments are seeded (KAPPS_E2E_SEED replays one).
  */
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,23 +18,29 @@ import {
 
 afterAll(cleanup);
 
-const ROUNDS = Number(process.env.KAPPS_RACE_REPEAT ?? 8);
+const ROUNDS = Number(process.env.KAPPS_RACE_REPEAT ?? 10);
 const SEED = Number(process.env.KAPPS_E2E_SEED ?? 20_261_125);
 
 describe.each(BACKENDS)('unlock racing a live run (%s backend)', (kind) => {
   it(`never reports an unlock that the run then overwrites (${ROUNDS} rounds)`, { timeout: 600_000 }, async () => {
     const backend = await freshBackend(kind);
     const random = seededRandom(SEED + (kind === 'file' ? 0 : 1));
-    const p = makeProject('shop', backend, [{ id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) }]);
+    const p = makeProject('shop', backend, []);
     const tally = { unlocked: 0, conflict: 0, finished: 0 };
     for (let round = 0; round < ROUNDS; round++) {
-      // The unlock starts as the step starts; the step lasts long enough for the unlock to land anywhere from the
-      // step's middle to after the run's last saves.
+      // Ten independent kapps finish one after another over the step time, so the run saves its release every
+      // 100 ms until it ends; the unlock starts as the steps start and lands anywhere from the middle of that stream
+      // of saves to after the run's last one.
       const stepMs = 200 + Math.floor(random() * 800);
-      p.writeKapps([{ id: 'db', descriptor: fakeKapp({ apply: `--tag apply-db --sleep ${stepMs}` }) }]);
+      p.writeKapps(
+        Array.from({ length: 10 }, (_, i) => ({
+          id: `k${i}`,
+          descriptor: fakeKapp({ apply: `--tag apply-k${i} --sleep ${Math.round((stepMs * (i + 1)) / 10)}` }),
+        })),
+      );
       const before = p.traceLines().length;
-      const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
-      await waitFor(() => run.exited() || p.traceLines().length > before, 'the step to start', 60_000);
+      const run = p.start(['install', 'stacks.yaml', 'dev', '-y', '--workers', '10']);
+      await waitFor(() => run.exited() || p.traceLines().length > before, 'the steps to start', 60_000);
       const unlock = await p.run(['release', 'unlock', 'stacks.yaml', 'dev', '-y']);
       const ran = await run.done;
       const releases = await allReleases(backend, 'shop');
