@@ -19,6 +19,8 @@ import { runCli } from '../support/cli.js';
 const CASES = Number(process.env.KAPPS_FUZZ_CASES ?? 40);
 const SEED = Number(process.env.KAPPS_FUZZ_SEED ?? 20_261_125);
 const ONLY = process.env.KAPPS_FUZZ_CASE === undefined ? undefined : Number(process.env.KAPPS_FUZZ_CASE);
+/** How many cases the run has (for its time limit). */
+const indexesCount = (): number => (ONLY !== undefined ? 1 : CASES);
 const COMMANDS: readonly (readonly string[])[] = [['validate'], ['generate'], ['vars'], ['install', '-n']];
 
 const roots: string[] = [];
@@ -288,7 +290,7 @@ describe('the configuration readers under seeded fuzzing', () => {
 
   it(
     `end every command with 0, 1 or 2 and no stack trace (${ONLY !== undefined ? `case ${ONLY}` : `${CASES} cases`}, seed ${SEED})`,
-    { timeout: 600_000 },
+    { timeout: 120_000 + indexesCount() * 15_000 },
     async () => {
       const indexes = ONLY !== undefined ? [ONLY] : Array.from({ length: CASES }, (_, i) => i);
       const failures: string[] = [];
