@@ -30,11 +30,14 @@ describe.each(BACKENDS)('unlock racing a live run (%s backend)', (kind) => {
       const random = seededRandom(SEED + (kind === 'file' ? 0 : 1));
       const p = makeProject('shop', backend, []);
       const tally = { unlocked: 0, conflict: 0, finished: 0 };
+      let unlockMs = 600;
       for (let round = 0; round < ROUNDS; round++) {
         // Ten independent kapps finish one after another over the step time, so the run saves its release every
         // 100 ms until it ends; the unlock starts as the steps start and lands anywhere from the middle of that stream
         // of saves to after the run's last one.
-        const stepMs = 200 + Math.floor(random() * 800);
+        // The step time follows how long the last unlock took to start and run (the machine's load sets it), so that
+        // the unlock keeps landing around the run's last saves whatever the load.
+        const stepMs = Math.round(unlockMs * (0.3 + random() * 1.2));
         p.writeKapps(
           Array.from({ length: 10 }, (_, i) => ({
             id: `k${i}`,
@@ -44,7 +47,9 @@ describe.each(BACKENDS)('unlock racing a live run (%s backend)', (kind) => {
         const before = p.traceLines().length;
         const run = p.start(['install', 'stacks.yaml', 'dev', '-y', '--workers', '10']);
         await waitFor(() => run.exited() || p.traceLines().length > before, 'the steps to start', 60_000);
+        const unlockStart = Date.now();
         const unlock = await p.run(['release', 'unlock', 'stacks.yaml', 'dev', '-y']);
+        unlockMs = Date.now() - unlockStart;
         const ran = await run.done;
         const releases = await allReleases(backend, 'shop');
         const last = releases.at(-1);
