@@ -34,7 +34,14 @@ import {
   readValue,
 } from './reader.js';
 import { PROGRAM_FIELDS } from './schema.js';
-import { SourceUriError, defaultSourceId, parseSourceUri } from './source-uri.js';
+import {
+  SourceUriError,
+  defaultSourceId,
+  gitPathProblem,
+  gitRefProblem,
+  gitRepoProblem,
+  parseSourceUri,
+} from './source-uri.js';
 import type { YamlMapEntry, YamlNode } from './yaml.js';
 
 /**
@@ -171,7 +178,9 @@ function readSource(r: ConfigReader, node: YamlNode, keyId: string | undefined):
   let derived = '';
   if (uri !== undefined && uriNode) {
     try {
-      derived = defaultSourceId(parseSourceUri(uri));
+      const parsed = parseSourceUri(uri);
+      derived = defaultSourceId(parsed);
+      if (parsed.kind === 'git') checkGitUri(r, uriNode, parsed);
     } catch (e) {
       if (!(e instanceof SourceUriError)) throw e;
       r.error(e.message, uriNode.loc, { path: r.pathOf(uriNode), ...(e.hint ? { hint: e.hint } : {}) });
@@ -184,7 +193,34 @@ function readSource(r: ConfigReader, node: YamlNode, keyId: string | undefined):
   setLocationNode(source, node);
   if (uri !== undefined && uriNode) put(source, 'uri', uri);
   if (optionsNode && !isNull(optionsNode)) put(source, 'options', readMap(optionsNode));
+  const branchNode = entriesOf(optionsNode).find((e) => e.key.text === 'branch')?.value;
+  const branch = readText(branchNode);
+  if (branchNode && branch !== undefined && branch !== '' && !isTemplate(branch)) {
+    const problem = gitRefProblem(branch);
+    if (problem) {
+      r.error(`git branch \`${branch}\` is refused: ${problem}`, branchNode.loc, {
+        path: r.pathOf(branchNode),
+        hint: 'name a branch, tag or commit',
+      });
+    }
+  }
   return source;
+}
+
+/** Report the parts of a git source URI that git could misread (an option, a remote helper, `..`). */
+function checkGitUri(r: ConfigReader, uriNode: YamlNode, parsed: { repo: string; path: string; ref: string }) {
+  const at = { path: r.pathOf(uriNode) };
+  const repoProblem = gitRepoProblem(parsed.repo);
+  if (repoProblem) r.error(`git repository \`${parsed.repo}\` is refused: ${repoProblem}`, uriNode.loc, at);
+  const pathProblem = gitPathProblem(parsed.path);
+  if (pathProblem) r.error(`path inside the repository \`${parsed.path}\` is refused: ${pathProblem}`, uriNode.loc, at);
+  const refProblem = parsed.ref !== '' && !isTemplate(parsed.ref) ? gitRefProblem(parsed.ref) : undefined;
+  if (refProblem) {
+    r.error(`git ref \`${parsed.ref}\` is refused: ${refProblem}`, uriNode.loc, {
+      ...at,
+      hint: 'name a branch, tag or commit after `#`',
+    });
+  }
 }
 
 function readOutput(r: ConfigReader, node: YamlNode, keyId: string | undefined): OutputConfig {

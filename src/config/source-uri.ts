@@ -98,3 +98,62 @@ export function sourceFqId(parsed: ParsedSourceUri, id: string): string {
   if (fq.endsWith('.git')) fq = fq.slice(0, -'.git'.length);
   return id === '' ? fq : `${fq}-${id.replaceAll('/', '-')}`;
 }
+
+/**
+ * Why git could misread this ref (branch, tag or commit), or undefined when it is safe to pass to `git fetch`. The
+ * rules are those of `git check-ref-format` plus what a fetch would read as something else: no leading `-` (an
+ * option), no leading `+` or `^` and no `:` (a refspec that forces, negates or writes a local ref), no `..`, `@{`,
+ * whitespace, control characters or `~ ^ : ? * [ \`, no leading or trailing `/` or `.`, no `//`, no `.lock` ending.
+ */
+export function gitRefProblem(ref: string): string | undefined {
+  if (ref === '') return 'it is empty';
+  if (ref.startsWith('-')) return 'it starts with `-`, so git would read it as an option';
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x20\x7f]/.test(ref)) return 'it holds whitespace or a control character';
+  if (/[~^:?*[\\]/.test(ref)) return 'it holds one of `~ ^ : ? * [ \\`';
+  if (ref.startsWith('+')) return 'it starts with `+`, which git reads as a forced refspec';
+  if (ref.includes('..')) return 'it holds `..`';
+  if (ref.includes('@{') || ref === '@') return 'it holds `@{` or is `@`';
+  if (/^[/.]|[/.]$|\/\/|\/\.|\.lock$|\.lock\//.test(ref))
+    return 'it starts or ends with `/` or `.`, holds `//`, a component starting with `.`, or ends with `.lock`';
+  return undefined;
+}
+
+/** Transports kapps lets git use (`GIT_ALLOW_PROTOCOL` is set to the same list). */
+export const GIT_PROTOCOLS = 'file:git:http:https:ssh';
+
+/**
+ * Why git could misread this repository URL (`git remote add origin <url>`), or undefined when it is safe. Refused:
+ * a leading `-` (an option, or an ssh host git would pass to ssh as one), whitespace other than spaces and control
+ * characters, `<transport>::<address>` (remote helpers such as `ext::`, which runs a command), and a `scheme://` URL
+ * other than ssh, git, http, https and file.
+ */
+export function gitRepoProblem(repo: string): string | undefined {
+  if (repo === '') return 'it is empty';
+  if (repo.startsWith('-')) return 'it starts with `-`, so git would read it as an option';
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(repo)) return 'it holds a control character (a newline, a tab or a NUL)';
+  if (/^[A-Za-z0-9+.-]*::/.test(repo))
+    return 'it uses a `<transport>::` remote helper (such as `ext::`, which runs a command), which kapps does not allow';
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(repo);
+  if (scheme) {
+    const name = (scheme[1] ?? '').toLowerCase();
+    if (!['ssh', 'git', 'http', 'https', 'file', 'git+ssh', 'ssh+git'].includes(name))
+      return `its scheme \`${name}://\` is not one of ssh, git, http, https, file`;
+    const host = repo.slice(scheme[0].length).replace(/^[^/@]*@/, '');
+    if (host.startsWith('-')) return 'its host starts with `-`, which ssh would read as an option';
+  } else {
+    // scp-like `[user@]host:path`: the host (and user) must not start with `-`.
+    const scp = /^([^/:]*):/.exec(repo);
+    if (scp && /(^|@)-/.test(scp[1] ?? '')) return 'its host starts with `-`, which ssh would read as an option';
+  }
+  return undefined;
+}
+
+/** Why this path inside a git repository is unusable (`..`, control characters), or undefined. */
+export function gitPathProblem(p: string): string | undefined {
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(p)) return 'it holds a control character (a newline, a tab or a NUL)';
+  if (p.split('/').includes('..')) return 'it holds a `..` component, which would leave the checkout';
+  return undefined;
+}

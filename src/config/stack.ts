@@ -17,6 +17,7 @@ import { NAME_HINT, nameProblem } from './names.js';
 import { ConfigReader, entriesOf, isNull, itemsOf, readMap, readText, readTexts } from './reader.js';
 import { readConfigText, throwIfErrors } from './read-file.js';
 import { stackEntry } from './schema.js';
+import { gitRefProblem } from './source-uri.js';
 import type { KappDescriptor, ManifestRefConfig, StackConfig } from './types.js';
 import { formatPath, sortByLocation, validateTree, type FieldPath } from './validate.js';
 import { mapEntry, nodeKindName, parseYamlTree, type YamlNode } from './yaml.js';
@@ -78,6 +79,14 @@ function readManifestRef(r: ConfigReader, node: YamlNode, dir: string, at: Field
     }
     const version = readText(value);
     if (version === undefined) continue;
+    const problem = version !== '' && !version.includes('{{') ? gitRefProblem(version) : undefined;
+    if (problem) {
+      r.error(`version \`${version}\` is refused as a git ref: ${problem}`, value.loc, {
+        path: formatPath([...at, 'versions', key.text]),
+        hint: 'name a branch, tag or commit',
+      });
+      continue;
+    }
     ref.versions.set(key.text, version);
     setLocation(ref.versions, value.loc, key.text);
   }

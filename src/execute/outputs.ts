@@ -79,7 +79,7 @@ export function loadOutputs(
       value = parseOutputFile(readFileSync(readFrom, 'utf8'), output.format ?? '', file);
     } catch (e) {
       // A sensitive file is deleted whether or not it could be read.
-      if (output.sensitive && !options.dryRun) rmSync(file, { force: true });
+      if (output.sensitive && !options.dryRun) confined(() => removeConfinedFile(kapp.cacheRoot, file, use));
       const detail =
         e instanceof ConfigError
           ? e.diagnostics.map((d) => d.message).join('; ')
@@ -116,9 +116,13 @@ export function removeSensitiveOutputFiles(stack: Stack, kapp: KappModel, vars: 
     try {
       const site = { kapp: kapp.id, owner: `output '${output.id}'` };
       if (!evaluateConditions(output.conditions ?? [], site)) continue;
-      rmSync(path.resolve(kapp.configDir, output.path), { force: true });
+      removeConfinedFile(kapp.cacheRoot, path.resolve(kapp.configDir, output.path), {
+        kapp: kapp.id,
+        field: `output '${output.id}' path`,
+      });
     } catch {
-      // Conditions that cannot be evaluated, a path that is a directory: nothing kapps wrote to delete.
+      // Conditions that cannot be evaluated, a path that is a directory or outside the kapp's directory: nothing
+      // kapps wrote to delete.
     }
   }
 }

@@ -10,13 +10,17 @@
  * - update writes a temp file, fsyncs it and renames it over the record (atomic replace), then fsyncs the directory.
  * Readers ignore temp files (`.<revision>.yaml.<pid>.<random>.tmp`); one left by a killed writer is harmless.
  *
- * Not done here: the compare-and-set of `update` reads the record then renames, so two writers racing within
- * that window are not detected (the database backend checks inside a transaction). In kapps the only writers of
- * one release are its owner and `kapps release unlock`.
+ * - the compare-and-set of update (the owner's saves, `kapps release unlock`) reads, compares and renames while
+ *   holding the record's lock file `.<revision>.yaml.lock`, created with O_EXCL: of two writers, the second waits
+ *   and then sees the first one's write, so an update is never lost (as inside the database backend's
+ *   transaction). The lock is held for one read and one write; a lock file left by a writer that died (its process
+ *   is gone, or the file is older than `STALE_LOCK_MS`) is removed by the next writer.
  */
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
 import {
   ReleaseConflictError,
@@ -101,6 +105,15 @@ export class FileReleaseStore implements ReleaseStore {
   async update(release: Release, options: UpdateOptions = {}): Promise<void> {
     const dir = this.directoryOf(release.project, release.stack);
     const target = this.fileOf(release.project, release.stack, release.revision);
+    // The compare and the write happen under the record's lock file, so no other writer can come in between.
+    await withRecordLock(
+      join(dir, `.${release.revision}.yaml.lock`),
+      () => notFound(release),
+      () => this.#update(release, options, dir, target),
+    );
+  }
+
+  async #update(release: Release, options: UpdateOptions, dir: string, target: string): Promise<void> {
     if (options.ifModifiedAt !== undefined && !(await this.#unchangedSinceOwnWrite(target, options.ifModifiedAt))) {
       const current = await this.#read(release.project, release.stack, release.revision);
       if (!current) throw notFound(release);
@@ -289,6 +302,74 @@ export function encodeSegment(name: string, what: string): string {
   }
   if (out === '.' || out === '..') out = out.replace(/\./g, '%2E');
   return out;
+}
+
+/** A record's lock file older than this is taken to be left by a dead writer (it is held for milliseconds). */
+const STALE_LOCK_MS = 30_000;
+/** How long a writer waits for a record's lock before giving up. */
+const LOCK_WAIT_MS = 20_000;
+
+/**
+ * Run `action` holding the lock file `lockFile` (`missing()` is thrown when its directory does not exist) (created with O_EXCL, holding `<pid> <host>`), waiting while another
+ * writer holds it; a lock whose owner is gone is removed first.
+ */
+async function withRecordLock<T>(lockFile: string, missing: () => Error, action: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  const me = `${process.pid} ${hostname()}\n`;
+  for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+    try {
+      const handle = await open(lockFile, 'wx', 0o600);
+      try {
+        await handle.writeFile(me, 'utf8');
+      } finally {
+        await handle.close();
+      }
+      break;
+    } catch (error) {
+      // No directory: there is no such release.
+      if (errorCode(error) === 'ENOENT') throw missing();
+      if (errorCode(error) !== 'EEXIST') {
+        throw new ReleaseStoreError(`cannot create ${lockFile}: ${errorMessage(error)}`, { cause: error });
+      }
+    }
+    if (await isStaleLock(lockFile)) {
+      await unlink(lockFile).catch(() => undefined);
+      continue;
+    }
+    if (Date.now() > deadline) {
+      const holder = await readFile(lockFile, 'utf8').catch(() => '');
+      throw new ReleaseStoreError(
+        `${lockFile} has been held for more than ${LOCK_WAIT_MS / 1000} s by ${holder.trim() || 'another process'}; ` +
+          'remove it if no kapps process is running',
+      );
+    }
+    await sleep(wait);
+  }
+  try {
+    return await action();
+  } finally {
+    await unlink(lockFile).catch(() => undefined);
+  }
+}
+
+/** Whether a record's lock file was left by a writer that is gone (not running on this host, or long ago). */
+async function isStaleLock(lockFile: string): Promise<boolean> {
+  let text: string;
+  let mtimeMs: number;
+  try {
+    [text, mtimeMs] = await Promise.all([readFile(lockFile, 'utf8'), stat(lockFile).then((st) => st.mtimeMs)]);
+  } catch {
+    return false; // gone already (or unreadable): try again
+  }
+  if (Date.now() - mtimeMs > STALE_LOCK_MS) return true;
+  const [pid, host] = text.trim().split(' ');
+  if (!pid || host !== hostname() || !/^[1-9][0-9]*$/.test(pid)) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (error) {
+    return errorCode(error) === 'ESRCH';
+  }
 }
 
 async function syncDirectory(dir: string): Promise<void> {

@@ -27,7 +27,7 @@ import { mergeAll } from '../vars/merge.js';
 import { kappVarNames, providerVarNames, VarFileWalker } from '../vars/var-files.js';
 import { findKappConfig, sourceDir, type ResolvedSource } from '../workspace/workspace.js';
 import type { KappModel } from './kapp-model.js';
-import { resolveSources } from './sources.js';
+import { renderSourceRefs, resolveSources, type TemplatedRef } from './sources.js';
 import { Stack } from './stack.js';
 
 /** What to open and how. */
@@ -241,6 +241,8 @@ export function openStack(request: OpenStackRequest): Stack {
   const kapps: KappModel[] = [];
   /** Kapps with a git source missing from the workspace and no sugarkube.yaml found elsewhere. */
   const unfetched: string[] = [];
+  /** Git sources whose ref is a template, rendered once the stack can compute the kapp's variables. */
+  const templated: { id: string; sources: ResolvedSource[]; refs: TemplatedRef[] }[] = [];
   for (const manifest of manifests) {
     const ref = refById.get(manifest.id);
     const manifestDir = path.dirname(manifest.file);
@@ -261,7 +263,16 @@ export function openStack(request: OpenStackRequest): Stack {
       };
       // Sources can come from any layer but the kapp's own sugarkube.yaml (which lives inside a source).
       const withoutKappFile = layerKapp(project, layers);
-      const sources = resolveSources(withoutKappFile.sources ?? [], manifestDir, id, problems, substitutions);
+      const templatedRefs: TemplatedRef[] = [];
+      const sources = resolveSources(
+        withoutKappFile.sources ?? [],
+        manifestDir,
+        id,
+        problems,
+        substitutions,
+        templatedRefs,
+      );
+      if (templatedRefs.length) templated.push({ id, sources, refs: templatedRefs });
       let place: KappConfigPlace | undefined;
       try {
         place = findKappConfigPlace(cacheRoot, sources, id, dirs);
@@ -326,6 +337,23 @@ export function openStack(request: OpenStackRequest): Stack {
     parents: request.parents ?? false,
     unfetched,
   });
+  // A templated ref is rendered with the kapp's variables (as Sugarkube renders the whole descriptor), and what it
+  // renders to is checked before git ever sees it.
+  for (const t of templated) {
+    const kapp = opened.kapp(t.id);
+    let vars: GoMap | undefined;
+    renderSourceRefs(
+      t.sources,
+      t.refs,
+      t.id,
+      (text, field) => {
+        vars ??= opened.variables(kapp, { planOnly: true });
+        return String(opened.render(kapp, text, vars, field));
+      },
+      problems,
+    );
+  }
+  if (problems.length) throw new ConfigError(byFile(problems, stack.file));
   if (!request.quietActions) opened.warnings.push(...actionWarnings(opened));
   return opened;
 }

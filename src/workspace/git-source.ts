@@ -8,6 +8,7 @@
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gitPathProblem, gitRefProblem, gitRepoProblem } from '../config/source-uri.js';
 import { KappsError } from '../diagnostics/errors.js';
 
 /** Runs one command (no shell) and reports how it ended. */
@@ -68,6 +69,12 @@ export async function acquireGitSource(
   options: { update: boolean; what: string },
 ): Promise<'created' | 'updated' | 'present'> {
   const what = options.what;
+  // Checked when the stack is loaded; checked again here so that no caller can pass git an option or a helper.
+  const problem =
+    (gitRepoProblem(source.repo) && `repository \`${source.repo}\` is refused: ${gitRepoProblem(source.repo)}`) ||
+    (gitPathProblem(source.path) && `path \`${source.path}\` is refused: ${gitPathProblem(source.path)}`) ||
+    (gitRefProblem(source.ref) && `ref \`${source.ref}\` is refused: ${gitRefProblem(source.ref)}`);
+  if (problem) throw new KappsError(`${what}: ${problem}`);
   const sparsePath = source.path.replace(/^\/+|\/+$/g, '');
   const refFile = path.join(checkoutDir, '.git', REF_FILE);
   const foreign = isForeignCheckout(checkoutDir);
@@ -86,23 +93,39 @@ export async function acquireGitSource(
         `${what}: the checkout at ${checkoutDir} has local changes; not ${current === source.ref ? 'updating it' : `switching it from ${current} to ${source.ref}`}, to prevent losing work (commit, stash or remove them first)`,
       );
     }
-    await git(run, ['fetch', '--depth=1', '--tags', 'origin', source.ref], checkoutDir, what, 60_000);
-    await git(run, ['-c', 'advice.detachedHead=false', 'checkout', '-q', 'FETCH_HEAD'], checkoutDir, what);
+    await git(
+      run,
+      ['fetch', '--depth=1', '--tags', '--end-of-options', 'origin', source.ref],
+      checkoutDir,
+      what,
+      60_000,
+    );
+    await git(
+      run,
+      ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', 'FETCH_HEAD', '--'],
+      checkoutDir,
+      what,
+    );
     writeFileSync(refFile, `${source.ref}\n`);
     return 'updated';
   }
   mkdirSync(path.join(checkoutDir, '.git'), { recursive: true });
   writeFileSync(path.join(checkoutDir, '.git', FETCHING_FILE), '');
   await git(run, ['init', '-q'], checkoutDir, what);
-  await git(run, ['remote', 'add', 'origin', source.repo], checkoutDir, what);
-  await git(run, ['fetch', '--depth=1', '--tags', 'origin', source.ref], checkoutDir, what, 60_000);
+  await git(run, ['remote', 'add', '--end-of-options', 'origin', source.repo], checkoutDir, what);
+  await git(run, ['fetch', '--depth=1', '--tags', '--end-of-options', 'origin', source.ref], checkoutDir, what, 60_000);
   if (sparsePath) {
-    await git(run, ['config', 'core.sparseCheckout', 'true'], checkoutDir, what);
+    await git(run, ['config', '--end-of-options', 'core.sparseCheckout', 'true'], checkoutDir, what);
     const infoDir = path.join(checkoutDir, '.git', 'info');
     mkdirSync(infoDir, { recursive: true });
     writeFileSync(path.join(infoDir, 'sparse-checkout'), `/${sparsePath}/*\n`);
   }
-  await git(run, ['-c', 'advice.detachedHead=false', 'checkout', '-q', 'FETCH_HEAD'], checkoutDir, what);
+  await git(
+    run,
+    ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', 'FETCH_HEAD', '--'],
+    checkoutDir,
+    what,
+  );
   writeFileSync(refFile, `${source.ref}\n`);
   rmSync(path.join(checkoutDir, '.git', FETCHING_FILE), { force: true });
   return 'created';

@@ -209,7 +209,9 @@ describe('git sources', () => {
     const p = gitProject('no-such-tag');
     const r = await p.run('install', ['-y']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/kapp web:k, source k: git fetch --depth=1 --tags origin no-such-tag failed/);
+    expect(r.stderr).toMatch(
+      /kapp web:k, source k: git fetch --depth=1 --tags --end-of-options origin no-such-tag failed/,
+    );
     expect(r.trace).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ReleaseRecordError } from '../../../src/release/errors.js';
+import { ReleaseConflictError, ReleaseRecordError } from '../../../src/release/errors.js';
 import { encodeSegment, FileReleaseStore } from '../../../src/release/file-store.js';
 import { cleanupTempDirs, makeRelease, tempDir } from './helpers.js';
 
@@ -125,3 +125,47 @@ describe('file release store', () => {
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('the compare-and-set of update', () => {
+  it('loses no update when writers race: every update that succeeded is in the final record', async () => {
+    const root = tempDir();
+    const stores = [0, 1, 2, 3].map(() => new FileReleaseStore(root));
+    const first = makeRelease('p', 's', 1, { state: {} });
+    await stores[0]?.create(first);
+    const succeeded: string[] = [];
+    let conflicts = 0;
+    let clock = Date.parse(first.modifiedAt);
+    // Each writer reads, adds one state entry and writes it back if nobody wrote in between (retrying otherwise).
+    const writer = async (store: FileReleaseStore, w: number) => {
+      for (let i = 0; i < 25; i++) {
+        for (;;) {
+          const current = await store.get('p', 's', 1);
+          if (!current) throw new Error('the record disappeared');
+          const id = `w${w}:k${i}`;
+          const entry = makeRelease('p', 's', 1).state['web:api'];
+          if (!entry) throw new Error('no entry');
+          const next = {
+            ...current,
+            modifiedAt: new Date(++clock).toISOString(),
+            state: { ...current.state, [id]: entry },
+          };
+          try {
+            await store.update(next, { ifModifiedAt: current.modifiedAt });
+            succeeded.push(id);
+            break;
+          } catch (error) {
+            if (!(error instanceof ReleaseConflictError)) throw error;
+            conflicts++;
+          }
+        }
+      }
+    };
+    await Promise.all(stores.map((store, w) => writer(store, w)));
+    const final = await new FileReleaseStore(root).get('p', 's', 1);
+    expect(Object.keys(final?.state ?? {}).sort()).toEqual([...succeeded].sort());
+    expect(succeeded).toHaveLength(100);
+    // The writers did race (else the test shows nothing).
+    expect(conflicts).toBeGreaterThan(0);
+    expect(readdirSync(join(root, 'releases', 'p', 's'))).toEqual(['1.yaml']);
+  });
+});
