@@ -17,11 +17,11 @@ export function outputClosed(name: 'stdout' | 'stderr'): boolean {
 function mute(name: 'stdout' | 'stderr', stream: NodeJS.WriteStream, error: unknown): void {
   if (closed.has(name)) return;
   closed.add(name);
-  stream.write = ((...args: unknown[]) => {
+  stream.write = (...args: unknown[]) => {
     const callback = args.find((a): a is () => void => typeof a === 'function');
     if (callback) queueMicrotask(callback);
     return true;
-  });
+  };
   const other = name === 'stdout' ? 'stderr' : 'stdout';
   if (!closed.has(other)) {
     const code = (error as NodeJS.ErrnoException | undefined)?.code ?? 'an error';
@@ -34,7 +34,7 @@ export function guardOutputStreams(): void {
   for (const name of ['stdout', 'stderr'] as const) {
     const stream = process[name];
     const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
-    stream.write = ((...args: unknown[]) => {
+    stream.write = (...args: unknown[]) => {
       try {
         return write(...args);
       } catch (error) {
@@ -42,7 +42,7 @@ export function guardOutputStreams(): void {
         mute(name, stream, error);
         return true;
       }
-    });
+    };
     // Pipes and terminals report a failed write as an 'error' event.
     stream.on('error', (error: unknown) => mute(name, stream, error));
   }

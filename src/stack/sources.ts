@@ -156,7 +156,11 @@ export function resolveSources(
     // A templated ref is listed with the index of the source it belongs to (pushed just below).
     const noteTemplated = (): void => {
       if (isTemplate(ref)) {
-        templated?.push({ index: out.length, field: `sources.${id}.${refField}`, ...(refAt ? { location: refAt } : {}) });
+        templated?.push({
+          index: out.length,
+          field: `sources.${id}.${refField}`,
+          ...(refAt ? { location: refAt } : {}),
+        });
       }
     };
     const fqId = sourceFqId(parsed, source.id);
