@@ -9,11 +9,6 @@
 /** The streams whose writes failed, by name. */
 const closed = new Set<'stdout' | 'stderr'>();
 
-/** Whether kapps has stopped writing to a stream because writing there failed. */
-export function outputClosed(name: 'stdout' | 'stderr'): boolean {
-  return closed.has(name);
-}
-
 function mute(name: 'stdout' | 'stderr', stream: NodeJS.WriteStream, error: unknown): void {
   if (closed.has(name)) return;
   closed.add(name);

@@ -18,7 +18,7 @@ import { parseWithYamlLib } from './yaml-lib-parse.js';
 import { formatGoKey } from './yaml-scalar.js';
 import { depthError, type YamlMapEntry, type YamlMapNode, type YamlNode } from './yaml-tree.js';
 
-export type { YamlMapEntry, YamlMapNode, YamlNode, YamlScalarNode, YamlSeqNode } from './yaml-tree.js';
+export type { YamlMapEntry, YamlMapNode, YamlNode } from './yaml-tree.js';
 
 /** Options of the YAML readers. */
 export interface YamlOptions {

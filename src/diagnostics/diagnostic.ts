@@ -41,8 +41,3 @@ export function error(message: string, location?: SourceLocation, extra: Partial
 export function warning(message: string, location?: SourceLocation, extra: Partial<Diagnostic> = {}): Diagnostic {
   return { severity: 'warning', message, ...(location ? { location } : {}), ...extra };
 }
-
-/** `file:line:col` for messages that embed a location in a single line. */
-export function formatLocation(loc: SourceLocation): string {
-  return `${loc.file}:${loc.line}:${loc.column}`;
-}

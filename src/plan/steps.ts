@@ -22,8 +22,8 @@ import { checkRunUnits, indexRunUnits, type StepIndex } from './step-checks.js';
 import { unitConditionSite, type Locate, type StepPlanContext, type StepRef } from './step-context.js';
 import { DEFAULT_MERGE_PRIORITY, StepConverter } from './step-fields.js';
 
-export type { PlannedStep, PlannedStepLocations } from './planned-step.js';
-export type { Locate, StepPlanContext } from './step-context.js';
+export type { PlannedStep } from './planned-step.js';
+export type { StepPlanContext } from './step-context.js';
 
 /** Which units' conditions hold, by position; diagnostics for conditions that are not Go booleans. */
 function unitsEnabled(units: readonly RunUnitConfig[], context: StepPlanContext, problems: Diagnostic[]): boolean[] {

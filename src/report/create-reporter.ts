@@ -8,9 +8,6 @@ import type { Reporter } from './events.js';
 /** The reporters a user can ask for; `auto` is listr on a terminal and plain otherwise. */
 export type ReporterKind = 'auto' | 'listr' | 'plain' | 'json';
 
-/** The reporter kinds, in the order `--reporter` lists them. */
-export const REPORTER_KINDS: readonly ReporterKind[] = ['auto', 'listr', 'plain', 'json'];
-
 /** What `createReporter` needs. */
 export interface ReporterOptions {
   /** Which reporter; `auto` chooses from `isTTY`. */

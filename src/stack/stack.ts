@@ -34,8 +34,6 @@ import { dagInputs } from './dag-inputs.js';
 import type { KappModel } from './kapp-model.js';
 import { uniqueDiagnostics } from './unique-diagnostics.js';
 
-export { uniqueDiagnostics } from './unique-diagnostics.js';
-
 const NO_VALUE = '<no value>';
 
 /** How many rendered variable maps per kapp are kept for reuse. */

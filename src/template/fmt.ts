@@ -11,7 +11,7 @@ import { quoteGo as quoteString } from './quote.js';
 import type { GoValue } from './value.js';
 import { goTypeName } from './value.js';
 
-export { quoteRune, canBackquote } from './quote.js';
+export { canBackquote } from './quote.js';
 
 /** strconv.Quote: a double-quoted Go string literal with Go's escapes. */
 export function quoteGo(s: string): string {

@@ -18,7 +18,6 @@ import type { FuncContext, FuncMap } from './types.js';
 import type { GoValue } from './value.js';
 
 export { TemplateError } from './errors.js';
-export type { TemplatePhase } from './errors.js';
 
 /** Options of parsing and rendering. */
 export interface RenderOptions {

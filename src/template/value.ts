@@ -46,11 +46,6 @@ export class GoOpaque {
   ) {}
 }
 
-/** Whether a value is an opaque (non-data) Go value. */
-export function isGoOpaque(v: unknown): v is GoOpaque {
-  return v instanceof GoOpaque;
-}
-
 /** A new empty map[string]interface{} with a null prototype. */
 export function newGoMap(entries?: Iterable<readonly [string, GoValue]>): GoMap {
   const m = Object.create(null) as GoMap;
@@ -61,16 +56,6 @@ export function newGoMap(entries?: Iterable<readonly [string, GoValue]>): GoMap 
 /** Whether a value is a map[string]interface{} (a plain object, not a list, iface map or opaque value). */
 export function isGoMap(v: unknown): v is GoMap {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map) && !(v instanceof GoOpaque);
-}
-
-/** Whether a value is a Go slice ([]interface{} or a tagged []T). */
-export function isGoList(v: unknown): v is GoValue[] {
-  return Array.isArray(v);
-}
-
-/** Whether a value is a map[interface{}]interface{}. */
-export function isGoIfaceMap(v: unknown): v is GoIfaceMap {
-  return v instanceof GoIfaceMap;
 }
 
 /** Go type names of values that are not the default for their representation (e.g. `[]string`, `int64`). */

@@ -82,18 +82,6 @@ export function deepCopy(v: GoValue): GoValue {
   return v;
 }
 
-/** Read a dotted path (`a.b.c`) from a map; undefined when absent. */
-export function getPath(m: GoValue, path: readonly string[]): GoValue | undefined {
-  let cur: GoValue | undefined = m;
-  for (const part of path) {
-    if (cur instanceof GoIfaceMap) cur = cur.get(part);
-    else if (isGoMap(cur)) cur = cur[part];
-    else return undefined;
-    if (cur === undefined) return undefined;
-  }
-  return cur;
-}
-
 /** Set a dotted path in a map, creating (or replacing non-map) intermediate maps. Mutates `m`. */
 export function setPath(m: GoMap, path: readonly string[], value: GoValue): void {
   let cur = m;

@@ -5,7 +5,7 @@
  * itself. Unlike Sugarkube, a kapp sees only its ancestors' outputs (never those of unrelated kapps that happened to
  * finish earlier), and which short keys survive does not depend on the order parents are visited.
  */
-import { isGoMap, newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { newGoMap, type GoMap, type GoValue } from '../template/value.js';
 
 /** Registry key of an id: hyphens become underscores. */
 export function registryKey(id: string): string {
@@ -15,13 +15,6 @@ export function registryKey(id: string): string {
 /** The fully-qualified registry key of a kapp: `<manifest>__<kapp>` with hyphens as underscores. */
 export function fqRegistryKey(manifestId: string, kappId: string): string {
   return `${registryKey(manifestId)}__${registryKey(kappId)}`;
-}
-
-/** A kapp's outputs keyed by registry key of the output id. */
-export function outputValues(outputs: ReadonlyMap<string, GoValue>): GoMap {
-  const m = newGoMap();
-  for (const [id, value] of outputs) m[registryKey(id)] = value;
-  return m;
 }
 
 /** The registry entries a kapp contributes to its own view: `this`, its short key and its fq key. */
@@ -75,9 +68,4 @@ export function withPlaceholders(values: GoMap, declaredIds: readonly string[]):
   }
   for (const key in values) if (!(key in out)) out[key] = values[key] as GoValue;
   return out;
-}
-
-/** True if a value is a map (used when reading nested output values). */
-export function isOutputMap(v: GoValue | undefined): v is GoMap {
-  return isGoMap(v);
 }

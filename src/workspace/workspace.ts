@@ -118,19 +118,3 @@ export function findKappConfig(
   }
   return found[0];
 }
-
-/** For read-only commands: the sugarkube.yaml of a kapp from its workspace copy, else from its file sources in place. */
-export function findKappConfigReadOnly(
-  cacheRoot: string,
-  sources: readonly ResolvedSource[],
-  fqId: string,
-): string | undefined {
-  const inWorkspace = findKappConfig(cacheRoot, sources, fqId);
-  if (inWorkspace) return inWorkspace;
-  for (const source of sources) {
-    if (source.kind !== 'file') continue;
-    const candidate = isDir(source.path) ? path.join(source.path, 'sugarkube.yaml') : undefined;
-    if (candidate && existsSync(candidate)) return candidate;
-  }
-  return undefined;
-}

@@ -11,7 +11,7 @@ import { appendGroup, PERL_GROUPS } from './regexp-classes.js';
 import { ClassScanner, finishClass } from './regexp-scanner.js';
 
 export { RegexpSyntaxError } from './regexp-ast.js';
-export type { CharClass, ParsedRegexp, RegexpNode } from './regexp-ast.js';
+export type { ParsedRegexp } from './regexp-ast.js';
 
 const MAX_HEIGHT = 1000;
 
