@@ -198,7 +198,7 @@ describe('kapps release (file backend)', () => {
     expect(none).toMatchObject({ code: 1, stderr: `kapps: shop/prod has no releases in ${p.home}\n` });
     const bad = await runCli(['release', 'show', p.stackFile, 'dev', '--revision', '0'], { env: p.env });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('kapps: --revision must be a revision number (1, 2, …), got 0');
+    expect(bad.stderr).toContain("kapps: --revision must be a whole number ≥ 1, got '0'");
     const noFile = await runCli(['release', 'list', join(p.dir, 'nope.yaml'), 'dev'], { env: p.env });
     expect(noFile.code).toBe(2);
     expect(noFile.stderr).toContain(`kapps: stack file ${join(p.dir, 'nope.yaml')} not found`);
