@@ -73,7 +73,8 @@ beforeAll(() => {
   );
 });
 
-const ARGS = ['stacks/web.yaml', 'local-web'];
+// The sample's Sugarkube actions (cluster_update, …) are warned about unless --no-actions: this test is about sources.
+const ARGS = ['stacks/web.yaml', 'local-web', '--no-actions'];
 const SUB = ['--source-sub', `https://github.com/sugarkube/sample-project.git=${path.relative(project, sampleData)}`];
 const WS = path.join(project, 'stacks', '.kapps-workspace', 'local-web');
 
