@@ -74,9 +74,16 @@ export function kappFinishedLine(event: KappFinishedEvent, dryRun: boolean, c: P
   }
 }
 
-/** `warning: …`, `error: …`, or the bare message for info; prefixed with `[id]` when the log is about a kapp. */
+/** A message that is a printed diagnostic (`file:line:col: error: …`) already says its level. */
+const DIAGNOSTIC_TEXT = /^[^\s][^\n]*:\d+:\d+: (?:error|warning): /;
+
+/**
+ * `warning: …`, `error: …`, or the bare message for info (and for a printed diagnostic, which says its level
+ * itself); prefixed with `[id]` when the log is about a kapp.
+ */
 export function logLine(event: LogEvent, c: Palette): string {
   const prefix = event.kapp === undefined ? '' : `[${event.kapp}] `;
+  if (event.level !== 'info' && DIAGNOSTIC_TEXT.test(event.message)) return `${prefix}${event.message}`;
   switch (event.level) {
     case 'warn':
       return `${prefix}${c.yellow('warning')}: ${event.message}`;

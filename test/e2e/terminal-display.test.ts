@@ -140,4 +140,28 @@ describe('template errors', () => {
       `manifests/web.yaml:8:19: error: kapp 'web:a': cannot render run_units.main.plan_install[0].args: template: kapp:1: function "nosuchfunc" not defined`,
     );
   });
+
+  it('say their level once when a run fails on them (--strict-vars)', async () => {
+    const p = fixtureProject();
+    p.write(
+      'manifests/web.yaml',
+      [
+        'kapps:',
+        '  - id: a',
+        '    run_units:',
+        '      main:',
+        '        plan_install:',
+        '          - name: s',
+        '            command: echo',
+        '            args: "{{ .missing }}"',
+        '',
+      ].join('\n'),
+    );
+    p.write('stacks.yaml', { dev: { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] } });
+    const r = await p.run('install', ['--strict-vars', '--reporter', 'plain']);
+    expect(r.code).toBe(1);
+    const out = r.stdout + r.stderr;
+    expect(out).toContain('[web:a] manifests/web.yaml:8:19: error: step ');
+    expect(out).not.toMatch(/error: [^\n]*: error: /);
+  });
 });
