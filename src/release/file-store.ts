@@ -306,12 +306,15 @@ export function encodeSegment(name: string, what: string): string {
 
 /** A record's lock file older than this is taken to be left by a dead writer (it is held for milliseconds). */
 const STALE_LOCK_MS = 30_000;
+/** A record's lock file still empty after this was left by a writer killed between creating and filling it. */
+const EMPTY_LOCK_MS = 3_000;
 /** How long a writer waits for a record's lock before giving up. */
 const LOCK_WAIT_MS = 20_000;
 
 /**
- * Run `action` holding the lock file `lockFile` (`missing()` is thrown when its directory does not exist) (created with O_EXCL, holding `<pid> <host>`), waiting while another
- * writer holds it; a lock whose owner is gone is removed first.
+ * Run `action` holding the lock file `lockFile` (created with O_EXCL, holding `<pid> <host>`; `missing()` is thrown
+ * when its directory does not exist), waiting while another writer holds it; a lock whose owner is gone is removed
+ * first.
  */
 async function withRecordLock<T>(lockFile: string, missing: () => Error, action: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + LOCK_WAIT_MS;
@@ -361,7 +364,10 @@ async function isStaleLock(lockFile: string): Promise<boolean> {
   } catch {
     return false; // gone already (or unreadable): try again
   }
-  if (Date.now() - mtimeMs > STALE_LOCK_MS) return true;
+  const age = Date.now() - mtimeMs;
+  if (age > STALE_LOCK_MS) return true;
+  // A writer writes its pid right after creating the file: one still empty after a while died in between.
+  if (text.trim() === '') return age > EMPTY_LOCK_MS;
   const [pid, host] = text.trim().split(' ');
   if (!pid || host !== hostname() || !/^[1-9][0-9]*$/.test(pid)) return false;
   try {

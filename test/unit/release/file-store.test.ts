@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -167,5 +167,19 @@ describe('the compare-and-set of update', () => {
     // The writers did race (else the test shows nothing).
     expect(conflicts).toBeGreaterThan(0);
     expect(readdirSync(join(root, 'releases', 'p', 's'))).toEqual(['1.yaml']);
+  });
+
+  it('takes over a lock file left empty by a writer killed between creating and filling it', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    await store.create(makeRelease('shop', 'dev', 1));
+    const lock = join(root, 'releases', 'shop', 'dev', '.1.yaml.lock');
+    writeFileSync(lock, '');
+    // Left 5 s ago: well within the 30 s after which any lock file counts as stale.
+    const fiveSecondsAgo = new Date(Date.now() - 5_000);
+    utimesSync(lock, fiveSecondsAgo, fiveSecondsAgo);
+    await store.update(makeRelease('shop', 'dev', 1, { phase: 'failed' }));
+    expect((await store.get('shop', 'dev', 1))?.phase).toBe('failed');
+    expect(readdirSync(join(root, 'releases', 'shop', 'dev'))).toEqual(['1.yaml']);
   });
 });
