@@ -7,7 +7,7 @@ import { Graph } from '@dagrejs/graphlib';
 import { error, type Diagnostic, type RelatedInformation, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { findCycles } from './cycles.js';
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../diagnostics/did-you-mean.js';
 import { topologicalOrder } from './topo-order.js';
 
 /** One `depends_on` entry as written, with its rendered conditions already evaluated. */
