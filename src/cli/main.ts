@@ -5,7 +5,7 @@
  * exit code.
  */
 import yargs, { type Argv } from 'yargs';
-import { closestMatch } from '../config/did-you-mean.js';
+import { closestMatch, suggest } from '../diagnostics/did-you-mean.js';
 import { hideBin } from 'yargs/helpers';
 import { commands } from './commands/index.js';
 import { reportError } from './errors.js';
@@ -47,7 +47,7 @@ function unknownOptions(list: string, y: Argv, argv: readonly string[]): string 
             [...known].filter((k) => k.length > 1),
           )
         : undefined;
-    return near ? `${dash(name)} (did you mean ${dash(near)}?)` : dash(name);
+    return near ? `${dash(name)} (${suggest(dash(near))})` : dash(name);
   });
   return `unknown ${parts.length > 1 ? 'options' : 'option'} ${parts.join(', ')}`;
 }

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { redactArgv, redactCredentials } from '../release/redact.js';
-import type { ReleaseStore } from '../release/store.js';
+import type { ReleaseStore } from '../release/store-types.js';
 import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
 import type { KappResult, RunSummary } from '../execute/types.js';
 import type { StackSpec } from '../plan/spec.js';

@@ -12,6 +12,7 @@ import type { Stack } from '../stack/stack.js';
 import type { RunLock, RunRecorder } from './release-run.js';
 import type { ApplyArgs, RunArgs } from './run-args.js';
 import { flushWarnings, openStackFromArgs, type OpenOptions } from './stack-args.js';
+import { closeAll, fanOut } from './reporter-fan-out.js';
 import { urlSecrets } from '../release/redact.js';
 
 function workersFrom(args: RunArgs, stack: Stack): number {
@@ -106,15 +107,11 @@ async function preflight(stack: Stack, options: RunOptions): Promise<void> {
 
 /** Close reporters (print their summaries); one that fails to is reported, and does not fail the run. */
 async function closeReporters(reporters: readonly Reporter[]): Promise<void> {
-  for (const r of reporters) {
-    try {
-      await r.close();
-    } catch (error) {
-      process.stderr.write(
-        `kapps: the progress display failed to close: ${error instanceof Error ? error.message : String(error)}\n`,
-      );
-    }
-  }
+  await closeAll(reporters, (error) =>
+    process.stderr.write(
+      `kapps: the progress display failed to close: ${error instanceof Error ? error.message : String(error)}\n`,
+    ),
+  );
 }
 
 /** Steps that render `<no value>` in an apply: an error before anything runs. */
@@ -289,17 +286,12 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
       progress.apply(e);
       // A live display keeps saying what the stopping run still waits for.
       if (stopping && e.type === 'kapp-finished') notice(progress.stoppingText(stopping, graceMs), true);
-      for (const r of [...reporters]) {
-        try {
-          r.onEvent(e);
-        } catch (error) {
-          // A reporter that fails is dropped; the run goes on and is recorded as usual (see docs/running.md).
-          reporters.splice(reporters.indexOf(r), 1);
-          process.stderr.write(
-            `kapps: the progress display failed (${error instanceof Error ? error.message : String(error)}); the run goes on without it\n`,
-          );
-        }
-      }
+      // A reporter that fails is dropped; the run goes on and is recorded as usual (see docs/running.md).
+      fanOut(reporters, e, (error) =>
+        process.stderr.write(
+          `kapps: the progress display failed (${error instanceof Error ? error.message : String(error)}); the run goes on without it\n`,
+        ),
+      );
     };
     const active = recorder;
     const summary = await runStack(

@@ -11,7 +11,7 @@ import { error as errorDiag, type Diagnostic } from '../diagnostics/diagnostic.j
 import { ConfigError } from '../diagnostics/errors.js';
 import { newGoMap } from '../template/value.js';
 import { readDescriptor } from './descriptor.js';
-import { closestMatch } from './did-you-mean.js';
+import { didYouMean } from '../diagnostics/did-you-mean.js';
 import { locationOf, setLocation } from './locations.js';
 import { NAME_HINT, nameProblem } from './names.js';
 import { ConfigReader, entriesOf, isNull, itemsOf, readMap, readText, readTexts } from './reader.js';
@@ -144,12 +144,12 @@ export function loadStack(
     const names = entriesOf(root ?? undefined)
       .filter((e) => e.value.kind === 'map')
       .map((e) => e.key.text);
-    const match = closestMatch(name, names);
+    const hint = didYouMean(name, names);
     throw new ConfigError([
       errorDiag(
         `no stack called \`${name}\` in stack file \`${file}\`; valid stack names are: ${names.join(', ') || '(none)'}`,
         undefined,
-        match ? { hint: `did you mean \`${match}\`?` } : {},
+        hint ? { hint } : {},
       ),
     ]);
   }

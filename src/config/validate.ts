@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { error as errorDiag, warning as warningDiag } from '../diagnostics/diagnostic.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/diagnostic.js';
-import { closestMatch } from './did-you-mean.js';
+import { didYouMean } from '../diagnostics/did-you-mean.js';
 import { mapEntry, nodeKindName, type YamlNode } from './yaml.js';
 
 /** A field path inside a file. */
@@ -132,8 +132,7 @@ export function validateTree(schema: z.ZodType, node: YamlNode | null, options: 
         if (!custom && key === 'state') {
           hint = '`conditions` replaced `state`: e.g. `conditions: [false]` switches a kapp off';
         } else if (!custom) {
-          const match = closestMatch(key, allowedKeysAt(schema, path));
-          if (match) hint = `did you mean \`${match}\`?`;
+          hint = didYouMean(key, allowedKeysAt(schema, path));
         }
         const message = custom?.message ?? `unknown field \`${key}\``;
         const extra = { path: formatPath([...base, ...path, key]), ...(hint ? { hint } : {}) };

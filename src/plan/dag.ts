@@ -3,11 +3,10 @@
  * dependency to its dependant. Built from already-evaluated conditions; every problem is collected into one
  * `ConfigError`. Linear in kapps plus dependencies.
  */
-import { Graph } from '@dagrejs/graphlib';
 import { error, type Diagnostic, type RelatedInformation, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { findCycles } from './cycles.js';
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../diagnostics/did-you-mean.js';
 import { topologicalOrder } from './topo-order.js';
 
 /** One `depends_on` entry as written, with its rendered conditions already evaluated. */
@@ -58,8 +57,7 @@ export interface DagEdge {
 }
 
 /**
- * The dependency graph of a stack. Adjacency is kept in plain maps (adding an edge is a few array pushes); a
- * graphlib `Graph` is built only when `graph` is first read.
+ * The dependency graph of a stack. Adjacency is kept in plain maps (adding an edge is a few array pushes).
  */
 export class KappDag {
   /** Every node id in stack order. */
@@ -69,7 +67,6 @@ export class KappDag {
   readonly #children: ReadonlyMap<string, readonly string[]>;
   /** Per kapp, the edge of each of its parents, in the order of `#parents`. */
   readonly #edges: ReadonlyMap<string, readonly DagEdge[]>;
-  #graph: Graph<undefined, DagNode, DagEdge> | undefined;
 
   /** Use `buildDag`. */
   constructor(
@@ -84,17 +81,6 @@ export class KappDag {
     this.#parents = parents;
     this.#children = children;
     this.#edges = edges;
-  }
-
-  /** The same graph as a graphlib `Graph` (node labels are `DagNode`s; an edge `v → w` means `w` depends on `v`). */
-  get graph(): Graph<undefined, DagNode, DagEdge> {
-    if (!this.#graph) {
-      const g = new Graph<undefined, DagNode, DagEdge>({ directed: true });
-      for (const id of this.ids) g.setNode(id, this.#nodes.get(id));
-      for (const id of this.ids) for (const p of this.parents(id)) g.setEdge(p, id, this.edge(p, id) as DagEdge);
-      this.#graph = g;
-    }
-    return this.#graph;
   }
 
   /** The node, or undefined when no kapp has this id. */

@@ -5,7 +5,7 @@
 import { warning, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError, UsageError } from '../diagnostics/errors.js';
 import type { KappDag } from './dag.js';
-import { closestMatch } from './did-you-mean.js';
+import { closestMatch, suggest } from '../diagnostics/did-you-mean.js';
 
 /** A parsed selector: `manifest:kapp`, or `manifest:*` for every kapp of the manifest. */
 export interface Selector {
@@ -103,7 +103,7 @@ function unmatched(matcher: Matcher, dag: KappDag): { selector: Selector; hint?:
       const close = s.kappId === '*' ? closestMatch(s.manifestId, manifestIds) : closestMatch(s.text, dag.ids);
       return close === undefined
         ? { selector: s }
-        : { selector: s, hint: `did you mean '${s.kappId === '*' ? `${close}:*` : close}'?` };
+        : { selector: s, hint: suggest(s.kappId === '*' ? `${close}:*` : close) };
     });
 }
 

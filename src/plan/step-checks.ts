@@ -6,7 +6,7 @@
 import { error, type Diagnostic } from '../diagnostics/diagnostic.js';
 import type { RunStepConfig, RunUnitConfig } from '../config/types.js';
 import { PHASES, type Phase } from '../report/events.js';
-import { didYouMean } from './did-you-mean.js';
+import { didYouMean } from '../diagnostics/did-you-mean.js';
 import { describeStep, isCall, quoteValue, type Locate, type StepRef } from './step-context.js';
 
 /** Every declared step of each phase, in unit order then declaration order. */

@@ -4,48 +4,7 @@
  * O((n + e) log n) and no recursion.
  */
 
-/** A min-heap of non-negative integers. */
-class MinHeap {
-  private readonly items: number[] = [];
-
-  get size(): number {
-    return this.items.length;
-  }
-
-  push(value: number): void {
-    const a = this.items;
-    a.push(value);
-    let i = a.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const p = a[parent] ?? 0;
-      if (p <= value) break;
-      a[i] = p;
-      i = parent;
-    }
-    a[i] = value;
-  }
-
-  pop(): number | undefined {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length === 0 || last === undefined) return top;
-    let i = 0;
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= a.length) break;
-      const right = left + 1;
-      const child = right < a.length && (a[right] ?? 0) < (a[left] ?? 0) ? right : left;
-      const c = a[child] ?? 0;
-      if (c >= last) break;
-      a[i] = c;
-      i = child;
-    }
-    a[i] = last;
-    return top;
-  }
-}
+import { IndexHeap } from './index-heap.js';
 
 /**
  * `ids` reordered so that every id comes after its parents (parents outside `ids` are ignored), ties broken by
@@ -64,7 +23,7 @@ export function topologicalOrder(ids: readonly string[], parentsOf: (id: string)
       children[p]?.push(i);
     }
   });
-  const ready = new MinHeap();
+  const ready = new IndexHeap();
   pending.forEach((count, i) => {
     if (count === 0) ready.push(i);
   });

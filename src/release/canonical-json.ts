@@ -1,8 +1,10 @@
 /**
  * Canonical JSON: object keys sorted (by UTF-16 code units), no whitespace, `undefined` members left out, as
  * `JSON.stringify` would print the same data. Two values that are equal as data give the same text, whatever
- * order their keys were built in, so the text can be hashed and compared.
+ * order their keys were built in, so the text can be hashed and compared: `specDigest` is that hash of a kapp's spec.
  */
+import { createHash } from 'node:crypto';
+import type { SpecKapp } from '../plan/spec.js';
 
 /** The canonical JSON text of `value` (plain data: objects, arrays, strings, finite numbers, booleans, null). */
 export function canonicalJson(value: unknown): string {
@@ -18,4 +20,13 @@ function sortKeys(value: unknown): unknown {
     if (member !== undefined) out[key] = sortKeys(member);
   }
   return out;
+}
+
+/**
+ * sha256 (lowercase hex) of the kapp's canonical spec JSON (keys sorted), leaving out the `selected` flag, which
+ * says how the kapp was chosen rather than what it is.
+ */
+export function specDigest(kapp: SpecKapp): string {
+  const { selected: _selected, ...rest } = kapp;
+  return createHash('sha256').update(canonicalJson(rest)).digest('hex');
 }

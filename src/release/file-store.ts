@@ -32,7 +32,7 @@ import {
 import { parseReleaseRecord } from './record-schema.js';
 import { orderKappState, orderRelease } from './record-order.js';
 import { recordYaml } from './record-yaml.js';
-import type { ReleaseStore, UpdateOptions } from './store.js';
+import type { ReleaseStore, UpdateOptions } from './store-types.js';
 import { summarise, type KappState, type Release, type ReleaseSummary } from './types.js';
 
 const RELEASE_FILE = /^([1-9][0-9]*)\.yaml$/;

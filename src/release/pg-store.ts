@@ -25,7 +25,7 @@ import { KappsError } from '../diagnostics/errors.js';
 import { parseReleaseRecord } from './record-schema.js';
 import { orderRelease } from './record-order.js';
 import { redactText, redactUrl } from './redact.js';
-import type { ReleaseStore, UpdateOptions } from './store.js';
+import type { ReleaseStore, UpdateOptions } from './store-types.js';
 import type { Release, ReleaseOperation, ReleaseOwner, ReleasePhase, ReleaseSummary, ReleaseUnlock } from './types.js';
 
 /** The schema version this kapps writes; `kapps_schema.version` after migration. */

@@ -12,9 +12,7 @@
  *
  * Rows come in the stack's order, then the deleted kapps by id, so the output is stable.
  */
-import { createHash } from 'node:crypto';
 import type { SpecKapp } from '../plan/spec.js';
-import { canonicalJson } from './canonical-json.js';
 import { diffKappSpecs, diffOutputValues, formatChange, redactKappSpec, type SpecChange } from './spec-diff.js';
 import type { JsonValue, ReleaseState } from './types.js';
 
@@ -61,7 +59,7 @@ export interface PreviewDocumentKapp {
   reason: string | null;
 }
 
-/** A kapp of the stack as preview needs it: its id and the digest of its spec (see `specDigest`). */
+/** A kapp of the stack as preview needs it: its id and the digest of its spec (see `specDigest` in `canonical-json.ts`). */
 export interface PreviewKapp {
   id: string;
   specDigest: string;
@@ -86,15 +84,6 @@ export interface PreviewDocument {
 export interface PreviewSpecs {
   current: ReadonlyMap<string, SpecKapp>;
   recorded: ReadonlyMap<string, SpecKapp>;
-}
-
-/**
- * sha256 (lowercase hex) of the kapp's canonical spec JSON (keys sorted), leaving out the `selected` flag, which
- * says how the kapp was chosen rather than what it is.
- */
-export function specDigest(kapp: SpecKapp): string {
-  const { selected: _selected, ...rest } = kapp;
-  return createHash('sha256').update(canonicalJson(rest)).digest('hex');
 }
 
 /** The preview rows for the stack's `kapps` (in stack order) against the latest release's state. */

@@ -17,9 +17,9 @@ import type { KappStatus } from '../report/events.js';
 import { ReleaseConflictError, ReleaseLockedError, ReleaseStoreError, RevisionTakenError } from './errors.js';
 import { currentOwner, formatOwner, ownerHealth } from './owner.js';
 import { redactArgv } from './redact.js';
-import { specDigest } from './preview.js';
+import { specDigest } from './canonical-json.js';
 import { isJsonSafe } from './record-schema.js';
-import type { ReleaseStore } from './store.js';
+import type { ReleaseStore } from './store-types.js';
 import {
   isRunningPhase,
   type FinalPhase,

@@ -26,7 +26,7 @@
  * their locations; here they are broken invariants), rendering, or killing processes.
  */
 import { InternalError } from '../diagnostics/errors.js';
-import { IndexHeap } from './index-heap.js';
+import { IndexHeap } from '../plan/index-heap.js';
 
 /** How a node ended. */
 export type NodeStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';

@@ -27,11 +27,11 @@ describe('usage errors', () => {
   it('a misspelt option gets a suggestion', async () => {
     const r = await runCli(['install', 'stacks.yaml', 'dev', '--yse']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`kapps: unknown option --yse (did you mean --yes?)\n${RUN_HELP}`);
+    expect(r.stderr).toBe(`kapps: unknown option --yse (did you mean '--yes'?)\n${RUN_HELP}`);
     const two = await runCli(['delete', 'stacks.yaml', 'dev', '--ignore-erors', '--frobnicate']);
     expect(two.code).toBe(2);
     expect(two.stderr).toBe(
-      `kapps: unknown options --ignore-erors (did you mean --ignore-errors?), --frobnicate\n${RUN_HELP}`,
+      `kapps: unknown options --ignore-erors (did you mean '--ignore-errors'?), --frobnicate\n${RUN_HELP}`,
     );
   });
 

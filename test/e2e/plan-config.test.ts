@@ -156,7 +156,7 @@ describe('stack files', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
       'error: no stack called `dve` in stack file `stacks.yaml`; valid stack names are: defaults, dev, prod\n' +
-        '  hint: did you mean `dev`?\n',
+        "  hint: did you mean 'dev'?\n",
     );
   });
 });
@@ -266,19 +266,19 @@ describe('diagnostics for bad input', () => {
         |
       2 |   sequental: true
         |   ^^^^^^^^^
-        hint: did you mean \`sequential\`?
+        hint: did you mean 'sequential'?
 
       manifests/web.yaml:5:5: error: unknown field \`depend_on\` (at kapps[0].depend_on)
         |
       5 |     depend_on:
         |     ^^^^^^^^^
-        hint: did you mean \`depends_on\`?
+        hint: did you mean 'depends_on'?
 
       manifests/web.yaml:9:9: error: unknown field \`apply_instal\` (at kapps[0].run_units.main.apply_instal)
         |
       9 |         apply_instal:
         |         ^^^^^^^^^^^^
-        hint: did you mean \`apply_install\`?
+        hint: did you mean 'apply_install'?
 
       manifests/data.yaml:3:5: error: unknown field \`merge_priority\` (at kapps[0].merge_priority)
         |
@@ -369,7 +369,7 @@ describe('diagnostics for bad input', () => {
         |
       7 | ouputs: []
         | ^^^^^^
-        hint: did you mean \`outputs\`?
+        hint: did you mean 'outputs'?
 
       2 errors
       "

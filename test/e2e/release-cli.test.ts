@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { FileReleaseStore } from '../../src/release/file-store.js';
 import { PgReleaseStore } from '../../src/release/pg-store.js';
-import type { ReleaseStore } from '../../src/release/store.js';
+import type { ReleaseStore } from '../../src/release/store-types.js';
 import type { KappState, Release } from '../../src/release/types.js';
 import { CLI, cliEnv, runCli } from '../support/cli.js';
 

@@ -8,7 +8,7 @@ import type { ApplyArgs } from '../../src/cli/run-args.js';
 import { openStackFromArgs } from '../../src/cli/stack-args.js';
 import type { KappResult } from '../../src/execute/types.js';
 import { ReleaseLockedError } from '../../src/release/errors.js';
-import { specDigest } from '../../src/release/preview.js';
+import { specDigest } from '../../src/release/canonical-json.js';
 import {
   BACKENDS,
   allReleases,

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../diagnostics/errors.js';
 import { numberArg } from '../number-args.js';
-import type { ReleaseStore } from '../../release/store.js';
+import type { ReleaseStore } from '../../release/store-types.js';
 
 interface SharedArgs {
   stackFile: string;

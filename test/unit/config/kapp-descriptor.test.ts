@@ -154,7 +154,7 @@ describe('loadKappDescriptor', () => {
         '   |',
         '29 |       param: [x]',
         '   |       ^^^^^',
-        '  hint: did you mean `params`?',
+        "  hint: did you mean 'params'?",
       ),
     );
   });

@@ -194,7 +194,7 @@ describe('loadManifest', () => {
         '   |',
         '10 |             comand: helm',
         '   |             ^^^^^^',
-        '  hint: did you mean `command`?',
+        "  hint: did you mean 'command'?",
         '',
         'invalid/manifest-errors.yaml:11:19: error: expected a string, got a list (at kapps[0].run_units.helm.apply_install[0].args)',
         '   |',

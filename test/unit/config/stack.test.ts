@@ -25,7 +25,7 @@ describe('loadStack: Sugarkube stack tests', () => {
     expect(printedError(() => loadStack(fixture('stacks.yaml'), 'lrge'))).toBe(
       lines(
         `error: no stack called \`lrge\` in stack file \`${fixture('stacks.yaml')}\`; valid stack names are: defaults, large, kops, web`,
-        '  hint: did you mean `large`?',
+        "  hint: did you mean 'large'?",
       ),
     );
   });
@@ -120,7 +120,7 @@ describe('loadStack', () => {
         '  |',
         '3 |   provisoner: none',
         '  |   ^^^^^^^^^^',
-        '  hint: did you mean `provisioner`?',
+        "  hint: did you mean 'provisioner'?",
         '',
         'invalid/stacks.yaml:4:3: warning: unknown field `state` (at dev.state)',
         '  |',

@@ -8,7 +8,7 @@ import { inject } from 'vitest';
 import type { SpecKapp, StackSpec } from '../../../src/plan/spec.js';
 import { FileReleaseStore } from '../../../src/release/file-store.js';
 import { PgReleaseStore } from '../../../src/release/pg-store.js';
-import type { ReleaseStore } from '../../../src/release/store.js';
+import type { ReleaseStore } from '../../../src/release/store-types.js';
 import type { Release } from '../../../src/release/types.js';
 
 /** A kapp of a spec with one install step whose args carry `version`. */

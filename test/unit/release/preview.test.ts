@@ -6,8 +6,8 @@ import {
   countActions,
   formatPreviewTable,
   previewDocument,
-  specDigest,
 } from '../../../src/release/preview.js';
+import { specDigest } from '../../../src/release/canonical-json.js';
 import type { RefreshResult } from '../../../src/release/preview.js';
 import type { KappState, ReleaseState } from '../../../src/release/types.js';
 import { specKapp } from './helpers.js';

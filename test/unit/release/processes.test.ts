@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ReleaseLockedError } from '../../../src/release/errors.js';
 import { beginRelease, unlockRelease } from '../../../src/release/recorder.js';
 import { FileReleaseStore } from '../../../src/release/file-store.js';
-import type { ReleaseStore } from '../../../src/release/store.js';
+import type { ReleaseStore } from '../../../src/release/store-types.js';
 import { isRunningPhase } from '../../../src/release/types.js';
 import { backends, cleanupTempDirs, stackSpec, uniqueProject } from './helpers.js';
 

@@ -3,9 +3,9 @@ import { hostname } from 'node:os';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { InternalError } from '../../../src/diagnostics/errors.js';
 import { ReleaseConflictError, ReleaseLockedError } from '../../../src/release/errors.js';
-import { specDigest } from '../../../src/release/preview.js';
+import { specDigest } from '../../../src/release/canonical-json.js';
 import { beginRelease, phaseFor, unlockRelease, type BeginReleaseOptions } from '../../../src/release/recorder.js';
-import type { ReleaseStore } from '../../../src/release/store.js';
+import type { ReleaseStore } from '../../../src/release/store-types.js';
 import type { StepRecord } from '../../../src/release/types.js';
 import { backends, cleanupTempDirs, specKapp, stackSpec, uniqueProject } from './helpers.js';
 

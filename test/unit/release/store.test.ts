@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ReleaseConflictError, ReleaseNotFoundError, RevisionTakenError } from '../../../src/release/errors.js';
-import type { ReleaseStore } from '../../../src/release/store.js';
+import type { ReleaseStore } from '../../../src/release/store-types.js';
 import { summarise } from '../../../src/release/types.js';
 import { backends, cleanupTempDirs, makeRelease, uniqueProject } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { IndexHeap } from '../../../src/run/index-heap.js';
+import { IndexHeap } from '../../../src/plan/index-heap.js';
 
 describe('IndexHeap', () => {
   it('pops the smallest value first, whatever the order of pushes and pops', () => {
