@@ -5,8 +5,6 @@
 export type { Release, ReleaseState } from './types.js';
 export { isRunningPhase } from './types.js';
 export { describeBackend, kappsHome, openReleaseStore, resolveBackend } from './store.js';
-/** @public Used by the release tests' writer processes, which import the built module. */
-export { parseBackend } from './store.js';
 export { ReleaseRecorder, beginRelease, describeHolder, unlockRelease } from './recorder.js';
 export { currentOwner } from './owner.js';
 export type { PreviewDocument, PreviewRow, RefreshResult } from './preview.js';
