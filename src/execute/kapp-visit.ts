@@ -8,7 +8,7 @@ import { ConfigError, KappsError } from '../diagnostics/errors.js';
 import { evaluateConditions } from '../plan/go-bool.js';
 import type { PlannedStep } from '../plan/steps.js';
 import { formatDiagnostics } from '../report/diagnostic-printer.js';
-import type { KappStatus, Phase, StepStatus } from '../report/events.js';
+import type { KappRole, KappStatus, Phase, StepStatus } from '../vocabulary.js';
 import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
 import { newGoMap, type GoMap } from '../template/value.js';
@@ -29,7 +29,7 @@ export interface OutputLoading {
 
 /** What a visit does, decided by the command. */
 export interface VisitPlan {
-  readonly role: 'selected' | 'outputs';
+  readonly role: KappRole;
   /** Render templates before (and after loading outputs). */
   readonly templates: boolean;
   /** Phases to run in order. */

@@ -1,6 +1,7 @@
 /** The vocabulary of running a stack: commands, modes, per-kapp results. */
 import type { GoMap } from '../template/value.js';
-import type { KappStatus, Phase, RunEvent, StepStatus } from '../report/events.js';
+import type { RunEvent } from '../report/events.js';
+import type { KappRole, KappStatus, Phase, RunStatus, StepStatus } from '../vocabulary.js';
 
 /** What a run does. */
 export type RunCommand = 'install' | 'delete' | 'output' | 'clean' | 'template';
@@ -55,7 +56,7 @@ export interface KappResult {
   readonly status: KappStatus;
   readonly reason?: string;
   /** Whether the kapp was processed (selected) or only provided outputs. */
-  readonly role: 'selected' | 'outputs';
+  readonly role: KappRole;
   readonly steps: readonly StepRecord[];
   /** Non-sensitive outputs loaded in this run, by output id. */
   readonly outputs?: GoMap;
@@ -63,7 +64,7 @@ export interface KappResult {
 
 /** The outcome of a run. */
 export interface RunSummary {
-  readonly status: 'succeeded' | 'failed' | 'cancelled';
+  readonly status: RunStatus;
   readonly results: ReadonlyMap<string, KappResult>;
 }
 

@@ -6,15 +6,16 @@
  * them); the spec is only checked as far as the release code relies on it.
  */
 import { z } from 'zod';
+import { PHASES, STEP_STATUSES } from '../vocabulary.js';
 import { ReleaseRecordError } from './errors.js';
 import { KAPP_STATE_STATUSES, RELEASE_PHASES, type Release } from './types.js';
 
 const isoTime = z.iso.datetime({ offset: true });
 
 const stepSchema = z.looseObject({
-  phase: z.enum(['plan_install', 'apply_install', 'plan_delete', 'apply_delete', 'output', 'clean']),
+  phase: z.enum(PHASES),
   name: z.string(),
-  status: z.enum(['succeeded', 'failed', 'ignored', 'skipped', 'cancelled']),
+  status: z.enum(STEP_STATUSES),
   exitCode: z.number().int().nullable(),
   startedAt: isoTime,
   endedAt: isoTime,

@@ -9,7 +9,7 @@
  * This file is a stored format (release files, database rows): add optional fields only.
  */
 import type { StackSpec } from '../plan/spec.js';
-import type { Phase, StepStatus } from '../report/events.js';
+import type { Phase, StepStatus } from '../vocabulary.js';
 
 /** What a release does: `install` applies the selected kapps, `delete` removes them. */
 export type ReleaseOperation = 'install' | 'delete';
