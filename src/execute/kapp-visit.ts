@@ -17,7 +17,8 @@ import { loadOutputs, removeSensitiveOutputFiles } from './outputs.js';
 import type { Redactor } from './redact.js';
 import { runStep } from './step-runner.js';
 import { removeSensitiveTemplates, renderKappTemplates } from './templates.js';
-import type { EmitEvent, KappResult, RunOptions, StepRecord } from './types.js';
+import type { EmitEvent, KappResult, RunOptions } from './types.js';
+import type { StepRecord } from '../release/types.js';
 
 /** How a visit loads the kapp's outputs after its phases (only kapps that declare outputs load any). */
 export interface OutputLoading {

@@ -12,16 +12,29 @@ import { KAPP_STATE_STATUSES, RELEASE_PHASES, type Release } from './types.js';
 
 const isoTime = z.iso.datetime({ offset: true });
 
-const stepSchema = z.looseObject({
+/**
+ * One step a kapp ran during a release, as recorded in the release's state. The `StepRecord` type is inferred from
+ * this schema; records are read with `.loose()` so that fields written by a newer kapps are kept.
+ */
+export const stepRecordSchema = z.object({
+  /** The run-unit phase the step belongs to. */
   phase: z.enum(PHASES),
+  /** The step's name. */
   name: z.string(),
   status: z.enum(STEP_STATUSES),
+  /** Exit code of the command; null when it was killed by a signal or never started. */
   exitCode: z.number().int().nullable(),
+  /** When the step started (ISO). */
   startedAt: isoTime,
+  /** When the step ended (ISO). */
   endedAt: isoTime,
+  /** Wall time in milliseconds. */
   durationMs: z.number().nonnegative(),
+  /** Whether the step was stopped by its timeout. */
   timedOut: z.boolean(),
 });
+
+const stepSchema = stepRecordSchema.loose();
 
 const kappStateSchema = z.looseObject({
   status: z.enum(KAPP_STATE_STATUSES as [string, ...string[]]),

@@ -9,7 +9,8 @@
  * This file is a stored format (release files, database rows): add optional fields only.
  */
 import type { StackSpec } from '../plan/spec.js';
-import type { Phase, StepStatus } from '../vocabulary.js';
+import type { z } from 'zod';
+import type { stepRecordSchema } from './record-schema.js';
 
 /** What a release does: `install` applies the selected kapps, `delete` removes them. */
 export type ReleaseOperation = 'install' | 'delete';
@@ -51,24 +52,8 @@ export interface ReleaseOwner {
   pid: number;
 }
 
-/** One step a kapp ran during the release. */
-export interface StepRecord {
-  /** The run-unit phase the step belongs to. */
-  phase: Phase;
-  /** The step's name. */
-  name: string;
-  status: StepStatus;
-  /** Exit code of the command; null when it was killed by a signal or never started. */
-  exitCode: number | null;
-  /** When the step started (ISO). */
-  startedAt: string;
-  /** When the step ended (ISO). */
-  endedAt: string;
-  /** Wall time in milliseconds. */
-  durationMs: number;
-  /** Whether the step was stopped by its timeout. */
-  timedOut: boolean;
-}
+/** One step a kapp ran during the release (its fields are documented in `stepRecordSchema`). */
+export type StepRecord = z.infer<typeof stepRecordSchema>;
 
 /** The recorded state of one kapp. */
 export interface KappState {
