@@ -36,14 +36,22 @@ export const stepRecordSchema = z.object({
 
 const stepSchema = stepRecordSchema.loose();
 
-const kappStateSchema = z.looseObject({
-  status: z.enum(KAPP_STATE_STATUSES as [string, ...string[]]),
+/** The recorded state of one kapp. The `KappState` type is inferred from this schema. */
+export const kappStateSchema = z.object({
+  status: z.enum(KAPP_STATE_STATUSES),
+  /** The kapp's non-sensitive outputs (JSON-safe), as loaded by its steps; `{}` when none. */
   outputs: z.json(),
-  steps: z.array(stepSchema),
+  /** The steps run by the release that last changed this entry, in order. */
+  steps: z.array(stepRecordSchema),
+  /** sha256 (hex) of the kapp's canonical spec JSON when it was last recorded; compared by preview. */
   specDigest: z.string(),
+  /** The revision of the release that last changed this entry. */
   revision: z.number().int().positive(),
+  /** When this entry last changed (ISO). */
   updatedAt: isoTime,
 });
+
+const looseKappStateSchema = kappStateSchema.extend({ steps: z.array(stepSchema) }).loose();
 
 const specSchema = z.looseObject({
   stack: z.string(),
@@ -75,7 +83,7 @@ const releaseSchema = z.looseObject({
   selectors: z.looseObject({ include: z.array(z.string()), exclude: z.array(z.string()) }),
   kappsVersion: z.string(),
   unlocked: z.looseObject({ by: z.string(), at: isoTime }).optional(),
-  state: z.record(z.string(), kappStateSchema),
+  state: z.record(z.string(), looseKappStateSchema),
   spec: specSchema,
 });
 

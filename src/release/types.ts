@@ -10,7 +10,7 @@
  */
 import type { StackSpec } from '../plan/spec.js';
 import type { z } from 'zod';
-import type { stepRecordSchema } from './record-schema.js';
+import type { kappStateSchema, stepRecordSchema } from './record-schema.js';
 
 /** What a release does: `install` applies the selected kapps, `delete` removes them. */
 export type ReleaseOperation = 'install' | 'delete';
@@ -27,17 +27,11 @@ export type ReleasePhase = RunningPhase | FinalPhase;
 /** The phases, in the order a release can pass through them. */
 export const RELEASE_PHASES: readonly ReleasePhase[] = ['applying', 'deleting', 'succeeded', 'failed', 'cancelled'];
 
-/** The status of one kapp in a release's state. */
-export type KappStateStatus = 'installed' | 'deleted' | 'failed' | 'skipped' | 'cancelled';
-
 /** The kapp statuses a state entry may have. */
-export const KAPP_STATE_STATUSES: readonly KappStateStatus[] = [
-  'installed',
-  'deleted',
-  'failed',
-  'skipped',
-  'cancelled',
-];
+export const KAPP_STATE_STATUSES = ['installed', 'deleted', 'failed', 'skipped', 'cancelled'] as const;
+
+/** The status of one kapp in a release's state. */
+export type KappStateStatus = (typeof KAPP_STATE_STATUSES)[number];
 
 /** JSON-safe data: what `JSON.stringify` writes and `JSON.parse` gives back unchanged. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -55,20 +49,8 @@ export interface ReleaseOwner {
 /** One step a kapp ran during the release (its fields are documented in `stepRecordSchema`). */
 export type StepRecord = z.infer<typeof stepRecordSchema>;
 
-/** The recorded state of one kapp. */
-export interface KappState {
-  status: KappStateStatus;
-  /** The kapp's non-sensitive outputs (JSON-safe), as loaded by its steps; `{}` when none. */
-  outputs: JsonValue;
-  /** The steps run by the release that last changed this entry, in order. */
-  steps: StepRecord[];
-  /** sha256 (hex) of the kapp's canonical spec JSON when it was last recorded; compared by preview. */
-  specDigest: string;
-  /** The revision of the release that last changed this entry. */
-  revision: number;
-  /** When this entry last changed (ISO). */
-  updatedAt: string;
-}
+/** The recorded state of one kapp (its fields are documented in `kappStateSchema`). */
+export type KappState = z.infer<typeof kappStateSchema>;
 
 /** Kapp id (`manifest:kapp`) → its state. */
 export type ReleaseState = Record<string, KappState>;
