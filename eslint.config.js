@@ -38,6 +38,15 @@ export default defineConfig(
     },
   },
   {
+    files: ['src/vocabulary.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['./*', '../*'], message: 'The run vocabulary imports nothing of kapps.' }] },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },

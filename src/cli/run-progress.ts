@@ -5,7 +5,8 @@
  * the events the run will not get to send, so that every reporter ends its display and summary, and every kapp
  * listed at the start gets its `kapp-finished`.
  */
-import type { KappStatus, Phase, RunEvent } from '../report/events.js';
+import type { RunEvent } from '../report/events.js';
+import type { KappStatus, Phase } from '../vocabulary.js';
 
 interface Running {
   readonly startedAt: number;

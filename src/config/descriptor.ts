@@ -10,13 +10,12 @@ import type {
   DependsOnConfig,
   KappDescriptor,
   OutputConfig,
-  PhaseKey,
   RunStepConfig,
   RunUnitConfig,
   SourceConfig,
   TemplateConfig,
 } from './types.js';
-import { PHASE_KEYS } from './types.js';
+import { PHASES, type Phase } from '../vocabulary.js';
 import { setLocation, setLocationNode } from './locations.js';
 import type { ConfigReader } from './reader.js';
 import {
@@ -51,7 +50,7 @@ import type { YamlMapEntry, YamlNode } from './yaml.js';
  */
 export type DescriptorShape = 'lists' | 'maps' | 'defaults' | 'program';
 
-const PHASES = new Set<string>(PHASE_KEYS);
+const PHASE_NAMES = new Set<string>(PHASES);
 const OUTPUT_FORMATS = new Set(['json', 'yaml', 'text']);
 const ACTION_LISTS = new Set([
   'pre_install_actions',
@@ -129,10 +128,10 @@ function readRunUnit(r: ConfigReader, name: string, node: YamlNode): RunUnitConf
     if (k === 'working_dir') put(unit, k, readText(value));
     else if (k === 'conditions' || k === 'binaries') put(unit, k, readTexts(value));
     else if (k === 'env_vars') put(unit, k, readTextMap(value));
-    else if (PHASES.has(k) && value.kind === 'seq') {
+    else if (PHASE_NAMES.has(k) && value.kind === 'seq') {
       const steps = value.items.map((item) => readStep(r, item));
       setLocationNode(steps, value);
-      put(unit, k as PhaseKey, steps);
+      put(unit, k as Phase, steps);
     }
   }
   return unit;

@@ -9,6 +9,7 @@
  */
 import type { GoMap, GoValue } from '../template/value.js';
 import type { SourceSubstitution } from './source-substitution.js';
+import type { Phase } from '../vocabulary.js';
 
 /** A run step (`run_units.<unit>.<phase>[i]`). Typed fields may be written as templates (strings) and are converted after rendering. */
 export interface RunStepConfig {
@@ -35,23 +36,14 @@ export interface RunStepConfig {
   binaries?: string[];
 }
 
-export const PHASE_KEYS = ['plan_install', 'apply_install', 'plan_delete', 'apply_delete', 'output', 'clean'] as const;
-export type PhaseKey = (typeof PHASE_KEYS)[number];
-
-/** A run unit (`run_units.<name>`). */
-export interface RunUnitConfig {
+/** A run unit (`run_units.<name>`): its settings and, under each phase's name (`plan_install`, …), its steps. */
+export interface RunUnitConfig extends Partial<Record<Phase, RunStepConfig[]>> {
   /** The unit's name (its key under `run_units`). */
   name: string;
   working_dir?: string;
   conditions?: string[];
   binaries?: string[];
   env_vars?: Record<string, string>;
-  plan_install?: RunStepConfig[];
-  apply_install?: RunStepConfig[];
-  plan_delete?: RunStepConfig[];
-  apply_delete?: RunStepConfig[];
-  output?: RunStepConfig[];
-  clean?: RunStepConfig[];
 }
 
 export interface SourceConfig {

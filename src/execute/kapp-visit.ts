@@ -8,7 +8,7 @@ import { ConfigError, KappsError } from '../diagnostics/errors.js';
 import { evaluateConditions } from '../plan/go-bool.js';
 import type { PlannedStep } from '../plan/steps.js';
 import { formatDiagnostics } from '../report/diagnostic-printer.js';
-import type { KappStatus, Phase, StepStatus } from '../report/events.js';
+import type { KappRole, KappStatus, Phase, StepStatus } from '../vocabulary.js';
 import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
 import { newGoMap, type GoMap } from '../template/value.js';
@@ -17,7 +17,8 @@ import { loadOutputs, removeSensitiveOutputFiles } from './outputs.js';
 import type { Redactor } from './redact.js';
 import { runStep } from './step-runner.js';
 import { removeSensitiveTemplates, renderKappTemplates } from './templates.js';
-import type { EmitEvent, KappResult, RunOptions, StepRecord } from './types.js';
+import type { EmitEvent, KappResult, RunOptions } from './types.js';
+import type { StepRecord } from '../release/types.js';
 
 /** How a visit loads the kapp's outputs after its phases (only kapps that declare outputs load any). */
 export interface OutputLoading {
@@ -29,7 +30,7 @@ export interface OutputLoading {
 
 /** What a visit does, decided by the command. */
 export interface VisitPlan {
-  readonly role: 'selected' | 'outputs';
+  readonly role: KappRole;
   /** Render templates before (and after loading outputs). */
   readonly templates: boolean;
   /** Phases to run in order. */

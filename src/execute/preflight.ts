@@ -7,7 +7,7 @@
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { parseGoBool } from '../plan/go-bool.js';
-import type { Phase } from '../report/events.js';
+import type { Phase } from '../vocabulary.js';
 import { resolveCommand } from '../run/resolve-command.js';
 import type { Stack } from '../stack/stack.js';
 import { newGoMap } from '../template/value.js';

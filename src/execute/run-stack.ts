@@ -19,7 +19,7 @@
  * when its outputs are loaded walking down and finishes once it was deleted walking up. Every event passes
  * through the run's redactor, so sensitive output values never leave the executor.
  */
-import type { KappStatus, Phase } from '../report/events.js';
+import type { KappStatus, Phase } from '../vocabulary.js';
 import { walkDag, type NodeResult, type WalkNode } from '../run/walk.js';
 import type { Stack } from '../stack/stack.js';
 import type { GoMap } from '../template/value.js';

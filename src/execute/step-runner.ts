@@ -5,7 +5,7 @@
  * fails), and judge the exit code against `expected_exit_code`.
  */
 import type { PlannedStep } from '../plan/steps.js';
-import type { Phase, StepStatus } from '../report/events.js';
+import type { Phase, StepStatus } from '../vocabulary.js';
 import { resolveCommand } from '../run/resolve-command.js';
 import { runProcess } from '../run/process-runner.js';
 import type { SpawnResult } from '../run/spawn.js';

@@ -1,6 +1,8 @@
 /** The vocabulary of running a stack: commands, modes, per-kapp results. */
 import type { GoMap } from '../template/value.js';
-import type { KappStatus, Phase, RunEvent, StepStatus } from '../report/events.js';
+import type { RunEvent } from '../report/events.js';
+import type { StepRecord } from '../release/types.js';
+import type { KappRole, KappStatus, RunStatus } from '../vocabulary.js';
 
 /** What a run does. */
 export type RunCommand = 'install' | 'delete' | 'output' | 'clean' | 'template';
@@ -37,25 +39,14 @@ export interface RunOptions {
   readonly readOutputs?: boolean;
 }
 
-/** One step as it ran (for the release state). */
-export interface StepRecord {
-  readonly phase: Phase;
-  readonly name: string;
-  readonly status: StepStatus;
-  readonly exitCode: number | null;
-  readonly startedAt: string;
-  readonly endedAt: string;
-  readonly durationMs: number;
-  readonly timedOut: boolean;
-}
-
 /** How a kapp's visit ended. */
 export interface KappResult {
   readonly id: string;
   readonly status: KappStatus;
   readonly reason?: string;
   /** Whether the kapp was processed (selected) or only provided outputs. */
-  readonly role: 'selected' | 'outputs';
+  readonly role: KappRole;
+  /** Each step as it ran: the record the release state keeps of it. */
   readonly steps: readonly StepRecord[];
   /** Non-sensitive outputs loaded in this run, by output id. */
   readonly outputs?: GoMap;
@@ -63,7 +54,7 @@ export interface KappResult {
 
 /** The outcome of a run. */
 export interface RunSummary {
-  readonly status: 'succeeded' | 'failed' | 'cancelled';
+  readonly status: RunStatus;
   readonly results: ReadonlyMap<string, KappResult>;
 }
 

@@ -3,7 +3,7 @@
  * `args` tokenised. Only its `conditions` are still text: the executor evaluates them when the step is reached.
  */
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
-import type { Phase } from '../report/events.js';
+import type { Phase } from '../vocabulary.js';
 import type { ConditionSite } from './go-bool.js';
 
 /** Where a planned step came from, for diagnostics. */

@@ -2,7 +2,7 @@
  * The resolved spec of a stack: what `kapps generate -o json` prints, and what a release records as its spec.
  * A public interface: add optional fields only.
  */
-import type { Phase } from '../report/events.js';
+import type { Phase } from '../vocabulary.js';
 import type { PlannedStep } from './planned-step.js';
 
 export interface SpecStep {

@@ -5,7 +5,7 @@
  */
 import { error, type Diagnostic } from '../diagnostics/diagnostic.js';
 import type { RunStepConfig, RunUnitConfig } from '../config/types.js';
-import { PHASES, type Phase } from '../report/events.js';
+import { PHASES, type Phase } from '../vocabulary.js';
 import { didYouMean } from '../diagnostics/did-you-mean.js';
 import { describeStep, isCall, quoteValue, type Locate, type StepRef } from './step-context.js';
 

@@ -3,7 +3,7 @@
  */
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
 import type { RunStepConfig, RunUnitConfig } from '../config/types.js';
-import type { Phase } from '../report/events.js';
+import type { Phase } from '../vocabulary.js';
 import type { ConditionSite } from './go-bool.js';
 
 /** Looks up where a configuration object (or one of its fields) was written; `locationOf` fits. */

@@ -14,7 +14,7 @@ import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError, InternalError } from '../diagnostics/errors.js';
 import { locationOf } from '../config/locations.js';
 import type { RunUnitConfig } from '../config/types.js';
-import type { Phase } from '../report/events.js';
+import type { Phase } from '../vocabulary.js';
 import { expandCalls } from './calls.js';
 import { evaluateConditions } from './go-bool.js';
 import type { PlannedStep } from './planned-step.js';

@@ -3,7 +3,7 @@
  * result), printed by `kapps schema preview`. Written with zod, as the configuration schemas are.
  */
 import { z } from 'zod';
-import { PHASES } from '../report/events.js';
+import { PHASES } from '../vocabulary.js';
 import { PREVIEW_ACTIONS } from './preview.js';
 
 const step = z

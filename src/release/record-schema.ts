@@ -6,30 +6,52 @@
  * them); the spec is only checked as far as the release code relies on it.
  */
 import { z } from 'zod';
+import { PHASES, STEP_STATUSES } from '../vocabulary.js';
 import { ReleaseRecordError } from './errors.js';
 import { KAPP_STATE_STATUSES, RELEASE_PHASES, type Release } from './types.js';
 
 const isoTime = z.iso.datetime({ offset: true });
 
-const stepSchema = z.looseObject({
-  phase: z.enum(['plan_install', 'apply_install', 'plan_delete', 'apply_delete', 'output', 'clean']),
+/**
+ * One step a kapp ran during a release, as recorded in the release's state. The `StepRecord` type is inferred from
+ * this schema; records are read with `.loose()` so that fields written by a newer kapps are kept.
+ */
+export const stepRecordSchema = z.object({
+  /** The run-unit phase the step belongs to. */
+  phase: z.enum(PHASES),
+  /** The step's name. */
   name: z.string(),
-  status: z.enum(['succeeded', 'failed', 'ignored', 'skipped', 'cancelled']),
+  status: z.enum(STEP_STATUSES),
+  /** Exit code of the command; null when it was killed by a signal or never started. */
   exitCode: z.number().int().nullable(),
+  /** When the step started (ISO). */
   startedAt: isoTime,
+  /** When the step ended (ISO). */
   endedAt: isoTime,
+  /** Wall time in milliseconds. */
   durationMs: z.number().nonnegative(),
+  /** Whether the step was stopped by its timeout. */
   timedOut: z.boolean(),
 });
 
-const kappStateSchema = z.looseObject({
-  status: z.enum(KAPP_STATE_STATUSES as [string, ...string[]]),
+const stepSchema = stepRecordSchema.loose();
+
+/** The recorded state of one kapp. The `KappState` type is inferred from this schema. */
+export const kappStateSchema = z.object({
+  status: z.enum(KAPP_STATE_STATUSES),
+  /** The kapp's non-sensitive outputs (JSON-safe), as loaded by its steps; `{}` when none. */
   outputs: z.json(),
-  steps: z.array(stepSchema),
+  /** The steps run by the release that last changed this entry, in order. */
+  steps: z.array(stepRecordSchema),
+  /** sha256 (hex) of the kapp's canonical spec JSON when it was last recorded; compared by preview. */
   specDigest: z.string(),
+  /** The revision of the release that last changed this entry. */
   revision: z.number().int().positive(),
+  /** When this entry last changed (ISO). */
   updatedAt: isoTime,
 });
+
+const looseKappStateSchema = kappStateSchema.extend({ steps: z.array(stepSchema) }).loose();
 
 const specSchema = z.looseObject({
   stack: z.string(),
@@ -44,26 +66,66 @@ const specSchema = z.looseObject({
   ),
 });
 
-const ownerSchema = z.looseObject({ user: z.string(), host: z.string(), pid: z.number().int() });
+/** The process that runs (or ran) a release, named in lock messages. `ReleaseOwner` is inferred from it. */
+export const ownerSchema = z.object({
+  /** Login name of the user. */
+  user: z.string(),
+  /** Host name of the machine. */
+  host: z.string(),
+  /** Process id on that host. */
+  pid: z.number().int(),
+});
 
-const releaseSchema = z.looseObject({
+/** The `-i`/`-x` selectors of the command that made the release. */
+export const selectorsSchema = z.object({ include: z.array(z.string()), exclude: z.array(z.string()) });
+
+/** Who unlocked a release by hand, and when. */
+export const unlockSchema = z.object({
+  /** `user@host`. */
+  by: z.string(),
+  /** ISO timestamp. */
+  at: isoTime,
+});
+
+/** One release: a revision of a (project, stack). `Release` is inferred from it (with the spec's full type). */
+export const releaseRecordSchema = z.object({
   project: z.string().min(1),
   stack: z.string().min(1),
+  /** 1, 2, …, with no gaps, per (project, stack). */
   revision: z.number().int().positive(),
   operation: z.enum(['install', 'delete']),
-  phase: z.enum(RELEASE_PHASES as [string, ...string[]]),
+  phase: z.enum(RELEASE_PHASES),
+  /** When the release began (ISO). */
   createdAt: isoTime,
+  /** When the record was last written (ISO); strictly increasing, used to detect concurrent writers. */
   modifiedAt: isoTime,
+  /** When the release reached a final phase (ISO). */
   finishedAt: isoTime.optional(),
+  /** Last sign of life of the owner (ISO); refreshed every 10 s while the release runs. */
   heartbeatAt: isoTime,
   owner: ownerSchema,
+  /** The command line (argv after `node`), with sensitive values redacted by the caller. */
   command: z.array(z.string()),
-  selectors: z.looseObject({ include: z.array(z.string()), exclude: z.array(z.string()) }),
+  selectors: selectorsSchema,
+  /** The kapps version that wrote the release. */
   kappsVersion: z.string(),
-  unlocked: z.looseObject({ by: z.string(), at: isoTime }).optional(),
+  /** Set when the release was unlocked by hand (`kapps release unlock`). */
+  unlocked: unlockSchema.optional(),
+  /** Every kapp ever recorded for this stack; starts as a copy of the previous release's state. */
   state: z.record(z.string(), kappStateSchema),
+  /** The `kapps generate` document of the selected kapps, with sensitive values redacted. */
   spec: specSchema,
 });
+
+/** What records are read with: the same schema, keeping the fields a newer kapps wrote. */
+const releaseSchema = releaseRecordSchema
+  .extend({
+    owner: ownerSchema.loose(),
+    selectors: selectorsSchema.loose(),
+    unlocked: unlockSchema.loose().optional(),
+    state: z.record(z.string(), looseKappStateSchema),
+  })
+  .loose();
 
 /**
  * Check that `data` (parsed YAML or JSON) is a release record and return it typed. `where` names the record in
@@ -78,7 +140,7 @@ export function parseReleaseRecord(data: unknown, where: string): Release {
       .join('; ');
     throw new ReleaseRecordError(where, detail);
   }
-  // The schema mirrors `Release`; zod's inferred type is wider only where the enums are built from arrays.
+  // `Release` is this schema's type, except the spec, which the schema checks only as far as releases rely on it.
   return result.data as unknown as Release;
 }
 

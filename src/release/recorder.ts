@@ -13,7 +13,7 @@
  */
 import { InternalError } from '../diagnostics/errors.js';
 import type { StackSpec } from '../plan/spec.js';
-import type { KappStatus } from '../report/events.js';
+import type { KappStatus } from '../vocabulary.js';
 import { ReleaseConflictError, ReleaseLockedError, ReleaseStoreError, RevisionTakenError } from './errors.js';
 import { currentOwner, formatOwner, ownerHealth } from './owner.js';
 import { redactArgv } from './redact.js';

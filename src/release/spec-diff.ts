@@ -13,7 +13,7 @@
  * (`<sensitive>`). They are replaced by `(sensitive)`, or by `(sensitive, changed)` on the new side when the value
  * differs from the old one; the value itself never appears.
  */
-import { PHASES } from '../report/events.js';
+import { PHASES } from '../vocabulary.js';
 import type { SpecKapp, SpecStep } from '../plan/spec.js';
 import { canonicalJson } from './canonical-json.js';
 import type { JsonValue } from './types.js';

@@ -9,10 +9,18 @@
  * This file is a stored format (release files, database rows): add optional fields only.
  */
 import type { StackSpec } from '../plan/spec.js';
-import type { Phase, StepStatus } from '../report/events.js';
+import type { z } from 'zod';
+import type {
+  kappStateSchema,
+  ownerSchema,
+  releaseRecordSchema,
+  selectorsSchema,
+  stepRecordSchema,
+  unlockSchema,
+} from './record-schema.js';
 
 /** What a release does: `install` applies the selected kapps, `delete` removes them. */
-export type ReleaseOperation = 'install' | 'delete';
+export type ReleaseOperation = Release['operation'];
 
 /** The phases of a running release; a release in one of these holds the lock. */
 export type RunningPhase = 'applying' | 'deleting';
@@ -24,113 +32,46 @@ export type FinalPhase = 'succeeded' | 'failed' | 'cancelled';
 export type ReleasePhase = RunningPhase | FinalPhase;
 
 /** The phases, in the order a release can pass through them. */
-export const RELEASE_PHASES: readonly ReleasePhase[] = ['applying', 'deleting', 'succeeded', 'failed', 'cancelled'];
-
-/** The status of one kapp in a release's state. */
-export type KappStateStatus = 'installed' | 'deleted' | 'failed' | 'skipped' | 'cancelled';
+export const RELEASE_PHASES = [
+  'applying',
+  'deleting',
+  'succeeded',
+  'failed',
+  'cancelled',
+] as const satisfies readonly ReleasePhase[];
 
 /** The kapp statuses a state entry may have. */
-export const KAPP_STATE_STATUSES: readonly KappStateStatus[] = [
-  'installed',
-  'deleted',
-  'failed',
-  'skipped',
-  'cancelled',
-];
+export const KAPP_STATE_STATUSES = ['installed', 'deleted', 'failed', 'skipped', 'cancelled'] as const;
+
+/** The status of one kapp in a release's state. */
+export type KappStateStatus = (typeof KAPP_STATE_STATUSES)[number];
 
 /** JSON-safe data: what `JSON.stringify` writes and `JSON.parse` gives back unchanged. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** The process that runs (or ran) a release, named in lock messages. */
-export interface ReleaseOwner {
-  /** Login name of the user. */
-  user: string;
-  /** Host name of the machine. */
-  host: string;
-  /** Process id on that host. */
-  pid: number;
-}
+/** The process that runs (or ran) a release (see `ownerSchema`). */
+export type ReleaseOwner = z.infer<typeof ownerSchema>;
 
-/** One step a kapp ran during the release. */
-export interface StepRecord {
-  /** The run-unit phase the step belongs to. */
-  phase: Phase;
-  /** The step's name. */
-  name: string;
-  status: StepStatus;
-  /** Exit code of the command; null when it was killed by a signal or never started. */
-  exitCode: number | null;
-  /** When the step started (ISO). */
-  startedAt: string;
-  /** When the step ended (ISO). */
-  endedAt: string;
-  /** Wall time in milliseconds. */
-  durationMs: number;
-  /** Whether the step was stopped by its timeout. */
-  timedOut: boolean;
-}
+/** One step a kapp ran during the release (its fields are documented in `stepRecordSchema`). */
+export type StepRecord = z.infer<typeof stepRecordSchema>;
 
-/** The recorded state of one kapp. */
-export interface KappState {
-  status: KappStateStatus;
-  /** The kapp's non-sensitive outputs (JSON-safe), as loaded by its steps; `{}` when none. */
-  outputs: JsonValue;
-  /** The steps run by the release that last changed this entry, in order. */
-  steps: StepRecord[];
-  /** sha256 (hex) of the kapp's canonical spec JSON when it was last recorded; compared by preview. */
-  specDigest: string;
-  /** The revision of the release that last changed this entry. */
-  revision: number;
-  /** When this entry last changed (ISO). */
-  updatedAt: string;
-}
+/** The recorded state of one kapp (its fields are documented in `kappStateSchema`). */
+export type KappState = z.infer<typeof kappStateSchema>;
 
 /** Kapp id (`manifest:kapp`) → its state. */
 export type ReleaseState = Record<string, KappState>;
 
 /** The `-i`/`-x` selectors of the command that made the release. */
-export interface ReleaseSelectors {
-  include: string[];
-  exclude: string[];
-}
+export type ReleaseSelectors = z.infer<typeof selectorsSchema>;
 
-/** Who unlocked a release by hand, and when. */
-export interface ReleaseUnlock {
-  /** `user@host`. */
-  by: string;
-  /** ISO timestamp. */
-  at: string;
-}
+/** Who unlocked a release by hand, and when (see `unlockSchema`). */
+export type ReleaseUnlock = z.infer<typeof unlockSchema>;
 
-/** One release: a revision of a (project, stack). */
-export interface Release {
-  project: string;
-  stack: string;
-  /** 1, 2, …, with no gaps, per (project, stack). */
-  revision: number;
-  operation: ReleaseOperation;
-  phase: ReleasePhase;
+/** One release: a revision of a (project, stack); its fields are documented in `releaseRecordSchema`. */
+export type Release = Omit<z.infer<typeof releaseRecordSchema>, 'spec'> & {
   /** The `kapps generate` document of the selected kapps, with sensitive values redacted. */
   spec: StackSpec;
-  /** Every kapp ever recorded for this stack; starts as a copy of the previous release's state. */
-  state: ReleaseState;
-  /** When the release began (ISO). */
-  createdAt: string;
-  /** When the record was last written (ISO); strictly increasing, used to detect concurrent writers. */
-  modifiedAt: string;
-  /** When the release reached a final phase (ISO). */
-  finishedAt?: string;
-  /** Last sign of life of the owner (ISO); refreshed every 10 s while the release runs. */
-  heartbeatAt: string;
-  owner: ReleaseOwner;
-  /** The command line (argv after `node`), with sensitive values redacted by the caller. */
-  command: string[];
-  selectors: ReleaseSelectors;
-  /** The kapps version that wrote the release. */
-  kappsVersion: string;
-  /** Set when the release was unlocked by hand (`kapps release unlock`). */
-  unlocked?: ReleaseUnlock;
-}
+};
 
 /** The light metadata of a release, as `kapps release list` shows it (no spec, no state). */
 export interface ReleaseSummary {

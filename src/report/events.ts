@@ -1,34 +1,9 @@
 /**
- * The one event vocabulary of a run. The executor emits these; every reporter (listr2, plain, JSON) and the
+ * The events of a run. The executor emits these; every reporter (listr2, plain, JSON) and the
  * release recorder consume them. `--reporter json` prints them as NDJSON, so they are a public interface:
- * add fields, never rename or remove them.
+ * add fields, never rename or remove them. The names they use (phases, statuses) are the run's vocabulary.
  */
-
-/** The six phases of a kapp's run units. */
-export type Phase = 'plan_install' | 'apply_install' | 'plan_delete' | 'apply_delete' | 'output' | 'clean';
-
-export const PHASES: readonly Phase[] = [
-  'plan_install',
-  'apply_install',
-  'plan_delete',
-  'apply_delete',
-  'output',
-  'clean',
-];
-
-export type StepStatus =
-  /** Exit code as expected. */
-  | 'succeeded'
-  /** Wrong exit code, spawn error or timeout, and the failure stops the kapp. */
-  | 'failed'
-  /** Failed, but `ignore_errors` (or `--ignore-errors`) let the kapp go on. */
-  | 'ignored'
-  /** Its conditions were false. */
-  | 'skipped'
-  /** Stopped by SIGINT/SIGTERM. */
-  | 'cancelled';
-
-export type KappStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
+import type { KappRole, KappStatus, Phase, RunStatus, StepStatus } from '../vocabulary.js';
 
 interface Base {
   /** ISO timestamp. */
@@ -54,7 +29,7 @@ export interface KappStartedEvent extends Base {
   readonly type: 'kapp-started';
   readonly kapp: string;
   /** Why it runs: `selected`, or `outputs` for an unselected ancestor that only provides its outputs. */
-  readonly role: 'selected' | 'outputs';
+  readonly role: KappRole;
 }
 
 export interface StepStartedEvent extends Base {
@@ -116,7 +91,7 @@ export interface LogEvent extends Base {
 
 export interface RunFinishedEvent extends Base {
   readonly type: 'run-finished';
-  readonly status: 'succeeded' | 'failed' | 'cancelled';
+  readonly status: RunStatus;
   readonly counts: {
     readonly succeeded: number;
     readonly failed: number;

@@ -4,7 +4,8 @@
  */
 import pc from 'picocolors';
 import { quote } from 'shell-quote';
-import type { Phase, StepFinishedEvent } from './events.js';
+import type { StepFinishedEvent } from './events.js';
+import type { Phase } from '../vocabulary.js';
 
 /** A picocolors palette; every formatter is the identity when colours are off. */
 export type Palette = ReturnType<typeof pc.createColors>;

@@ -6,13 +6,13 @@
 import type {
   KappFinishedEvent,
   KappStartedEvent,
-  Phase,
   RunEvent,
   RunFinishedEvent,
   RunStartedEvent,
   StepFinishedEvent,
   StepStartedEvent,
 } from './events.js';
+import type { Phase } from '../vocabulary.js';
 
 /** Where a kapp is: not started yet, running, or one of the final statuses of `kapp-finished`. */
 export type KappState = 'pending' | 'running' | KappFinishedEvent['status'];

@@ -23,7 +23,7 @@ import { evaluateConditions, ordinal } from '../plan/go-bool.js';
 import { selectKapps, type PlanNode, type Selection } from '../plan/select.js';
 import { toSpecStep, type SpecKapp, type SpecStep, type StackSpec } from '../plan/spec.js';
 import { planSteps, type PlannedStep } from '../plan/steps.js';
-import { PHASES, type Phase } from '../report/events.js';
+import { PHASES, type Phase } from '../vocabulary.js';
 import { isTemplate } from '../template/index.js';
 import { isGoMap, newGoMap, type GoMap, type GoValue } from '../template/value.js';
 import { mergeMaps } from '../vars/merge.js';

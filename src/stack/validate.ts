@@ -4,7 +4,7 @@
  * each run unit whose conditions hold (on PATH, or relative to the step's working directory for a path).
  */
 import { resolveCommand } from '../run/resolve-command.js';
-import { PHASES, type Phase } from '../report/events.js';
+import { PHASES, type Phase } from '../vocabulary.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { evaluateConditions } from '../plan/go-bool.js';

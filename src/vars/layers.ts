@@ -17,7 +17,7 @@ import type {
   SourceConfig,
   TemplateConfig,
 } from '../config/types.js';
-import { PHASE_KEYS } from '../config/types.js';
+import { PHASES } from '../vocabulary.js';
 import { copyLocations } from '../config/locations.js';
 import { mergeMaps } from './merge.js';
 import { newGoMap } from '../template/value.js';
@@ -89,7 +89,7 @@ function mergeUnit(l: RunUnitConfig, h: RunUnitConfig): RunUnitConfig {
   const binaries = h.binaries ?? l.binaries;
   if (binaries !== undefined) merged.binaries = binaries;
   if (l.env_vars || h.env_vars) merged.env_vars = { ...l.env_vars, ...h.env_vars };
-  for (const phase of PHASE_KEYS) {
+  for (const phase of PHASES) {
     const steps = h[phase] ?? l[phase];
     if (steps !== undefined) merged[phase] = steps;
   }

@@ -1,6 +1,6 @@
 /** `kapps generate`: the resolved spec of a stack, without running anything. */
 import type { CommandModule } from 'yargs';
-import { PHASES, type Phase } from '../../report/events.js';
+import { PHASES, type Phase } from '../../vocabulary.js';
 import { flushWarnings, openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
 
 interface GenerateArgs extends StackArgs {

@@ -3,7 +3,7 @@ import type { RunUnitConfig } from '../../../src/config/types.js';
 import { ConfigError } from '../../../src/diagnostics/errors.js';
 import { planSteps, type PlannedStep } from '../../../src/plan/steps.js';
 import { formatDiagnostics } from '../../../src/report/diagnostic-printer.js';
-import type { Phase } from '../../../src/report/events.js';
+import type { Phase } from '../../../src/vocabulary.js';
 
 /** The cache root of the kapp the tests plan. */
 export const CACHE = '/work/cache/web/nginx';

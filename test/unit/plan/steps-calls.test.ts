@@ -3,7 +3,7 @@ import { setLocation } from '../../../src/config/locations.js';
 import type { RunStepConfig, RunUnitConfig } from '../../../src/config/types.js';
 import { indexRunUnits, resolveCall } from '../../../src/plan/step-checks.js';
 import type { PlannedStep } from '../../../src/plan/steps.js';
-import type { Phase } from '../../../src/report/events.js';
+import type { Phase } from '../../../src/vocabulary.js';
 import { diagnosticsOf, names, plan } from './step-helpers.js';
 
 /** Sugarkube's shared fixture for its run-unit tests (§10.1 "F"). */

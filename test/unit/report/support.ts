@@ -7,7 +7,6 @@ import type {
   KappFinishedEvent,
   KappStartedEvent,
   LogEvent,
-  Phase,
   RunEvent,
   RunFinishedEvent,
   RunStartedEvent,
@@ -15,6 +14,7 @@ import type {
   StepOutputEvent,
   StepStartedEvent,
 } from '../../../src/report/events.js';
+import type { Phase } from '../../../src/vocabulary.js';
 import { stripAnsi } from '../../../src/report/format.js';
 
 /** A writable stream that keeps everything written to it. */
