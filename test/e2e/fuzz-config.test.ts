@@ -15,6 +15,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
+import { seededRandom } from '../fixtures/release/harness.js';
 
 const CASES = Number(process.env.KAPPS_FUZZ_CASES ?? 40);
 const SEED = Number(process.env.KAPPS_FUZZ_SEED ?? 20_261_125);
@@ -27,18 +28,6 @@ const roots: string[] = [];
 afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
 
 type Random = () => number;
-
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pick = <T>(r: Random, items: readonly T[]): T => items[Math.floor(r() * items.length)] as T;
 
@@ -242,7 +231,7 @@ interface Case {
 
 /** Write case `index`: the base project with 1–4 of its YAML files mutated (none for a negative index). */
 function writeCase(index: number): Case {
-  const r = prng(SEED * 1000 + index);
+  const r = seededRandom(SEED * 1000 + index);
   const root = mkdtempSync(path.join(tmpdir(), 'kapps-fuzz-'));
   roots.push(root);
   const dir = path.join(root, 'project');

@@ -117,7 +117,8 @@ describe('the reasons a run gives', () => {
 });
 
 describe('template errors', () => {
-  it('point at the line of the bad field and name the run unit by its name', async () => {
+  /** Kapp web:a with one plan_install step `echo <args>`, written by hand so that the lines are known (line 8: args). */
+  const oneStepProject = (step: string, args: string) => {
     const p = fixtureProject();
     p.write(
       'manifests/web.yaml',
@@ -127,13 +128,18 @@ describe('template errors', () => {
         '    run_units:',
         '      main:',
         '        plan_install:',
-        '          - name: lint',
+        `          - name: ${step}`,
         '            command: echo',
-        '            args: "{{ .x | nosuchfunc }}"',
+        `            args: "${args}"`,
         '',
       ].join('\n'),
     );
     p.write('stacks.yaml', { dev: { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] } });
+    return p;
+  };
+
+  it('point at the line of the bad field and name the run unit by its name', async () => {
+    const p = oneStepProject('lint', '{{ .x | nosuchfunc }}');
     const r = await p.run('generate');
     expect(r.code).toBe(1);
     expect(r.stderr.split('\n')[0]).toBe(
@@ -142,22 +148,7 @@ describe('template errors', () => {
   });
 
   it('say their level once when a run fails on them (--strict-vars)', async () => {
-    const p = fixtureProject();
-    p.write(
-      'manifests/web.yaml',
-      [
-        'kapps:',
-        '  - id: a',
-        '    run_units:',
-        '      main:',
-        '        plan_install:',
-        '          - name: s',
-        '            command: echo',
-        '            args: "{{ .missing }}"',
-        '',
-      ].join('\n'),
-    );
-    p.write('stacks.yaml', { dev: { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] } });
+    const p = oneStepProject('s', '{{ .missing }}');
     const r = await p.run('install', ['--strict-vars', '--reporter', 'plain']);
     expect(r.code).toBe(1);
     const out = r.stdout + r.stderr;
