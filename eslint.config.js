@@ -23,15 +23,15 @@ export default defineConfig(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/run/**'],
+    ignores: ['src/process/**'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           paths: [
-            { name: 'execa', message: 'Only src/run/ starts processes.' },
-            { name: 'node:child_process', message: 'Only src/run/ starts processes.', allowTypeImports: true },
-            { name: 'child_process', message: 'Only src/run/ starts processes.', allowTypeImports: true },
+            { name: 'execa', message: 'Only src/process/ starts processes.' },
+            { name: 'node:child_process', message: 'Only src/process/ starts processes.', allowTypeImports: true },
+            { name: 'child_process', message: 'Only src/process/ starts processes.', allowTypeImports: true },
           ],
         },
       ],

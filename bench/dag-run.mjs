@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The run layer on a whole DAG workload: walkDag + spawnStep (dist/run/*.js) running every node's command along
+// The run layer on a whole DAG workload: walkDag + spawnStep (dist/execute/walk.js, dist/process/spawn.js) running every node's command along
 // its dependencies, against the floor of a bare child_process.spawn loop over the same commands at the same
 // concurrency with no dependencies at all. Prints median wall and CPU times and their ratios to the floor.
 // This is the scheduling-and-spawning part of a kapps run; the CLI adds start-up, config and reporting on top.
@@ -27,12 +27,12 @@ for (let i = 0; i < argv.length; i++) {
 if (!opts.dag) throw new Error('usage: dag-run.mjs --dag dag.json [--concurrency 8] [--rounds 5]');
 
 const dist = (file) => {
-  const p = fileURLToPath(new URL(`../dist/run/${file}`, import.meta.url));
+  const p = fileURLToPath(new URL(`../dist/${file}`, import.meta.url));
   if (!existsSync(p)) throw new Error(`${p} is missing: run \`npm run build\` first`);
   return p;
 };
-const { spawnStep } = await import(dist('spawn.js'));
-const { walkDag } = await import(dist('walk.js'));
+const { spawnStep } = await import(dist('process/spawn.js'));
+const { walkDag } = await import(dist('execute/walk.js'));
 
 const { nodes } = JSON.parse(readFileSync(opts.dag, 'utf8'));
 const commands = new Map(nodes.map((n) => [n.id, n.cmd.split(' ')]));

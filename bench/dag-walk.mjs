@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The walker's own cost: walkDag (dist/run/walk.js) over graphs of growing size with a `run` that does nothing
+// The walker's own cost: walkDag (dist/execute/walk.js) over graphs of growing size with a `run` that does nothing
 // (resolves at once), so every microsecond measured is scheduling. Shapes: a chain, a wide graph (root → N
 // middles → sink) and gen-dag-like random layers (fan-in 3). Prints the time per node for each size; a linear
 // walker keeps that figure flat as N grows (a quadratic one doubles it with every doubling of N).
@@ -21,7 +21,7 @@ for (let i = 0; i < argv.length; i++) {
   else throw new Error(`unknown argument ${a}`);
 }
 
-const walkModule = fileURLToPath(new URL('../dist/run/walk.js', import.meta.url));
+const walkModule = fileURLToPath(new URL('../dist/execute/walk.js', import.meta.url));
 if (!existsSync(walkModule)) throw new Error(`${walkModule} is missing: run \`npm run build\` first`);
 const { walkDag } = await import(walkModule);
 

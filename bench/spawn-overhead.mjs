@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // What kapps' process spawning costs over the floor: the same N commands at concurrency C, run
 //   - bare:          node:child_process.spawn, stdin ignored, stdout/stderr piped and collected, own group;
-//   - spawnStep:     kapps' spawnStep (dist/run/spawn.js);
+//   - spawnStep:     kapps' spawnStep (dist/process/spawn.js);
 //   - execa-lean:    execa 9 with everything spawnStep does not need turned off (no buffering, decoding, final
 //                    newline stripping, cleanup handler or forced kill; own group), output collected by listeners;
 //   - execa-default: execa(cmd, args, { reject: false }) with every other option at its default;
@@ -29,7 +29,7 @@ for (let i = 0; i < argv.length; i++) {
   else throw new Error(`unknown argument ${a}`);
 }
 
-const spawnModule = fileURLToPath(new URL('../dist/run/spawn.js', import.meta.url));
+const spawnModule = fileURLToPath(new URL('../dist/process/spawn.js', import.meta.url));
 if (!existsSync(spawnModule)) throw new Error(`${spawnModule} is missing: run \`npm run build\` first`);
 const { spawnStep } = await import(spawnModule);
 const { execa } = await import('execa');

@@ -22,7 +22,7 @@ const fixtures = resolve(opt('fixtures', join(root, 'test/fixtures/go-template/s
 
 const { runCases } = await import(join(root, 'dist/template/cases.js'));
 const { parseLosslessJson } = await import(join(root, 'dist/template/lossless-json.js'));
-const { parseYamlValue } = await import(join(root, 'dist/config/yaml.js'));
+const { parseYamlValue } = await import(join(root, 'dist/yaml/read.js'));
 
 const text = readFileSync(corpusFile, 'utf8');
 const doc = parseLosslessJson(text);

@@ -1,5 +1,5 @@
 /** Runs git for the workspace through the run layer (the only place that spawns processes). */
-import { runProcess } from '../run/process-runner.js';
+import { runProcess } from '../process/process-runner.js';
 import type { CommandRunner } from '../workspace/git-source.js';
 import { GIT_PROTOCOLS } from '../config/source-uri.js';
 

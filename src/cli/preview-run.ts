@@ -11,7 +11,7 @@ import type { SpecKapp } from '../plan/spec.js';
 import type { PreviewDocument, PreviewRow, RefreshResult, Release, ReleaseState } from '../release/index.js';
 import type { ReleaseStore } from '../release/store-types.js';
 import type { Stack } from '../stack/stack.js';
-import { toJS } from '../template/value.js';
+import { toJS } from '../go-value/value.js';
 import { openTarget } from './release-run.js';
 import type { ApplyArgs } from './run-args.js';
 

@@ -9,7 +9,7 @@ import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index
 import type { KappResult, RunSummary } from '../execute/types.js';
 import type { StackSpec } from '../plan/spec.js';
 import type { Stack } from '../stack/stack.js';
-import { toJS } from '../template/value.js';
+import { toJS } from '../go-value/value.js';
 import type { ApplyArgs } from './run-args.js';
 import { kappsVersion } from './version.js';
 

@@ -127,9 +127,9 @@ async function noValueCheck(stack: Stack, options: RunOptions): Promise<void> {
 export async function runCommand(command: RunCommand, args: RunArgs & Partial<ApplyArgs>): Promise<void> {
   const { runStack } = await import('../execute/run-stack.js');
   const { createReporter } = await import('../report/create-reporter.js');
-  const { onInterrupt } = await import('../run/interrupt.js');
+  const { onInterrupt } = await import('../process/interrupt.js');
   const { removeAllSensitiveTemplates } = await import('../execute/templates.js');
-  const { killAllProcessGroups } = await import('../run/process-groups.js');
+  const { killAllProcessGroups } = await import('../process/process-groups.js');
   const { RunProgress } = await import('./run-progress.js');
   const { reportError } = await import('./errors.js');
   const mode = modeFrom(args);

@@ -4,7 +4,7 @@
  * location of every object and field. Also the semantic checks a schema cannot express: source URIs, duplicate
  * source/output ids, output formats, `call` with `command`.
  */
-import type { GoValue } from '../template/value.js';
+import type { GoValue } from '../go-value/value.js';
 import type {
   ActionConfig,
   DependsOnConfig,
@@ -41,7 +41,7 @@ import {
   gitRepoProblem,
   parseSourceUri,
 } from './source-uri.js';
-import type { YamlMapEntry, YamlNode } from './yaml.js';
+import type { YamlMapEntry, YamlNode } from '../yaml/read.js';
 
 /**
  * Which descriptor a node is: `lists` (sugarkube.yaml, manifest kapp entries), `maps` (stack overrides: sources and

@@ -8,7 +8,7 @@ import { readConfigText, throwIfErrors } from './read-file.js';
 import { kappDescriptor } from './schema.js';
 import type { KappDescriptor } from './types.js';
 import { sortByLocation, validateTree } from './validate.js';
-import { parseYamlTree } from './yaml.js';
+import { parseYamlTree } from '../yaml/read.js';
 
 /**
  * Load a kapp's sugarkube.yaml. An empty file is an empty descriptor. Throws `ConfigError` with every problem of

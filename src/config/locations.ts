@@ -8,9 +8,9 @@
  * objects; one link per object is far cheaper than one entry per field.
  */
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
-import type { GoKey } from '../template/value.js';
-import { formatGoKey } from './yaml-scalar.js';
-import type { YamlNode } from './yaml-tree.js';
+import type { GoKey } from '../go-value/value.js';
+import { formatGoKey } from '../yaml/scalar.js';
+import type { YamlNode } from '../yaml/tree.js';
 
 const selfTable = new WeakMap<object, SourceLocation>();
 const fieldTable = new WeakMap<object, Map<string | number, SourceLocation>>();

@@ -12,7 +12,7 @@ import { manifestFile } from './schema.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import type { KappDescriptor, ManifestConfig, ManifestRefConfig } from './types.js';
 import { sortByLocation, validateTree } from './validate.js';
-import { mapEntry, parseYamlTree, type YamlNode } from './yaml.js';
+import { mapEntry, parseYamlTree, type YamlNode } from '../yaml/read.js';
 
 /** Characters a kapp id must not contain (they separate ids in selectors and fully-qualified ids). */
 const RESERVED = /[.:*]/;

@@ -3,10 +3,10 @@
  */
 import { error as errorDiag, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { newGoMap, type GoValue } from '../template/value.js';
+import { newGoMap, type GoValue } from '../go-value/value.js';
 import { topLevelMap } from './vars-file.js';
-import { parseYamlTree } from './yaml.js';
-import { MAX_YAML_DEPTH } from './yaml-tree.js';
+import { parseYamlTree } from '../yaml/read.js';
+import { MAX_YAML_DEPTH } from '../yaml/tree.js';
 
 /** JSON decoded as Go's encoding/json into interface{}: numbers are float64, objects string-keyed maps. */
 function fromJson(v: unknown, file: string, depth = 1): GoValue {

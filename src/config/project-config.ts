@@ -17,7 +17,7 @@ import { readConfigText, throwIfErrors } from './read-file.js';
 import { DESCRIPTOR_FIELDS, PROGRAM_FIELDS, projectConfigFile } from './schema.js';
 import type { ProjectConfig } from './types.js';
 import { sortByLocation, validateTree } from './validate.js';
-import { parseYamlTree } from './yaml.js';
+import { parseYamlTree } from '../yaml/read.js';
 
 /** The project configuration's file name. */
 export const PROJECT_CONFIG_FILE = 'sugarkube-conf.yaml';

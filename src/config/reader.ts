@@ -5,10 +5,10 @@
  */
 import { error as errorDiag, warning as warningDiag } from '../diagnostics/diagnostic.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/diagnostic.js';
-import type { GoMap, GoValue } from '../template/value.js';
+import type { GoMap, GoValue } from '../go-value/value.js';
 import { setLocationNode } from './locations.js';
 import { formatPath, type FieldPath } from './validate.js';
-import { yamlToGoValue, type YamlMapEntry, type YamlNode } from './yaml.js';
+import { yamlToGoValue, type YamlMapEntry, type YamlNode } from '../yaml/read.js';
 
 const NO_ENTRIES: readonly YamlMapEntry[] = [];
 

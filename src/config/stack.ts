@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { error as errorDiag, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { newGoMap } from '../template/value.js';
+import { newGoMap } from '../go-value/value.js';
 import { readDescriptor } from './descriptor.js';
 import { didYouMean } from '../diagnostics/did-you-mean.js';
 import { locationOf, setLocation } from './locations.js';
@@ -20,7 +20,7 @@ import { stackEntry } from './schema.js';
 import { gitRefProblem } from './source-uri.js';
 import type { KappDescriptor, ManifestRefConfig, StackConfig } from './types.js';
 import { formatPath, sortByLocation, validateTree, type FieldPath } from './validate.js';
-import { mapEntry, nodeKindName, parseYamlTree, type YamlNode } from './yaml.js';
+import { mapEntry, nodeKindName, parseYamlTree, type YamlNode } from '../yaml/read.js';
 
 /** Stack settings given on the command line; non-empty values replace the stack file's. */
 export interface StackOverrides {

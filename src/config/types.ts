@@ -7,7 +7,7 @@
  * Locations of every object and field are kept in a side table (`./locations.ts`), not in these objects, so they
  * can be printed and serialised as they are.
  */
-import type { GoMap, GoValue } from '../template/value.js';
+import type { GoMap, GoValue } from '../go-value/value.js';
 import type { SourceSubstitution } from './source-substitution.js';
 import type { Phase } from '../vocabulary.js';
 

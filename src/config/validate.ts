@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { error as errorDiag, warning as warningDiag } from '../diagnostics/diagnostic.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/did-you-mean.js';
-import { mapEntry, nodeKindName, type YamlNode } from './yaml.js';
+import { mapEntry, nodeKindName, type YamlNode } from '../yaml/read.js';
 
 /** A field path inside a file. */
 export type FieldPath = readonly (string | number)[];

@@ -4,9 +4,9 @@
  */
 import { error as errorDiag } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { newGoMap, type GoMap } from '../template/value.js';
+import { newGoMap, type GoMap } from '../go-value/value.js';
 import { readConfigText } from './read-file.js';
-import { nodeKindName, parseYamlTree, yamlToGoValue, type YamlNode } from './yaml.js';
+import { nodeKindName, parseYamlTree, yamlToGoValue, type YamlNode } from '../yaml/read.js';
 
 /** The map at the top of a parsed document; empty for an empty or null document. */
 export function topLevelMap(root: YamlNode | null, what: string): GoMap {

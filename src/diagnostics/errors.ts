@@ -1,6 +1,6 @@
 /**
  * The few error classes that steer top-level control flow. `src/cli/main.ts` maps each class to an exit code;
- * nothing else sets exit codes. Expected per-kapp failures are values (see `src/run`), not exceptions.
+ * nothing else sets exit codes. Expected per-kapp failures are values (see `src/execute`), not exceptions.
  */
 import type { Diagnostic } from './diagnostic.js';
 

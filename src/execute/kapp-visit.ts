@@ -11,7 +11,7 @@ import { formatDiagnostics } from '../report/diagnostic-printer.js';
 import type { KappRole, KappStatus, Phase, StepStatus } from '../vocabulary.js';
 import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
-import { newGoMap, type GoMap } from '../template/value.js';
+import { newGoMap, type GoMap } from '../go-value/value.js';
 import { outputsView, withPlaceholders } from '../vars/outputs.js';
 import { loadOutputs, removeSensitiveOutputFiles } from './outputs.js';
 import type { Redactor } from './redact.js';

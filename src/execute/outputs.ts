@@ -13,7 +13,7 @@ import { ConfigError, KappsError } from '../diagnostics/errors.js';
 import { evaluateConditions } from '../plan/go-bool.js';
 import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
-import { newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { newGoMap, type GoMap, type GoValue } from '../go-value/value.js';
 import { registryKey } from '../vars/outputs.js';
 import { ConfinementError, confinedReadPath, removeConfinedFile } from '../workspace/confine.js';
 import type { Redactor } from './redact.js';

@@ -8,9 +8,9 @@ import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { parseGoBool } from '../plan/go-bool.js';
 import type { Phase } from '../vocabulary.js';
-import { resolveCommand } from '../run/resolve-command.js';
+import { resolveCommand } from '../process/resolve-command.js';
 import type { Stack } from '../stack/stack.js';
-import { newGoMap } from '../template/value.js';
+import { newGoMap } from '../go-value/value.js';
 import type { RunOptions } from './types.js';
 
 /** A step whose command is not there. */

@@ -9,7 +9,7 @@
  */
 import type { RunEvent } from '../report/events.js';
 import type { SensitivityWatch } from '../template/sensitivity.js';
-import { GoIfaceMap, isGoMap, newGoMap, type GoValue } from '../template/value.js';
+import { GoIfaceMap, isGoMap, newGoMap, type GoValue } from '../go-value/value.js';
 
 /** What replaces a sensitive value. */
 export const REDACTED = '<sensitive>';

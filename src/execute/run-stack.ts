@@ -20,9 +20,9 @@
  * through the run's redactor, so sensitive output values never leave the executor.
  */
 import type { KappStatus, Phase } from '../vocabulary.js';
-import { walkDag, type NodeResult, type WalkNode } from '../run/walk.js';
+import { walkDag, type NodeResult, type WalkNode } from './walk.js';
 import type { Stack } from '../stack/stack.js';
-import type { GoMap } from '../template/value.js';
+import type { GoMap } from '../go-value/value.js';
 import { visitKapp, viewFor, type VisitContext, type VisitPlan } from './kapp-visit.js';
 import { redactEvent, Redactor } from './redact.js';
 import { watchSensitivity } from '../template/sensitivity.js';

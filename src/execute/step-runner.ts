@@ -6,9 +6,9 @@
  */
 import type { PlannedStep } from '../plan/steps.js';
 import type { Phase, StepStatus } from '../vocabulary.js';
-import { resolveCommand } from '../run/resolve-command.js';
-import { runProcess } from '../run/process-runner.js';
-import type { SpawnResult } from '../run/spawn.js';
+import { resolveCommand } from '../process/resolve-command.js';
+import { runProcess } from '../process/process-runner.js';
+import type { SpawnResult } from '../process/spawn.js';
 import { ConfinementError, writeConfinedFile, type PathUse } from '../workspace/confine.js';
 import type { Redactor } from './redact.js';
 

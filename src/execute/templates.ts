@@ -11,7 +11,7 @@ import { error as diagnosticError } from '../diagnostics/diagnostic.js';
 import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
 import { renderTemplate, TemplateError } from '../template/index.js';
-import type { GoMap } from '../template/value.js';
+import type { GoMap } from '../go-value/value.js';
 import { checkConfined, ConfinementError, writeConfinedFile } from '../workspace/confine.js';
 
 export interface RenderedTemplates {

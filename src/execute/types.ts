@@ -1,5 +1,5 @@
 /** The vocabulary of running a stack: commands, modes, per-kapp results. */
-import type { GoMap } from '../template/value.js';
+import type { GoMap } from '../go-value/value.js';
 import type { RunEvent } from '../report/events.js';
 import type { StepRecord } from '../release/types.js';
 import type { KappRole, KappStatus, RunStatus } from '../vocabulary.js';

@@ -1,6 +1,6 @@
 /**
  * A binary min-heap of non-negative integers: the ready queue of the topological order (`topo-order.ts`) and of the
- * walker (`run/walk.ts`), where the integer is a node's position in stack order, so `pop` always yields the earliest
+ * walker (`execute/walk.ts`), where the integer is a node's position in stack order, so `pop` always yields the earliest
  * ready node. O(log n) per push and pop.
  */
 export class IndexHeap {

@@ -5,7 +5,7 @@
  * the run). Values are shown as compact JSON, cut at 100 characters.
  */
 import type { KappResult } from '../execute/types.js';
-import { toJS } from '../template/value.js';
+import { toJS } from '../go-value/value.js';
 
 const MAX = 100;
 

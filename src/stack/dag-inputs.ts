@@ -8,7 +8,7 @@ import type { Diagnostic, SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import type { DagDependencyInput, DagKappInput, DagManifestInput } from '../plan/dag.js';
 import { evaluateConditions } from '../plan/go-bool.js';
-import { newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { newGoMap, type GoMap, type GoValue } from '../go-value/value.js';
 import { containsTemplate } from '../vars/render.js';
 import type { KappModel } from './kapp-model.js';
 

@@ -1,6 +1,6 @@
 /** A kapp of an opened stack: where it comes from, where it lives in the workspace, its layered descriptor. */
 import type { KappDescriptor, ManifestConfig } from '../config/types.js';
-import type { GoMap } from '../template/value.js';
+import type { GoMap } from '../go-value/value.js';
 import type { ResolvedSource } from '../workspace/workspace.js';
 
 export interface KappModel {

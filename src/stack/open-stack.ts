@@ -21,7 +21,7 @@ import type { KappDescriptor, ManifestConfig, StackConfig } from '../config/type
 import { parseSelector } from '../plan/select.js';
 import { error as diagnosticError, warning as diagnosticWarning, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { newGoMap, type GoMap } from '../template/value.js';
+import { newGoMap, type GoMap } from '../go-value/value.js';
 import { layerKapp } from '../vars/layers.js';
 import { mergeAll } from '../vars/merge.js';
 import { kappVarNames, providerVarNames, VarFileWalker } from '../vars/var-files.js';

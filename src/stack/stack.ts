@@ -25,7 +25,7 @@ import { toSpecStep, type SpecKapp, type SpecStep, type StackSpec } from '../pla
 import { planSteps, type PlannedStep } from '../plan/steps.js';
 import { PHASES, type Phase } from '../vocabulary.js';
 import { isTemplate } from '../template/index.js';
-import { isGoMap, newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { isGoMap, newGoMap, type GoMap, type GoValue } from '../go-value/value.js';
 import { mergeMaps } from '../vars/merge.js';
 import { outputsView, withPlaceholders } from '../vars/outputs.js';
 import { containsTemplate, locateRendered, renderOnce, renderVariables, type RenderContext } from '../vars/render.js';

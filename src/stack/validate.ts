@@ -3,12 +3,12 @@
  * and every executable a kapp needs is looked up: each planned step's command and `binaries`, and the `binaries` of
  * each run unit whose conditions hold (on PATH, or relative to the step's working directory for a path).
  */
-import { resolveCommand } from '../run/resolve-command.js';
+import { resolveCommand } from '../process/resolve-command.js';
 import { PHASES, type Phase } from '../vocabulary.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { evaluateConditions } from '../plan/go-bool.js';
-import { newGoMap } from '../template/value.js';
+import { newGoMap } from '../go-value/value.js';
 import type { Stack } from './stack.js';
 import { uniqueDiagnostics } from './unique-diagnostics.js';
 

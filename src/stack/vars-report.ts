@@ -3,7 +3,7 @@
  * planned with and its descriptor rendered against it, with `--suppress` paths blanked in both.
  */
 import type { ActionConfig, KappDescriptor } from '../config/types.js';
-import { newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { newGoMap, type GoMap, type GoValue } from '../go-value/value.js';
 import { deepCopy, setPath } from '../vars/merge.js';
 import type { Stack } from './stack.js';
 

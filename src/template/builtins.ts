@@ -10,8 +10,8 @@ import { compareStrings } from './map-order.js';
 import { isPrintRune } from './quote.js';
 import type { GoType } from './types.js';
 import { FuncError } from './types.js';
-import type { GoValue } from './value.js';
-import { GoIfaceMap, GoOpaque, goTypeName, isTrue, tagType } from './value.js';
+import type { GoValue } from '../go-value/value.js';
+import { GoIfaceMap, GoOpaque, goTypeName, isTrue, tagType } from '../go-value/value.js';
 
 /** A builtin: its Go signature (for arity and argument checks) and implementation. */
 export interface Builtin {

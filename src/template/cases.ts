@@ -7,8 +7,8 @@
 import { TemplateError } from './errors.js';
 import { parseTemplate } from './index.js';
 import type { FuncContext, FuncMap } from './types.js';
-import type { GoValue } from './value.js';
-import { GoIfaceMap, isGoMap, newGoMap } from './value.js';
+import type { GoValue } from '../go-value/value.js';
+import { GoIfaceMap, isGoMap, newGoMap } from '../go-value/value.js';
 
 /** The token standing for the fixtures directory. */
 export const FIXTURES_TOKEN = '@FIXTURES@';

@@ -3,8 +3,8 @@
  * merges of Go maps (string-keyed or iface maps alike) where later sources win and lists replace, and dotted-path
  * assignment that creates nested maps the way yaml.v2 would have decoded them (`map[interface {}]interface {}`).
  */
-import type { GoKey, GoMap, GoValue } from './value.js';
-import { GoIfaceMap, isGoMap } from './value.js';
+import type { GoKey, GoMap, GoValue } from '../go-value/value.js';
+import { GoIfaceMap, isGoMap } from '../go-value/value.js';
 
 type AnyMap = GoMap | GoIfaceMap;
 

@@ -25,8 +25,8 @@ import { quoteGo } from './quote.js';
 import type { FuncContext, FuncDef, FuncMap, GoType } from './types.js';
 import { checkResultValue } from './limits.js';
 import { FuncError } from './types.js';
-import type { GoValue } from './value.js';
-import { GoIfaceMap, GoOpaque, goTypeName } from './value.js';
+import type { GoValue } from '../go-value/value.js';
+import { GoIfaceMap, GoOpaque, goTypeName } from '../go-value/value.js';
 import { SELECTORS, sensitivityWatch, type SensitivityWatch } from './sensitivity.js';
 
 const RV = 'reflect.Value';

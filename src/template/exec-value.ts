@@ -3,7 +3,7 @@
  * missing map key or nil data evaluates to (it prints `<no value>`). `null` is a nil interface value (a present key
  * whose value is nil, or a nil list element); a pipeline turns it into `INVALID`, as Go does.
  */
-import type { GoValue } from './value.js';
+import type { GoValue } from '../go-value/value.js';
 
 /** Go's invalid (zero) reflect.Value. */
 export const INVALID: unique symbol = Symbol('invalid');

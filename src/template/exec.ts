@@ -14,8 +14,8 @@ import { sortedEntries } from './map-order.js';
 import type { BranchNode, ListNode, Node, TemplateNode } from './nodes.js';
 import { nodeString } from './nodes.js';
 import { quoteGo } from './quote.js';
-import type { GoValue } from './value.js';
-import { GoIfaceMap, GoOpaque, isTrue } from './value.js';
+import type { GoValue } from '../go-value/value.js';
+import { GoIfaceMap, GoOpaque, isTrue } from '../go-value/value.js';
 
 export type { ExecOptions, ExecTemplate } from './exec-eval.js';
 export { lineAndByteColumn } from './exec-eval.js';

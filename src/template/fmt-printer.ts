@@ -3,11 +3,11 @@
  * printing of each Go value kind under a verb, including Go's `%!verb(type=value)` mistakes.
  */
 import { checkResultSize } from './limits.js';
-import { formatFloat as strconvFormatFloat } from './float-format.js';
+import { formatFloat as strconvFormatFloat } from '../go-value/float-format.js';
 import { sortedEntries } from './map-order.js';
 import { canBackquote, quoteGo as quoteString, quoteRune } from './quote.js';
-import type { GoValue } from './value.js';
-import { GoIfaceMap, GoOpaque, goTypeName } from './value.js';
+import type { GoValue } from '../go-value/value.js';
+import { GoIfaceMap, GoOpaque, goTypeName } from '../go-value/value.js';
 
 /** The largest int64. */
 export const INT64_MAX = (1n << 63n) - 1n;

@@ -5,11 +5,11 @@
  * Strings are JS strings standing for UTF-8 text: widths and precisions count code points (Go counts runes), `%x`
  * encodes the UTF-8 bytes.
  */
-import { formatFloat as strconvFormatFloat } from './float-format.js';
+import { formatFloat as strconvFormatFloat } from '../go-value/float-format.js';
 import { INT64_MAX, newFlags, Printer } from './fmt-printer.js';
 import { quoteGo as quoteString } from './quote.js';
-import type { GoValue } from './value.js';
-import { goTypeName } from './value.js';
+import type { GoValue } from '../go-value/value.js';
+import { goTypeName } from '../go-value/value.js';
 
 export { canBackquote } from './quote.js';
 

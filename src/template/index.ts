@@ -15,7 +15,7 @@ import { defaultFuncs } from './funcs/index.js';
 import type { TreeSet } from './parser.js';
 import { ParseFailure, parseTrees } from './parser.js';
 import type { FuncContext, FuncMap } from './types.js';
-import type { GoValue } from './value.js';
+import type { GoValue } from '../go-value/value.js';
 
 export { TemplateError } from './errors.js';
 

@@ -3,8 +3,8 @@
  * big for int64 stays exact as uint64, beyond that it becomes a float64), any other number is a float64. Objects
  * become map[string]interface{} (null-prototype objects), arrays []interface{}.
  */
-import type { GoMap, GoValue } from './value.js';
-import { newGoMap } from './value.js';
+import type { GoMap, GoValue } from '../go-value/value.js';
+import { newGoMap } from '../go-value/value.js';
 
 const UINT64_MAX = (1n << 64n) - 1n;
 

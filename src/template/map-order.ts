@@ -3,8 +3,8 @@
  * numerically, false before true. Mixed key types (only in YAML maps) sort by type first — nil, bool, int, float,
  * string — where Go uses an unstable internal order.
  */
-import type { GoKey, GoMap, GoValue } from './value.js';
-import { GoIfaceMap } from './value.js';
+import type { GoKey, GoMap, GoValue } from '../go-value/value.js';
+import { GoIfaceMap } from '../go-value/value.js';
 
 /** Compare two strings by their UTF-8 bytes (equivalently, by code points). */
 export function compareStrings(a: string, b: string): number {

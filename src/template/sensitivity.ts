@@ -11,7 +11,7 @@
  * what they select: the rest of the map is not made sensitive. What is not covered: a value chosen by a condition
  * on a secret (`{{ if eq .token "x" }}yes{{ end }}` prints `yes`), and text shorter than the redactor's minimum.
  */
-import type { GoValue } from './value.js';
+import type { GoValue } from '../go-value/value.js';
 
 /** What the executor reports sensitive values to. */
 export interface SensitivityWatch {

@@ -3,7 +3,7 @@
  * (`src/template/funcs/`): a function declares its Go signature and the engine checks and converts arguments the
  * way text/template does (reflect assignability, untyped constants, `wrong type for value; expected X; got Y`).
  */
-import type { GoValue } from './value.js';
+import type { GoValue } from '../go-value/value.js';
 
 /**
  * A Go type name exactly as reflect prints it: `interface {}`, `string`, `int`, `int64`, `float64`, `bool`,

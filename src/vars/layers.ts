@@ -20,7 +20,7 @@ import type {
 import { PHASES } from '../vocabulary.js';
 import { copyLocations } from '../config/locations.js';
 import { mergeMaps } from './merge.js';
-import { newGoMap } from '../template/value.js';
+import { newGoMap } from '../go-value/value.js';
 
 /** Name of the global run unit from sugarkube-conf.yaml, as Sugarkube calls it. */
 export const GLOBAL_UNIT_NAME = 'sugarkube_config_file';

@@ -2,7 +2,7 @@
  * The generic map merge of Sugarkube (mergo with override), used for vars, metadata, provider vars, kapp vars files
  * and every fragment of the variable map. Later (higher) maps win; see `mergeMaps`.
  */
-import { GoIfaceMap, isGoMap, newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { GoIfaceMap, isGoMap, newGoMap, type GoMap, type GoValue } from '../go-value/value.js';
 
 function isMapLike(v: GoValue | undefined): v is GoMap | GoIfaceMap {
   return v instanceof GoIfaceMap || isGoMap(v);

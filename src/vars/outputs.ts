@@ -5,7 +5,7 @@
  * itself. Unlike Sugarkube, a kapp sees only its ancestors' outputs (never those of unrelated kapps that happened to
  * finish earlier), and which short keys survive does not depend on the order parents are visited.
  */
-import { newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { newGoMap, type GoMap, type GoValue } from '../go-value/value.js';
 
 /** Registry key of an id: hyphens become underscores. */
 export function registryKey(id: string): string {

@@ -10,7 +10,7 @@ import { ConfigError } from '../diagnostics/errors.js';
 import { error as diagnosticError, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { TemplateError } from '../template/errors.js';
 import { isTemplate, renderTemplate } from '../template/index.js';
-import { GoIfaceMap, isGoMap, newGoMap, type GoMap, type GoValue } from '../template/value.js';
+import { GoIfaceMap, isGoMap, newGoMap, type GoMap, type GoValue } from '../go-value/value.js';
 
 /** Passes after which a still-changing variable is an error (Sugarkube stopped silently after 20). */
 export const MAX_PASSES = 20;

@@ -7,7 +7,7 @@
  * and then rendered to a fixed point (`renderVariables`).
  */
 import type { StackConfig } from '../config/types.js';
-import { newGoMap, type GoMap } from '../template/value.js';
+import { newGoMap, type GoMap } from '../go-value/value.js';
 import { mergeAll } from './merge.js';
 
 /** The `.stack.*` fragment. */

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { KappsError, UsageError } from '../../diagnostics/errors.js';
-import type { GoMap, GoValue } from '../../template/value.js';
+import type { GoMap, GoValue } from '../../go-value/value.js';
 
 interface RenderArgs {
   file?: string;
@@ -99,10 +99,10 @@ export const renderCommand: CommandModule<object, RenderArgs> = {
 /** The data of a single render: vars files merged in order, then `--set` and `--set-string` values. */
 async function buildData(varsFiles: string[], sets: string[], setStrings: string[]): Promise<GoValue> {
   const [{ parseYamlValue }, { resolveScalar }, { mergeGoData, setGoPath }, { newGoMap }] = await Promise.all([
-    import('../../config/yaml.js'),
-    import('../../config/yaml-scalar.js'),
+    import('../../yaml/read.js'),
+    import('../../yaml/scalar.js'),
     import('../../template/data-build.js'),
-    import('../../template/value.js'),
+    import('../../go-value/value.js'),
   ]);
   let data: GoValue = newGoMap();
   for (const file of varsFiles) data = mergeGoData(data, parseYamlValue(readInput(file), { file, goMaps: true }));
@@ -125,7 +125,7 @@ async function renderCases(casesFile: string, fixtures: string | undefined, stri
   const [{ runCases, formatResults }, { parseLosslessJson }, { parseYamlValue }] = await Promise.all([
     import('../../template/cases.js'),
     import('../../template/lossless-json.js'),
-    import('../../config/yaml.js'),
+    import('../../yaml/read.js'),
   ]);
   const text = readInput(casesFile);
   let doc: GoValue;

@@ -35,7 +35,7 @@ export const varsCommand: CommandModule<object, VarsArgs> = {
     const stack = await openStackFromArgs(args, { planning: true });
     const report = kappVarsReport(stack, args.suppress);
     if (args.output === 'json') {
-      const { toJS } = await import('../../template/value.js');
+      const { toJS } = await import('../../go-value/value.js');
       process.stdout.write(
         `${JSON.stringify(
           report.map((r) => ({ id: r.id, variables: toJS(r.variables), config: toJS(r.config) })),

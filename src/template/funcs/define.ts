@@ -2,8 +2,8 @@
  * Small helpers to declare template functions with their Go signatures.
  */
 import type { FuncContext, FuncDef, GoType } from '../types.js';
-import type { GoValue } from '../value.js';
-import { tagType } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
+import { tagType } from '../../go-value/value.js';
 
 /** Go's `interface {}` as reflect prints it. */
 export const ANY = 'interface {}';

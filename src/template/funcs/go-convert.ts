@@ -3,8 +3,8 @@
  * sprig's own strval/strslice. Ints are bigint (int64 wraps like Go's), floats are numbers.
  */
 import { formatValue } from '../fmt.js';
-import type { GoValue } from '../value.js';
-import { GoOpaque } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
+import { GoOpaque } from '../../go-value/value.js';
 import { underscoreOK } from '../literals.js';
 
 const INT64_MIN = -(1n << 63n);

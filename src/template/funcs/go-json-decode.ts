@@ -4,8 +4,8 @@
  * `unexpected end of JSON input`).
  */
 import { quoteGo } from '../fmt.js';
-import type { GoValue } from '../value.js';
-import { newGoMap } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
+import { newGoMap } from '../../go-value/value.js';
 import { JsonError } from './go-json.js';
 
 /** encoding/json's quoteChar for an error message (one byte, shown as a quoted character). */

@@ -3,8 +3,8 @@
  * float format, MarshalIndent's layout, and Go's errors for values JSON cannot hold. Decoding: go-json-decode.ts.
  */
 import { formatFloat } from '../fmt.js';
-import type { GoValue } from '../value.js';
-import { GoIfaceMap, GoOpaque, goTypeName } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
+import { GoIfaceMap, GoOpaque, goTypeName } from '../../go-value/value.js';
 import { compareGoStrings } from './go-string.js';
 
 /** A Marshal or Unmarshal failure, with Go's error text. */

@@ -3,8 +3,8 @@
  * of an empty value, and "is this a slice" checks with Go's panic for nil.
  */
 import { FuncError } from '../types.js';
-import type { GoValue } from '../value.js';
-import { GoIfaceMap, GoOpaque, goTypeName } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
+import { GoIfaceMap, GoOpaque, goTypeName } from '../../go-value/value.js';
 
 /** The panic text Go gives when sprig calls reflect.TypeOf(nil).Kind(). */
 export const NIL_DEREFERENCE = 'runtime error: invalid memory address or nil pointer dereference';

@@ -5,7 +5,7 @@
  * `||` for OR. Behaviour was read from that library; the code is written for kapps.
  */
 import { FuncError } from '../types.js';
-import { GoOpaque } from '../value.js';
+import { GoOpaque } from '../../go-value/value.js';
 import { marshalsAsString } from './go-json.js';
 import { compileRegexp } from './regexp.js';
 

@@ -3,7 +3,7 @@
  * `ternary`, `fail`, `typeOf`, `typeIs`, `typeIsLike`, `kindOf`, `kindIs`, `deepEqual`.
  */
 import { FuncError } from '../types.js';
-import { goTypeName } from '../value.js';
+import { goTypeName } from '../../go-value/value.js';
 import { ANY, bool, def, type FuncTable, str, variadic } from './define.js';
 import { deepEqual, isEmptyValue, kindOf } from './go-reflect.js';
 

@@ -5,8 +5,8 @@
  * Go iterates maps in random order; `keys` and `values` here return sorted-key order.
  */
 import { FuncError } from '../types.js';
-import type { GoKey, GoMap, GoValue } from '../value.js';
-import { GoIfaceMap, goTypeName, isGoMap, newGoMap, tagType } from '../value.js';
+import type { GoKey, GoMap, GoValue } from '../../go-value/value.js';
+import { GoIfaceMap, goTypeName, isGoMap, newGoMap, tagType } from '../../go-value/value.js';
 import { ANY, def, type FuncTable, MAP, str, stringList, variadic } from './define.js';
 import { strval } from './go-convert.js';
 import { compareGoStrings } from './go-string.js';

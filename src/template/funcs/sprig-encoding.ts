@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { FuncError } from '../types.js';
-import type { GoValue } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
 import { ANY, def, type FuncTable, str } from './define.js';
 import { CorruptInputError, decodeBase32, decodeBase64, encodeBase32 } from './go-base.js';
 import { indentJson, JsonError, marshalJson } from './go-json.js';

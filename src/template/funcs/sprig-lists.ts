@@ -4,8 +4,8 @@
  * variants panic with it, the `must*` variants return it as an error. A nil list is Go's nil-pointer panic.
  */
 import { FuncError } from '../types.js';
-import type { GoValue } from '../value.js';
-import { goTypeName, tagType } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
+import { goTypeName, tagType } from '../../go-value/value.js';
 import { ANY, def, type FuncTable, intNum, variadic } from './define.js';
 import { floatToInt64, toInt64 } from './go-convert.js';
 import { nilSlice } from './go-json.js';

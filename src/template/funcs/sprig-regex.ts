@@ -5,7 +5,7 @@
  */
 import { canBackquote, quoteGo } from '../fmt.js';
 import { FuncError } from '../types.js';
-import type { GoValue } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
 import { def, type FuncTable, intNum, str, stringList } from './define.js';
 import { nilSlice } from './go-json.js';
 import { compileRegexp, type GoRegexp, quoteMeta } from './regexp.js';

@@ -5,8 +5,8 @@
 import { formatValue, quoteGo } from '../fmt.js';
 import { checkResultSize } from '../limits.js';
 import { FuncError } from '../types.js';
-import type { GoValue } from '../value.js';
-import { goTypeName, newGoMap, tagType } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
+import { goTypeName, newGoMap, tagType } from '../../go-value/value.js';
 import { ANY, def, type FuncTable, int, intNum, str, stringList, variadic } from './define.js';
 import { strslice, strval } from './go-convert.js';
 import { byteLength, byteSlice, compareGoStrings } from './go-string.js';

@@ -5,8 +5,8 @@
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { checkResultSize } from '../limits.js';
 import { FuncError } from '../types.js';
-import type { GoValue } from '../value.js';
-import { isGoMap, newGoMap } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
+import { isGoMap, newGoMap } from '../../go-value/value.js';
 import { def, type FuncTable, intNum, MAP, str } from './define.js';
 import { basePath, cleanPath, dirPath, extPath, isAbsPath } from './go-path.js';
 import { kindOf, NIL_DEREFERENCE } from './go-reflect.js';

@@ -5,8 +5,8 @@
 import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { formatValue, sprintf } from '../fmt.js';
 import { FuncError } from '../types.js';
-import type { GoValue } from '../value.js';
-import { GoIfaceMap, goTypeName } from '../value.js';
+import type { GoValue } from '../../go-value/value.js';
+import { GoIfaceMap, goTypeName } from '../../go-value/value.js';
 import { ANY, def, type FuncTable, str, stringList, variadic } from './define.js';
 import { cleanPath, isAbsPath, joinPath } from './go-path.js';
 import { quoteGo } from '../fmt.js';

@@ -2,8 +2,8 @@
  * `fmt.Sprintf("%T %v", x, x)` for decoded YAML data, to compare kapps' decoding with Go's yaml.v2. Map keys of one
  * type are sorted as Go's fmt sorts them (mixed-type keys sort in an address-dependent order in Go; not used).
  */
-import { formatFloat } from '../../../src/template/float-format.js';
-import { GoIfaceMap, goTypeName, type GoKey, type GoValue } from '../../../src/template/value.js';
+import { formatFloat } from '../../../src/go-value/float-format.js';
+import { GoIfaceMap, goTypeName, type GoKey, type GoValue } from '../../../src/go-value/value.js';
 
 function compareKeys(a: GoKey, b: GoKey): number {
   if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { locationOf } from '../../../src/config/locations.js';
 import { parseOutputFile } from '../../../src/config/output-file.js';
 import { loadVarsFile } from '../../../src/config/vars-file.js';
-import type { GoMap } from '../../../src/template/value.js';
+import type { GoMap } from '../../../src/go-value/value.js';
 import { lines, printedError } from './helpers.js';
 
 function write(text: string, name = 'values.yaml'): string {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { error, warning } from '../../../src/diagnostics/diagnostic.js';
-import { toJS, fromJS, type GoMap } from '../../../src/template/value.js';
+import { toJS, fromJS, type GoMap } from '../../../src/go-value/value.js';
 import { uniqueDiagnostics } from '../../../src/stack/unique-diagnostics.js';
 import { descriptorData } from '../../../src/stack/vars-report.js';
 

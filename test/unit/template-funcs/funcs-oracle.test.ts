@@ -8,12 +8,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseYamlValue } from '../../../src/config/yaml.js';
+import { parseYamlValue } from '../../../src/yaml/read.js';
 import { defaultFuncs } from '../../../src/template/funcs/index.js';
 import { renderTemplate, TemplateError } from '../../../src/template/index.js';
 import { parseLosslessJson } from '../../../src/template/lossless-json.js';
-import type { GoValue } from '../../../src/template/value.js';
-import { GoIfaceMap, isGoMap, newGoMap } from '../../../src/template/value.js';
+import type { GoValue } from '../../../src/go-value/value.js';
+import { GoIfaceMap, isGoMap, newGoMap } from '../../../src/go-value/value.js';
 // A plain JavaScript helper, shared with the command line that prepares the reference renderer's run.
 import { createFixtureTree } from './fixture-tree.mjs';
 

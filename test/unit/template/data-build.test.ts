@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mergeGoData, setGoPath } from '../../../src/template/data-build.js';
 import { formatValue, sprintf } from '../../../src/template/fmt.js';
-import { GoIfaceMap, newGoMap } from '../../../src/template/value.js';
+import { GoIfaceMap, newGoMap } from '../../../src/go-value/value.js';
 
 describe('mergeGoData', () => {
   it('merges maps deeply, later values win and lists replace', () => {

@@ -4,8 +4,8 @@ import { isTemplate, parseTemplate, renderTemplate, TemplateError } from '../../
 import { parseLosslessJson } from '../../../src/template/lossless-json.js';
 import type { FuncMap } from '../../../src/template/types.js';
 import { FuncError } from '../../../src/template/types.js';
-import type { GoValue } from '../../../src/template/value.js';
-import { GoIfaceMap, GoOpaque, newGoMap } from '../../../src/template/value.js';
+import type { GoValue } from '../../../src/go-value/value.js';
+import { GoIfaceMap, GoOpaque, newGoMap } from '../../../src/go-value/value.js';
 
 const data = parseLosslessJson(
   '{"name":"world","one":1,"pi":3.14,"nil":null,"list":["a","b","c"],"map":{"b":2,"a":1},"big":9007199254740993}',

@@ -1,8 +1,8 @@
 /** Go's fmt for Go values; expected texts were produced by Go 1.19's fmt. */
 import { describe, expect, it } from 'vitest';
 import { formatFloat, formatValue, quoteGo, sprint, sprintf, sprintln } from '../../../src/template/fmt.js';
-import type { GoValue } from '../../../src/template/value.js';
-import { GoIfaceMap, GoOpaque, newGoMap, tagType } from '../../../src/template/value.js';
+import type { GoValue } from '../../../src/go-value/value.js';
+import { GoIfaceMap, GoOpaque, newGoMap, tagType } from '../../../src/go-value/value.js';
 
 describe('formatValue (%v)', () => {
   it('prints scalars as Go does', () => {

@@ -10,8 +10,8 @@ import { defaultFuncs } from '../../../src/template/funcs/index.js';
 import { renderTemplate } from '../../../src/template/index.js';
 import { parseLosslessJson } from '../../../src/template/lossless-json.js';
 import type { FuncMap } from '../../../src/template/types.js';
-import type { GoValue } from '../../../src/template/value.js';
-import { newGoMap } from '../../../src/template/value.js';
+import type { GoValue } from '../../../src/go-value/value.js';
+import { newGoMap } from '../../../src/go-value/value.js';
 
 const corpusText = readFileSync(new URL('../../fixtures/go-template/shared/corpus.json', import.meta.url), 'utf8');
 const corpus = (parseLosslessJson(corpusText) as unknown as { cases: { template: string; data?: GoValue }[] }).cases;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatValue, sprintf } from '../../../src/template/fmt.js';
 import { JsonSyntaxError, parseLosslessJson } from '../../../src/template/lossless-json.js';
-import type { GoValue } from '../../../src/template/value.js';
+import type { GoValue } from '../../../src/go-value/value.js';
 
 describe('parseLosslessJson', () => {
   it('keeps int and float typing of number literals', () => {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Redactor } from '../../../src/execute/redact.js';
 import { renderTemplate } from '../../../src/template/index.js';
 import { watchSensitivity } from '../../../src/template/sensitivity.js';
-import { newGoMap, type GoMap } from '../../../src/template/value.js';
+import { newGoMap, type GoMap } from '../../../src/go-value/value.js';
 
 const SECRET = 'hunter2-token-value';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KappDescriptor, ProjectConfig } from '../../../src/config/types.js';
 import { layerKapp, mergeDescriptors } from '../../../src/vars/layers.js';
-import { fromJS, type GoMap } from '../../../src/template/value.js';
+import { fromJS, type GoMap } from '../../../src/go-value/value.js';
 
 const vars = (v: Record<string, unknown>): GoMap => fromJS(v) as GoMap;
 

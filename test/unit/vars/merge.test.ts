@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mergeAll, mergeMaps } from '../../../src/vars/merge.js';
-import { fromJS, type GoMap } from '../../../src/template/value.js';
+import { fromJS, type GoMap } from '../../../src/go-value/value.js';
 
 const m = (v: unknown): GoMap => fromJS(v) as GoMap;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fromJS, type GoMap } from '../../../src/template/value.js';
+import { fromJS, type GoMap } from '../../../src/go-value/value.js';
 import { entriesForChild, outputsView, withPlaceholders } from '../../../src/vars/outputs.js';
 
 const m = (v: unknown): GoMap => fromJS(v) as GoMap;

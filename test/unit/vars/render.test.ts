@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { locationOf, setLocation } from '../../../src/config/locations.js';
 import { ConfigError } from '../../../src/diagnostics/errors.js';
-import { fromJS, GoIfaceMap, type GoMap } from '../../../src/template/value.js';
+import { fromJS, GoIfaceMap, type GoMap } from '../../../src/go-value/value.js';
 import { containsTemplate, MAX_PASSES, renderOnce, renderVariables } from '../../../src/vars/render.js';
 
 const m = (v: unknown): GoMap => fromJS(v) as GoMap;

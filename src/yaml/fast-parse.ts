@@ -21,8 +21,8 @@ import {
   PLAIN_BLOCK,
   RESERVED_START,
   SPACE,
-} from './yaml-fast-scanner.js';
-import type { YamlNode, YamlScalarNode } from './yaml-tree.js';
+} from './fast-scanner.js';
+import type { YamlNode, YamlScalarNode } from './tree.js';
 
 /** The block and flow structure of the first document, on top of the scanner. */
 class FastParser extends LineScanner {

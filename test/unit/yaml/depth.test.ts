@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseOutputFile } from '../../../src/config/output-file.js';
-import { parseYamlTree, parseYamlValue } from '../../../src/config/yaml.js';
-import { MAX_YAML_DEPTH } from '../../../src/config/yaml-tree.js';
+import { parseYamlTree, parseYamlValue } from '../../../src/yaml/read.js';
+import { MAX_YAML_DEPTH } from '../../../src/yaml/tree.js';
 import { ConfigError } from '../../../src/diagnostics/errors.js';
 import { defaultFuncs } from '../../../src/template/funcs/index.js';
 import { renderTemplate } from '../../../src/template/index.js';

@@ -5,8 +5,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { spawnStep } from '../../../src/run/spawn.js';
-import { walkDag, type NodeResult, type WalkNode } from '../../../src/run/walk.js';
+import { spawnStep } from '../../../src/process/spawn.js';
+import { walkDag, type NodeResult, type WalkNode } from '../../../src/execute/walk.js';
 import { FIXTURE_PATH, killMatching, survivors, uniqueMarker } from './processes.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'kapps-walk-'));

@@ -5,8 +5,8 @@
  */
 import { error as errorDiag, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import type { GoValue } from '../template/value.js';
-import { ScalarTagError, isMergeKey, resolvePlain, resolveScalar } from './yaml-scalar.js';
+import type { GoValue } from '../go-value/value.js';
+import { ScalarTagError, isMergeKey, resolvePlain, resolveScalar } from './scalar.js';
 
 /** A scalar: its resolved yaml.v2 value and the text a string field receives (`yes` stays `"yes"`). */
 export interface YamlScalarNode {

@@ -6,7 +6,7 @@ import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments } from 
 import type { Node as YNode, Pair, Scalar } from 'yaml';
 import { error as errorDiag, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { depthError, TreeAssembler, type YamlNode } from './yaml-tree.js';
+import { depthError, TreeAssembler, type YamlNode } from './tree.js';
 
 const PARSE_OPTIONS = {
   schema: 'failsafe',

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { walkDag, type NodeResult, type RunOutcome, type WalkNode, type WalkOptions } from '../../../src/run/walk.js';
+import {
+  walkDag,
+  type NodeResult,
+  type RunOutcome,
+  type WalkNode,
+  type WalkOptions,
+} from '../../../src/execute/walk.js';
 import { InternalError } from '../../../src/diagnostics/errors.js';
 
 /** Nodes in the object's key order (= manifest order), each with its dependencies. */

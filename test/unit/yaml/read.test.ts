@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseYamlTree, parseYamlValue, yamlToGoValue } from '../../../src/config/yaml.js';
+import { parseYamlTree, parseYamlValue, yamlToGoValue } from '../../../src/yaml/read.js';
 import { locationOf } from '../../../src/config/locations.js';
 import { ConfigError } from '../../../src/diagnostics/errors.js';
 import { formatDiagnostics } from '../../../src/report/diagnostic-printer.js';
-import { GoIfaceMap, type GoMap, type GoValue } from '../../../src/template/value.js';
-import { goTV } from './go-print.js';
+import { GoIfaceMap, type GoMap, type GoValue } from '../../../src/go-value/value.js';
+import { goTV } from '../config/go-print.js';
 
 interface OracleCase {
   yaml: string;

@@ -2,8 +2,8 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { spawnStep } from '../../../src/run/spawn.js';
-import { killAllProcessGroups, liveProcessGroups } from '../../../src/run/process-groups.js';
+import { spawnStep } from '../../../src/process/spawn.js';
+import { killAllProcessGroups, liveProcessGroups } from '../../../src/process/process-groups.js';
 import {
   FIXTURE_PATH,
   killMatching,

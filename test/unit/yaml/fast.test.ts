@@ -6,8 +6,8 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseFast } from '../../../src/config/yaml-fast-parse.js';
-import { parseWithYamlLib } from '../../../src/config/yaml-lib-parse.js';
+import { parseFast } from '../../../src/yaml/fast-parse.js';
+import { parseWithYamlLib } from '../../../src/yaml/lib-parse.js';
 import { ConfigError } from '../../../src/diagnostics/errors.js';
 
 type Outcome = { tree: unknown } | { errors: unknown } | { gaveUp: true };

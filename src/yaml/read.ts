@@ -5,20 +5,20 @@
  * Two products:
  * - a located tree (`parseYamlTree`): every map, list and scalar with its `SourceLocation`, merges and aliases
  *   already expanded; the configuration loaders validate and convert it;
- * - plain Go values (`parseYamlValue`, `yamlToGoValue`) in the value model of `src/template/value.ts`.
+ * - plain Go values (`parseYamlValue`, `yamlToGoValue`) in the value model of `src/go-value/value.ts`.
  *
  * Parsing tries the fast front-end first and falls back to the `yaml` package for anything it does not take.
  */
 import { error as errorDiag } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { GoIfaceMap, newGoMap, type GoKey, type GoMap, type GoValue } from '../template/value.js';
-import { setLocationNode } from './locations.js';
-import { parseFast } from './yaml-fast-parse.js';
-import { parseWithYamlLib } from './yaml-lib-parse.js';
-import { formatGoKey } from './yaml-scalar.js';
-import { depthError, type YamlMapEntry, type YamlMapNode, type YamlNode } from './yaml-tree.js';
+import { GoIfaceMap, newGoMap, type GoKey, type GoMap, type GoValue } from '../go-value/value.js';
+import { setLocationNode } from '../config/locations.js';
+import { parseFast } from './fast-parse.js';
+import { parseWithYamlLib } from './lib-parse.js';
+import { formatGoKey } from './scalar.js';
+import { depthError, type YamlMapEntry, type YamlMapNode, type YamlNode } from './tree.js';
 
-export type { YamlMapEntry, YamlMapNode, YamlNode } from './yaml-tree.js';
+export type { YamlMapEntry, YamlMapNode, YamlNode } from './tree.js';
 
 /** Options of the YAML readers. */
 export interface YamlOptions {

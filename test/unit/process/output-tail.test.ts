@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_TAIL_LINE_LENGTH, OutputTail } from '../../../src/run/output-tail.js';
+import { MAX_TAIL_LINE_LENGTH, OutputTail } from '../../../src/process/output-tail.js';
 
 describe('OutputTail', () => {
   it('keeps the last lines of one stream', () => {

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { clearCommandCache, resolveCommand } from '../../../src/run/resolve-command.js';
+import { clearCommandCache, resolveCommand } from '../../../src/process/resolve-command.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'kapps-resolve-'));
 const first = path.join(root, 'first');

@@ -4,8 +4,8 @@
  *
  * Not handled here: scalar syntax (quoting, folding, escapes), which the YAML parser resolves before this runs.
  */
-import { formatFloat } from '../template/float-format.js';
-import type { GoKey, GoValue } from '../template/value.js';
+import { formatFloat } from '../go-value/float-format.js';
+import type { GoKey, GoValue } from '../go-value/value.js';
 
 /** The long form of the standard tags that yaml.v2 resolves. */
 const TAG = 'tag:yaml.org,2002:';

@@ -4,7 +4,7 @@
  * complete parser takes the document.
  */
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
-import { TreeAssembler } from './yaml-tree.js';
+import { TreeAssembler } from './tree.js';
 
 /** Thrown to give up on a document; `parseFast` catches it. */
 export class GiveUp extends Error {}

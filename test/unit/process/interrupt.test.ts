@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { InterruptedError, onInterrupt } from '../../../src/run/interrupt.js';
-import { spawnStep } from '../../../src/run/spawn.js';
+import { InterruptedError, onInterrupt } from '../../../src/process/interrupt.js';
+import { spawnStep } from '../../../src/process/spawn.js';
 import { FIXTURE_PATH, killMatching, survivors, uniqueMarker, waitForProcess } from './processes.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kapps-interrupt-'));
