@@ -1,0 +1,139 @@
+/**
+ * The run store: the durable queue and history of the runs server. Two implementations share this interface and its
+ * guarantees — files under the server's data directory (one instance, guarded by a lock file) and PostgreSQL (any
+ * number of instances):
+ *
+ * - a run is claimed by exactly one instance, and at most one run per (project, stack) is `running`; runs of one
+ *   stack start in submission order;
+ * - nothing is ever re-run by itself: a `running` run whose owner stops renewing its lease becomes `errored`;
+ * - a run's feed (its events, log lines and status changes) is appended as it happens and readable while it grows,
+ *   by sequence number (SSE, `Last-Event-ID`) and, for log lines, by byte offset of the log's NDJSON form;
+ * - `subscribe` tells this instance about changes made by any instance (wake-ups, cancels, new feed entries).
+ */
+import type { RunEvent } from '../report/events.js';
+import type { LogLine, Run, RunListQuery, RunRequestOptions, RunState, RunType } from './api-schema.js';
+
+/** A run as stored: the API's fields (without the derived queue position) and what only the servers use. */
+export interface StoredRun extends Omit<Run, 'queuePosition' | 'blockedBy' | 'actions'> {
+  /** Submission order across the store (monotonic). */
+  readonly seq: number;
+  /** The instance that claimed it, while running. */
+  readonly instance: string | null;
+  /** Until when the owner's lease holds (ISO), while running. */
+  readonly leaseUntil: string | null;
+  /** A cancel was asked for while it runs (the owner stops it, then finishes it `cancelled`). */
+  readonly cancelRequested: boolean;
+}
+
+/** What `submit` stores. */
+export interface NewRun {
+  readonly type: RunType;
+  readonly project: string;
+  readonly stack: string;
+  readonly createdBy: string;
+  readonly options: RunRequestOptions;
+}
+
+export interface SubmitLimits {
+  /** Queued runs allowed per (project, stack), and in total. */
+  readonly maxQueuedPerStack: number;
+  readonly maxQueuedTotal: number;
+  /** A client's `Idempotency-Key`: the same key from the same `createdBy` returns the run it created before. */
+  readonly idempotencyKey?: string;
+}
+
+export type SubmitOutcome =
+  | { readonly kind: 'created'; readonly run: StoredRun }
+  | { readonly kind: 'existing'; readonly run: StoredRun }
+  | { readonly kind: 'full'; readonly scope: 'stack' | 'total'; readonly retryAfterSeconds: number };
+
+/** How a run ended, as its owner records it. */
+export interface RunEnding {
+  readonly status: Extract<RunState, 'succeeded' | 'failed' | 'cancelled'>;
+  readonly error?: string | null;
+  readonly releaseRevision?: number | null;
+}
+
+/** One entry of a run's feed. */
+export type FeedItem =
+  | { readonly kind: 'run-event'; readonly data: RunEvent }
+  | { readonly kind: 'log'; readonly data: LogLine }
+  | { readonly kind: 'status'; readonly data: StoredRun };
+export interface FeedEntry {
+  /** 1, 2, … per run. */
+  readonly seq: number;
+  readonly item: FeedItem;
+}
+
+/** A run's stored result: the spec (YAML), the preview document (JSON), an apply's outcome (JSON). */
+export interface RunResult {
+  readonly contentType: string;
+  readonly body: string;
+}
+
+/** Changes any instance made, delivered to every instance's subscribers. */
+export type StoreNotice =
+  | { readonly type: 'queued'; readonly runId: string }
+  | { readonly type: 'cancel'; readonly runId: string }
+  | { readonly type: 'feed'; readonly runId: string; readonly seq: number }
+  | { readonly type: 'finished'; readonly runId: string };
+
+/** The position of a queued run: 1 is next on its stack; `blockedBy` the run it waits for. */
+export interface QueueInfo {
+  readonly queuePosition: number | null;
+  readonly blockedBy: string | null;
+}
+
+export interface RunStore {
+  /** For messages: a directory, or a URL with its password masked. */
+  readonly description: string;
+  /**
+   * Open the store for this instance: create what is missing (tables, folders); the file store takes its lock and
+   * throws `RunStoreBusyError` naming the holder when another live instance has it.
+   */
+  open(instance: string): Promise<void>;
+  /** Release the lock, connections and listeners. */
+  close(): Promise<void>;
+
+  submit(run: NewRun, limits: SubmitLimits): Promise<SubmitOutcome>;
+  get(id: string): Promise<StoredRun | undefined>;
+  queueInfo(run: StoredRun): Promise<QueueInfo>;
+  /** Newest first; `nextCursor` null on the last page. */
+  list(query: RunListQuery & { limit: number }): Promise<{ runs: StoredRun[]; nextCursor: string | null }>;
+  /** The queued and running runs of a stack, oldest first. */
+  active(project: string, stack: string): Promise<StoredRun[]>;
+
+  /**
+   * Claim the oldest queued run whose stack has no running run: it becomes `running`, owned by `instance` with a lease
+   * of `leaseMs`. Undefined when there is none. Safe with any number of instances claiming at once.
+   */
+  claim(instance: string, leaseMs: number): Promise<StoredRun | undefined>;
+  /** Renew the leases of the runs `instance` runs; returns the ids it no longer owns (errored by another instance). */
+  renew(instance: string, runIds: readonly string[], leaseMs: number): Promise<string[]>;
+  /** Record the release a running run took (its revision), as soon as it is known. */
+  setRelease(id: string, instance: string, revision: number): Promise<void>;
+  /** End a running run owned by `instance`; false when it is not (any more) owned by it. */
+  finish(id: string, instance: string, ending: RunEnding): Promise<boolean>;
+  /**
+   * Running runs whose lease expired (or, at `open` of the file store, every run left running) become `errored` with
+   * `reason`; returns them so the caller closes their releases as failed. Never re-queues anything.
+   */
+  reapExpired(reason: string): Promise<StoredRun[]>;
+  /**
+   * Cancel: a queued run is `cancelled` at once; a running one is marked `cancelRequested` and its owner told (a
+   * `cancel` notice). Returns the run after the change; undefined when it does not exist.
+   */
+  requestCancel(id: string, by: string): Promise<StoredRun | undefined>;
+
+  /** Append to a run's feed (batches welcome); returns the last sequence number. */
+  appendFeed(id: string, items: readonly FeedItem[]): Promise<number>;
+  /** The feed entries after `afterSeq`, at most `limit`. */
+  readFeed(id: string, afterSeq: number, limit: number): Promise<FeedEntry[]>;
+  /** Log lines from byte `offset` of the log's NDJSON form (one `LogLine` JSON per line), up to about `maxBytes`. */
+  readLog(id: string, offset: number, maxBytes: number): Promise<{ lines: LogLine[]; nextOffset: number }>;
+  setResult(id: string, result: RunResult): Promise<void>;
+  getResult(id: string): Promise<RunResult | undefined>;
+
+  /** Be told of changes by any instance; returns the unsubscribe function. */
+  subscribe(listener: (notice: StoreNotice) => void): () => void;
+}
