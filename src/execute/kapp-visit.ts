@@ -4,17 +4,18 @@
  * re-planned with them), then load its outputs when the command needs them. Emits the kapp's events.
  */
 import { mkdirSync } from 'node:fs';
-import { ConfigError, KappsError } from '../diagnostics/errors.js';
+import { ConfigError } from '../diagnostics/errors.js';
 import { evaluateConditions } from '../plan/go-bool.js';
 import type { PlannedStep } from '../plan/steps.js';
 import { formatDiagnostics } from '../report/diagnostic-printer.js';
 import type { KappRole, KappStatus, Phase, StepStatus } from '../vocabulary.js';
 import type { KappModel } from '../stack/kapp-model.js';
-import type { Stack } from '../stack/stack.js';
+import type { KappRuntime, Stack } from '../stack/stack.js';
 import { newGoMap, type GoMap } from '../go-value/value.js';
 import { outputsView, withPlaceholders } from '../vars/outputs.js';
 import { loadOutputs, removeSensitiveOutputFiles } from './outputs.js';
 import type { Redactor } from './redact.js';
+import { StepQueue } from './step-queue.js';
 import { runStep } from './step-runner.js';
 import { removeSensitiveTemplates, renderKappTemplates } from './templates.js';
 import type { EmitEvent, KappResult, RunOptions } from './types.js';
@@ -62,17 +63,31 @@ export interface VisitContext {
 
 const now = (): string => new Date().toISOString();
 
-class StepFailure extends Error {
-  constructor(
-    message: string,
-    readonly status: 'failed' | 'cancelled',
-  ) {
-    super(message);
-  }
+/** Why a visit stopped before its end: the kapp's own failure, as a value. */
+interface VisitFailure {
+  readonly status: 'failed' | 'cancelled';
+  /** One line, for kapp-finished and the release. */
+  readonly reason: string;
+  /** The located diagnostics of a configuration error, printed (as an error log) before the kapp finishes. */
+  readonly detail?: string;
 }
 
-/** Identifies a planned step within its phase across re-plans. */
-const stepKey = (s: PlannedStep): string => `${s.unit}\u0000${s.declaredIn}\u0000${s.name}`;
+/** A step result or why the visit stops there. */
+type Result<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: VisitFailure };
+
+const CANCELLED: VisitFailure = { status: 'cancelled', reason: 'cancelled' };
+
+/** How a reached step ended: what its step-finished event and its record say. */
+interface StepEnd {
+  readonly status: StepStatus;
+  readonly exitCode: number | null;
+  readonly signal?: string;
+  readonly durationMs: number;
+  readonly timedOut: boolean;
+  readonly timeoutMs?: number;
+  readonly reason?: string;
+  readonly outputTail?: readonly string[];
+}
 
 /** The `.outputs` view of a kapp from its parents' views and its own outputs (placeholders for missing ones). */
 export function viewFor(ctx: VisitContext, kapp: KappModel): GoMap {
@@ -84,262 +99,341 @@ export function viewFor(ctx: VisitContext, kapp: KappModel): GoMap {
   return outputsView({ manifestId: kapp.manifestId, kappId: kapp.kappId, values: own }, parents);
 }
 
-function describe(e: unknown): { reason: string; detail?: string } {
+/** The failure an error thrown while visiting a kapp (rendering, loading outputs, writing a file) stands for. */
+function failureOf(e: unknown): VisitFailure {
   if (e instanceof ConfigError) {
-    return { reason: e.diagnostics[0]?.message ?? e.message, detail: formatDiagnostics(e.diagnostics) };
+    return {
+      status: 'failed',
+      reason: e.diagnostics[0]?.message ?? e.message,
+      detail: formatDiagnostics(e.diagnostics),
+    };
   }
-  if (e instanceof StepFailure || e instanceof KappsError) return { reason: e.message };
   // Anything else (a file that cannot be written, a bug) still ends the kapp as failed, with the message.
-  return { reason: e instanceof Error ? e.message : String(e) };
+  return { status: 'failed', reason: e instanceof Error ? e.message : String(e) };
+}
+
+/**
+ * One visit: `run` is its course; one method per concern below it. Errors thrown by the layers it calls
+ * (rendering, loading outputs) are turned into a `VisitFailure` where `run` (or a lenient output load) catches them;
+ * everything else returns failures as values.
+ */
+class KappVisit {
+  readonly #ctx: VisitContext;
+  readonly #kapp: KappModel;
+  readonly #plan: VisitPlan;
+  readonly #signal: AbortSignal;
+  readonly #dryRun: boolean;
+  /** Each step reached, as the release records it. */
+  readonly #steps: StepRecord[] = [];
+  /** The outputs loaded that may be recorded (sensitive ones are not). */
+  #recordable: GoMap | undefined;
+  /** Rendered templates marked sensitive: removed when the visit ends. */
+  readonly #sensitiveFiles = new Set<string>();
+  #renderedTemplates: ReadonlyMap<string, string> | undefined;
+  /** Dry run: the template files already said to be written. */
+  readonly #announced = new Set<string>();
+
+  constructor(ctx: VisitContext, kapp: KappModel, plan: VisitPlan, signal: AbortSignal) {
+    this.#ctx = ctx;
+    this.#kapp = kapp;
+    this.#plan = plan;
+    this.#signal = signal;
+    this.#dryRun = ctx.options.dryRun;
+  }
+
+  /** Start the kapp, visit it, clean up and finish it. Never throws for the kapp's own failure. */
+  async run(): Promise<KappResult> {
+    const ctx = this.#ctx;
+    const kapp = this.#kapp;
+    if (this.#plan.kappEvents !== 'finish') ctx.startedAt.set(kapp.id, Date.now());
+    const started = ctx.startedAt.get(kapp.id) ?? Date.now();
+    if (this.#plan.kappEvents !== 'finish') {
+      ctx.emit({ type: 'kapp-started', time: now(), kapp: kapp.id, role: this.#plan.role });
+    }
+    let failure: VisitFailure | undefined;
+    try {
+      failure = await this.#visit();
+    } catch (e) {
+      failure = failureOf(e);
+    }
+    if (failure?.detail) this.#log('error', failure.detail);
+    this.#removeSensitiveFiles();
+    return this.#finish(failure, started);
+  }
+
+  /** The course of the visit: templates, the command's phases, then the outputs. */
+  async #visit(): Promise<VisitFailure | undefined> {
+    if (!this.#dryRun) mkdirSync(this.#kapp.cacheRoot, { recursive: true });
+    if (this.#plan.templates) this.#renderTemplates();
+    for (const phase of this.#plan.phases) {
+      const failure = await this.#runPhase(phase, this.#plan.ignoreErrors);
+      if (failure) return failure;
+    }
+    return this.#provideOutputs();
+  }
+
+  /** The kapp's `.outputs` view and rendered templates, as its variables see them now. */
+  #runtime(): KappRuntime {
+    return {
+      outputs: viewFor(this.#ctx, this.#kapp),
+      ...(this.#renderedTemplates ? { renderedTemplates: this.#renderedTemplates } : {}),
+    };
+  }
+
+  #log(level: 'info' | 'warn' | 'error', message: string, shown = false): void {
+    this.#ctx.emit({
+      type: 'log',
+      time: now(),
+      level,
+      ...(shown ? { shown: true } : {}),
+      message,
+      kapp: this.#kapp.id,
+    });
+  }
+
+  /** Render the kapp's templates (a dry run says once where each would be written). */
+  #renderTemplates(): void {
+    const { stack } = this.#ctx;
+    const rendered = renderKappTemplates(stack, this.#kapp, stack.variables(this.#kapp, this.#runtime()), {
+      dryRun: this.#dryRun,
+    });
+    this.#renderedTemplates = rendered.paths;
+    if (this.#dryRun) {
+      for (const [id, dest] of rendered.paths) {
+        if (this.#announced.has(dest)) continue;
+        this.#announced.add(dest);
+        this.#log('info', `template '${id}' would be written to ${dest}`, true);
+      }
+    }
+    for (const file of rendered.sensitive) this.#sensitiveFiles.add(file);
+  }
+
+  /** Load the kapp's declared outputs (none in a dry run) into its own outputs and the recordable ones. */
+  #loadOutputs(mustExist: boolean): void {
+    if (this.#kapp.outputIds.length === 0 || this.#dryRun) return;
+    const { stack, redactor, ownOutputs } = this.#ctx;
+    const vars = stack.variables(this.#kapp, this.#runtime());
+    const loaded = loadOutputs(stack, this.#kapp, vars, { mustExist, dryRun: this.#dryRun, redactor });
+    ownOutputs.set(this.#kapp.id, { ...ownOutputs.get(this.#kapp.id), ...loaded.values });
+    this.#recordable = { ...this.#recordable, ...loaded.recordable };
+  }
+
+  #planPhase(phase: Phase): PlannedStep[] {
+    return this.#ctx.stack.planPhase(this.#kapp, phase, this.#runtime(), this.#dryRun);
+  }
+
+  /** Reach the steps of a phase in order: each is skipped or run; the first failure ends the phase. */
+  async #runPhase(phase: Phase, ignoreErrors: boolean): Promise<VisitFailure | undefined> {
+    const queue = new StepQueue(this.#planPhase(phase));
+    for (let step = queue.take(); step !== undefined; step = queue.take()) {
+      if (this.#signal.aborted) return CANCELLED;
+      const startedAt = new Date();
+      if (!evaluateConditions(step.conditions, step.conditionSite)) {
+        this.#skipStep(phase, step, startedAt);
+        continue;
+      }
+      const ran = await this.#runStep(phase, step, startedAt, ignoreErrors);
+      if (!ran.ok) return ran.error;
+      if (step.loadOutputs && ran.value === 'succeeded' && !this.#dryRun && this.#kapp.outputIds.length > 0) {
+        queue.replan(this.#replan(phase), step);
+      }
+    }
+    return undefined;
+  }
+
+  /** A step whose conditions are false. */
+  #skipStep(phase: Phase, step: PlannedStep, startedAt: Date): void {
+    this.#finishStep(phase, step, startedAt, {
+      status: 'skipped',
+      exitCode: null,
+      durationMs: 0,
+      timedOut: false,
+      reason: 'conditions are false',
+    });
+  }
+
+  /** Run a step (a dry run only announces it): how it ended, or why the visit stops. */
+  async #runStep(
+    phase: Phase,
+    step: PlannedStep,
+    startedAt: Date,
+    ignoreErrors: boolean,
+  ): Promise<Result<StepEnd['status']>> {
+    const { stack, options, redactor, emit } = this.#ctx;
+    const kappId = this.#kapp.id;
+    // An apply runs no step with `<no value>` in it (checked now: outputs loaded by earlier steps are in).
+    if (stack.applyNoValue && !this.#dryRun) {
+      const problems = stack.noValueErrors(this.#kapp, phase, [step]);
+      if (problems.length) return { ok: false, error: failureOf(new ConfigError(problems)) };
+    }
+    emit({
+      type: 'step-started',
+      time: startedAt.toISOString(),
+      kapp: kappId,
+      phase,
+      step: step.name,
+      command: redactor.text(step.command),
+      args: redactor.list(step.args),
+      workingDir: step.workingDir,
+    });
+    if (this.#dryRun) {
+      this.#finishStep(phase, step, startedAt, { status: 'succeeded', exitCode: null, durationMs: 0, timedOut: false });
+      return { ok: true, value: 'succeeded' };
+    }
+    const outcome = await runStep(step, {
+      kappId,
+      kappDir: this.#kapp.cacheRoot,
+      phase,
+      baseEnv: options.env,
+      verbose: options.verbose,
+      ignoreAllErrors: ignoreErrors,
+      signal: this.#signal,
+      ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+      redactor,
+      ...(options.allOutput ? { allOutput: true } : {}),
+      onOutput: (stream, text, hidden) =>
+        emit({
+          type: 'step-output',
+          time: now(),
+          kapp: kappId,
+          phase,
+          step: step.name,
+          stream,
+          text,
+          ...(hidden ? { hidden: true } : {}),
+        }),
+    });
+    if (outcome.outputAbandoned) this.#log('warn', `${phase} step '${step.name}': ${outcome.outputAbandoned}`);
+    this.#finishStep(phase, step, startedAt, {
+      status: outcome.status,
+      exitCode: outcome.exitCode,
+      ...(outcome.signal ? { signal: outcome.signal } : {}),
+      durationMs: outcome.durationMs,
+      timedOut: outcome.timedOut,
+      ...(step.timeout ? { timeoutMs: step.timeout * 1000 } : {}),
+      ...(outcome.reason ? { reason: redactor.text(outcome.reason) } : {}),
+      ...(outcome.status !== 'succeeded' && outcome.outputTail ? { outputTail: outcome.outputTail } : {}),
+    });
+    if (outcome.status === 'cancelled') return { ok: false, error: CANCELLED };
+    if (outcome.status === 'failed') {
+      const reason = `${phase} step '${step.name}' ${redactor.text(outcome.reason ?? 'failed')}`;
+      return { ok: false, error: { status: 'failed', reason } };
+    }
+    return { ok: true, value: outcome.status };
+  }
+
+  /**
+   * After a `load_outputs` step: load the outputs it wrote, render the templates again with them, and plan the
+   * phase again (conditions and arguments may read the new outputs).
+   */
+  #replan(phase: Phase): PlannedStep[] {
+    this.#loadOutputs(false);
+    if (this.#plan.templates) this.#renderTemplates();
+    return this.#planPhase(phase);
+  }
+
+  /** The end of a reached step: its step-finished event (emitted nowhere else) and its record. */
+  #finishStep(phase: Phase, step: PlannedStep, startedAt: Date, end: StepEnd): void {
+    const time = now();
+    this.#ctx.emit({
+      type: 'step-finished',
+      time,
+      kapp: this.#kapp.id,
+      phase,
+      step: step.name,
+      status: end.status,
+      exitCode: end.exitCode,
+      ...(end.signal ? { signal: end.signal } : {}),
+      durationMs: end.durationMs,
+      ...(end.timedOut ? { timedOut: true } : {}),
+      ...(end.timeoutMs ? { timeoutMs: end.timeoutMs } : {}),
+      ...(end.reason ? { reason: end.reason } : {}),
+      ...(end.outputTail ? { outputTail: end.outputTail } : {}),
+    });
+    this.#steps.push({
+      phase,
+      name: step.name,
+      status: end.status,
+      exitCode: end.exitCode,
+      startedAt: startedAt.toISOString(),
+      endedAt: time,
+      durationMs: end.durationMs,
+      timedOut: end.timedOut,
+    });
+  }
+
+  /** Afterwards, for kapps that declare outputs: run the output phase and load them. */
+  async #provideOutputs(): Promise<VisitFailure | undefined> {
+    const loading = this.#plan.loadOutputs;
+    if (loading === 'no' || this.#kapp.outputIds.length === 0) return undefined;
+    const lenient = loading.stepErrors === 'ignore';
+    const failure = await this.#runPhase('output', lenient);
+    if (failure) return failure;
+    try {
+      this.#loadOutputs(loading.missing === 'error');
+    } catch (e) {
+      // A plan goes on without outputs it cannot read (they stay empty maps), and says so.
+      if (!lenient) return failureOf(e);
+      this.#log('warn', `outputs not loaded: ${failureOf(e).reason}`);
+    }
+    if (this.#plan.templates) this.#renderTemplates();
+    return undefined;
+  }
+
+  /** Remove the sensitive files the visit rendered or its steps wrote (not in a dry run, which wrote none). */
+  #removeSensitiveFiles(): void {
+    if (this.#dryRun) return;
+    if (this.#sensitiveFiles.size) removeSensitiveTemplates([...this.#sensitiveFiles]);
+    if (this.#kapp.outputIds.length === 0) return;
+    const { stack } = this.#ctx;
+    try {
+      removeSensitiveOutputFiles(stack, this.#kapp, stack.variables(this.#kapp, this.#runtime()));
+    } catch {
+      // Variables that cannot be rendered: neither can the output declarations, nor their paths.
+    }
+  }
+
+  /** The kapp's `.outputs` view for its children, its kapp-finished event and its result. */
+  #finish(failure: VisitFailure | undefined, started: number): KappResult {
+    const ctx = this.#ctx;
+    const kapp = this.#kapp;
+    const status: KappStatus =
+      failure === undefined
+        ? 'succeeded'
+        : failure.status === 'cancelled' || this.#signal.aborted
+          ? 'cancelled'
+          : 'failed';
+    const reason = failure ? ctx.redactor.text(failure.reason) : undefined;
+    ctx.views.set(kapp.id, viewFor(ctx, kapp));
+    // A visit that only starts the kapp reports its end only when it failed (the later visit is then not made).
+    if (this.#plan.kappEvents !== 'start' || status !== 'succeeded') {
+      ctx.emit({
+        type: 'kapp-finished',
+        time: now(),
+        kapp: kapp.id,
+        status,
+        ...(reason ? { reason } : {}),
+        durationMs: Date.now() - started,
+      });
+    }
+    return {
+      id: kapp.id,
+      status,
+      ...(reason ? { reason } : {}),
+      role: this.#plan.role,
+      steps: this.#steps,
+      // An ordinary output may pass a secret on (a connection string built from a password): redact it too.
+      ...(this.#recordable ? { outputs: this.#ctx.redactor.value(this.#recordable) as GoMap } : {}),
+    };
+  }
 }
 
 /** Visit a kapp. Never throws for a kapp's own failure: it is the result. */
-export async function visitKapp(
+export function visitKapp(
   ctx: VisitContext,
   kapp: KappModel,
   plan: VisitPlan,
   signal: AbortSignal,
 ): Promise<KappResult> {
-  const { stack, options, emit, redactor } = ctx;
-  if (plan.kappEvents !== 'finish') ctx.startedAt.set(kapp.id, Date.now());
-  const started = ctx.startedAt.get(kapp.id) ?? Date.now();
-  const steps: StepRecord[] = [];
-  const dryRun = options.dryRun;
-  let recordable: GoMap | undefined;
-  let sensitiveFiles: string[] = [];
-  let renderedTemplates: ReadonlyMap<string, string> | undefined;
-  if (plan.kappEvents !== 'finish') emit({ type: 'kapp-started', time: now(), kapp: kapp.id, role: plan.role });
-
-  const runtime = () => ({
-    outputs: viewFor(ctx, kapp),
-    ...(renderedTemplates ? { renderedTemplates } : {}),
-  });
-  /** Dry run: the template files already said to be written. */
-  const announced = new Set<string>();
-  const renderTemplates = (): void => {
-    const rendered = renderKappTemplates(stack, kapp, stack.variables(kapp, runtime()), { dryRun });
-    renderedTemplates = rendered.paths;
-    if (dryRun) {
-      for (const [id, dest] of rendered.paths) {
-        if (announced.has(dest)) continue;
-        announced.add(dest);
-        emit({
-          type: 'log',
-          time: now(),
-          level: 'info',
-          shown: true,
-          message: `template '${id}' would be written to ${dest}`,
-          kapp: kapp.id,
-        });
-      }
-    }
-    sensitiveFiles = [...new Set([...sensitiveFiles, ...rendered.sensitive])];
-  };
-  const load = (mustExist: boolean): void => {
-    if (kapp.outputIds.length === 0 || dryRun) return;
-    const loaded = loadOutputs(stack, kapp, stack.variables(kapp, runtime()), { mustExist, dryRun, redactor });
-    ctx.ownOutputs.set(kapp.id, { ...ctx.ownOutputs.get(kapp.id), ...loaded.values });
-    recordable = { ...recordable, ...loaded.recordable };
-  };
-
-  const runPhase = async (phase: Phase, ignoreErrors: boolean): Promise<void> => {
-    let planned: PlannedStep[] = stack.planPhase(kapp, phase, runtime(), dryRun);
-    /** Steps of this phase reached so far (run or skipped). */
-    const done = new Set<string>();
-    for (let i = 0; i < planned.length; i++) {
-      const step = planned[i] as PlannedStep;
-      done.add(stepKey(step));
-      if (signal.aborted) throw new StepFailure('cancelled', 'cancelled');
-      const stepStarted = new Date();
-      const record = (status: StepStatus, exitCode: number | null, durationMs: number, timedOut: boolean): void => {
-        steps.push({
-          phase,
-          name: step.name,
-          status,
-          exitCode,
-          startedAt: stepStarted.toISOString(),
-          endedAt: now(),
-          durationMs,
-          timedOut,
-        });
-      };
-      if (!evaluateConditions(step.conditions, step.conditionSite)) {
-        emit({
-          type: 'step-finished',
-          time: now(),
-          kapp: kapp.id,
-          phase,
-          step: step.name,
-          status: 'skipped',
-          exitCode: null,
-          durationMs: 0,
-          reason: 'conditions are false',
-        });
-        record('skipped', null, 0, false);
-        continue;
-      }
-      // An apply runs no step with `<no value>` in it (checked now: outputs loaded by earlier steps are in).
-      if (stack.applyNoValue && !dryRun) {
-        const problems = stack.noValueErrors(kapp, phase, [step]);
-        if (problems.length) throw new ConfigError(problems);
-      }
-      emit({
-        type: 'step-started',
-        time: stepStarted.toISOString(),
-        kapp: kapp.id,
-        phase,
-        step: step.name,
-        command: redactor.text(step.command),
-        args: redactor.list(step.args),
-        workingDir: step.workingDir,
-      });
-      if (dryRun) {
-        emit({
-          type: 'step-finished',
-          time: now(),
-          kapp: kapp.id,
-          phase,
-          step: step.name,
-          status: 'succeeded',
-          exitCode: null,
-          durationMs: 0,
-        });
-        record('succeeded', null, 0, false);
-        continue;
-      }
-      const outcome = await runStep(step, {
-        kappId: kapp.id,
-        kappDir: kapp.cacheRoot,
-        phase,
-        baseEnv: options.env,
-        verbose: options.verbose,
-        ignoreAllErrors: ignoreErrors,
-        signal,
-        ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
-        redactor,
-        ...(options.allOutput ? { allOutput: true } : {}),
-        onOutput: (stream, text, hidden) =>
-          emit({
-            type: 'step-output',
-            time: now(),
-            kapp: kapp.id,
-            phase,
-            step: step.name,
-            stream,
-            text,
-            ...(hidden ? { hidden: true } : {}),
-          }),
-      });
-      if (outcome.outputAbandoned) {
-        emit({
-          type: 'log',
-          time: now(),
-          level: 'warn',
-          message: `${phase} step '${step.name}': ${outcome.outputAbandoned}`,
-          kapp: kapp.id,
-        });
-      }
-      emit({
-        type: 'step-finished',
-        time: now(),
-        kapp: kapp.id,
-        phase,
-        step: step.name,
-        status: outcome.status,
-        exitCode: outcome.exitCode,
-        ...(outcome.signal ? { signal: outcome.signal } : {}),
-        durationMs: outcome.durationMs,
-        ...(outcome.timedOut ? { timedOut: true } : {}),
-        ...(step.timeout ? { timeoutMs: step.timeout * 1000 } : {}),
-        ...(outcome.reason ? { reason: redactor.text(outcome.reason) } : {}),
-        ...(outcome.status !== 'succeeded' && outcome.outputTail ? { outputTail: outcome.outputTail } : {}),
-      });
-      record(outcome.status, outcome.exitCode, outcome.durationMs, outcome.timedOut);
-      if (outcome.status === 'cancelled') throw new StepFailure('cancelled while running', 'cancelled');
-      if (outcome.status === 'failed') {
-        throw new StepFailure(`${phase} step '${step.name}' ${redactor.text(outcome.reason ?? 'failed')}`, 'failed');
-      }
-      if (step.loadOutputs && outcome.status === 'succeeded' && kapp.outputIds.length > 0) {
-        load(false);
-        if (plan.templates) renderTemplates();
-        // Re-plan the rest of the phase with the new outputs and go on after this step. Should the new list no
-        // longer hold it (its unit's conditions changed), go on with the steps of the new list not run yet.
-        const replanned = stack.planPhase(kapp, phase, runtime(), dryRun);
-        const at = replanned.findIndex((s) => stepKey(s) === stepKey(step));
-        if (at >= 0) {
-          planned = replanned;
-          i = at;
-        } else {
-          planned = replanned.filter((s) => !done.has(stepKey(s)));
-          i = -1;
-        }
-      }
-    }
-  };
-
-  let status: KappStatus = 'succeeded';
-  let reason: string | undefined;
-  try {
-    if (!dryRun) mkdirSync(kapp.cacheRoot, { recursive: true });
-    if (plan.templates) renderTemplates();
-    for (const phase of plan.phases) await runPhase(phase, plan.ignoreErrors);
-    if (plan.loadOutputs !== 'no' && kapp.outputIds.length > 0) {
-      const lenient = plan.loadOutputs.stepErrors === 'ignore';
-      await runPhase('output', lenient);
-      try {
-        load(plan.loadOutputs.missing === 'error');
-      } catch (e) {
-        // A plan goes on without outputs it cannot read (they stay empty maps), and says so.
-        if (!lenient) throw e;
-        emit({
-          type: 'log',
-          time: now(),
-          level: 'warn',
-          message: `outputs not loaded: ${describe(e).reason}`,
-          kapp: kapp.id,
-        });
-      }
-      if (plan.templates) renderTemplates();
-    }
-  } catch (e) {
-    if (e instanceof StepFailure && e.status === 'cancelled') {
-      status = 'cancelled';
-      reason = 'cancelled';
-    } else {
-      const d = describe(e);
-      status = signal.aborted ? 'cancelled' : 'failed';
-      reason = d.reason;
-      if (d.detail) emit({ type: 'log', time: now(), level: 'error', message: d.detail, kapp: kapp.id });
-    }
-  } finally {
-    if (!dryRun && sensitiveFiles.length) removeSensitiveTemplates(sensitiveFiles);
-    if (!dryRun && kapp.outputIds.length > 0) {
-      try {
-        removeSensitiveOutputFiles(stack, kapp, stack.variables(kapp, runtime()));
-      } catch {
-        // Variables that cannot be rendered: neither can the output declarations, nor their paths.
-      }
-    }
-  }
-  ctx.views.set(kapp.id, viewFor(ctx, kapp));
-  // A visit that only starts the kapp reports its end only when it failed (the later visit is then not made).
-  if (plan.kappEvents !== 'start' || status !== 'succeeded') {
-    emit({
-      type: 'kapp-finished',
-      time: now(),
-      kapp: kapp.id,
-      status,
-      ...(reason ? { reason: redactor.text(reason) } : {}),
-      durationMs: Date.now() - started,
-    });
-  }
-  return {
-    id: kapp.id,
-    status,
-    ...(reason ? { reason: redactor.text(reason) } : {}),
-    role: plan.role,
-    steps,
-    // An ordinary output may pass a secret on (a connection string built from a password): redact it too.
-    ...(recordable ? { outputs: redactor.value(recordable) as GoMap } : {}),
-  };
+  return new KappVisit(ctx, kapp, plan, signal).run();
 }

@@ -23,7 +23,7 @@ import type { KappStatus, Phase } from '../vocabulary.js';
 import { walkDag, type NodeResult, type WalkNode } from './walk.js';
 import type { Stack } from '../stack/stack.js';
 import type { GoMap } from '../go-value/value.js';
-import { visitKapp, viewFor, type VisitContext, type VisitPlan } from './kapp-visit.js';
+import { visitKapp, viewFor, type OutputLoading, type VisitContext, type VisitPlan } from './kapp-visit.js';
 import { redactEvent, Redactor } from './redact.js';
 import { watchSensitivity } from '../template/sensitivity.js';
 import type { EmitEvent, KappResult, RunOptions, RunSummary } from './types.js';
@@ -64,114 +64,84 @@ interface KappVisits {
   readonly main?: VisitPlan;
 }
 
+/** The visit a command starts from: it sets only what differs. */
+const DEFAULT_VISIT: VisitPlan = {
+  role: 'selected',
+  templates: true,
+  phases: [],
+  loadOutputs: 'no',
+  ignoreErrors: false,
+  kappEvents: 'both',
+};
+
+const visit = (fields: Partial<VisitPlan>): VisitPlan => ({ ...DEFAULT_VISIT, ...fields });
+
+/** Load the outputs the kapp declares, passing over missing files; a failing output step fails the kapp. */
+const TOLERATE_MISSING: OutputLoading = { missing: 'tolerate', stepErrors: 'fail' };
+
+/** What the run does with one kapp of the sub-graph whose conditions hold. */
+function kappVisits(
+  kapp: { readonly processed: boolean; readonly hasOutputs: boolean },
+  options: RunOptions,
+  phases: readonly Phase[],
+): KappVisits {
+  const { processed, hasOutputs } = kapp;
+  const approved = options.mode !== 'plan';
+  switch (options.command) {
+    case 'install':
+      if (processed) {
+        // A plan goes on without outputs it cannot read; an install must produce them.
+        const loadOutputs: OutputLoading = approved
+          ? { missing: 'error', stepErrors: 'fail' }
+          : { missing: 'tolerate', stepErrors: 'ignore' };
+        return { main: visit({ phases, loadOutputs }) };
+      }
+      if (!hasOutputs) return {};
+      return {
+        main: visit({
+          role: 'outputs',
+          loadOutputs: { missing: 'tolerate', stepErrors: approved ? 'fail' : 'ignore' },
+        }),
+      };
+    case 'delete': {
+      const load = hasOutputs
+        ? visit({
+            role: processed ? 'selected' : 'outputs',
+            loadOutputs: TOLERATE_MISSING,
+            kappEvents: processed ? 'start' : 'both',
+          })
+        : undefined;
+      const main = processed
+        ? visit({ phases, ignoreErrors: options.ignoreErrors, kappEvents: load ? 'finish' : 'both' })
+        : undefined;
+      return { ...(load ? { load } : {}), ...(main ? { main } : {}) };
+    }
+    case 'output':
+      if (!processed) return {};
+      // A kapp with outputs runs its output phase as they are loaded (`kapps output` prints them after the run).
+      // Reading outputs (a preview's refresh) loads them only: a kapp that declares none runs nothing.
+      if (options.readOutputs || hasOutputs)
+        return { main: visit({ templates: false, loadOutputs: TOLERATE_MISSING }) };
+      return { main: visit({ templates: false, phases }) };
+    case 'clean':
+      return processed ? { main: visit({ templates: false, phases }) } : {};
+    case 'template':
+      if (!processed && !hasOutputs) return {};
+      return {
+        main: visit({ role: processed ? 'selected' : 'outputs', templates: processed, loadOutputs: TOLERATE_MISSING }),
+      };
+  }
+}
+
 /** What the run does with each kapp of the sub-graph (kapps it does nothing with are absent). */
 function planVisits(stack: Stack, options: RunOptions): Map<string, KappVisits> {
   const phases = phasesFor(options);
-  const approved = options.mode !== 'plan';
   const out = new Map<string, KappVisits>();
   for (const node of stack.selection.nodes) {
     if (!node.conditionsOk) continue;
     const processed = node.processed && (options.only === undefined || options.only.has(node.id));
     const hasOutputs = stack.kapp(node.id).outputIds.length > 0;
-    let visits: KappVisits = {};
-    switch (options.command) {
-      case 'install':
-        if (processed) {
-          const loading = approved
-            ? ({ missing: 'error', stepErrors: 'fail' } as const)
-            : ({ missing: 'tolerate', stepErrors: 'ignore' } as const);
-          visits = {
-            main: {
-              role: 'selected',
-              templates: true,
-              phases,
-              loadOutputs: loading,
-              ignoreErrors: false,
-              kappEvents: 'both',
-            },
-          };
-        } else if (hasOutputs) {
-          const loading = { missing: 'tolerate', stepErrors: approved ? 'fail' : 'ignore' } as const;
-          visits = {
-            main: {
-              role: 'outputs',
-              templates: true,
-              phases: [],
-              loadOutputs: loading,
-              ignoreErrors: false,
-              kappEvents: 'both',
-            },
-          };
-        }
-        break;
-      case 'delete': {
-        const loading = { missing: 'tolerate', stepErrors: 'fail' } as const;
-        const load: VisitPlan | undefined = hasOutputs
-          ? {
-              role: processed ? 'selected' : 'outputs',
-              templates: true,
-              phases: [],
-              loadOutputs: loading,
-              ignoreErrors: false,
-              kappEvents: processed ? 'start' : 'both',
-            }
-          : undefined;
-        const main: VisitPlan | undefined = processed
-          ? {
-              role: 'selected',
-              templates: true,
-              phases,
-              loadOutputs: 'no',
-              ignoreErrors: options.ignoreErrors,
-              kappEvents: load ? 'finish' : 'both',
-            }
-          : undefined;
-        visits = { ...(load ? { load } : {}), ...(main ? { main } : {}) };
-        break;
-      }
-      case 'output':
-      case 'clean': {
-        // `kapps output` loads the outputs its output phase produced (they are printed after the run).
-        const loads = options.command === 'output' && hasOutputs;
-        if (processed && options.readOutputs && options.command === 'output') {
-          visits = {
-            main: {
-              role: 'selected',
-              templates: false,
-              phases: [],
-              loadOutputs: { missing: 'tolerate', stepErrors: 'fail' },
-              ignoreErrors: false,
-              kappEvents: 'both',
-            },
-          };
-        } else if (processed)
-          visits = {
-            main: {
-              role: 'selected',
-              templates: false,
-              phases: loads ? phases.filter((p) => p !== 'output') : phases,
-              loadOutputs: loads ? { missing: 'tolerate', stepErrors: 'fail' } : 'no',
-              ignoreErrors: false,
-              kappEvents: 'both',
-            },
-          };
-        break;
-      }
-      case 'template':
-        if (processed || hasOutputs) {
-          visits = {
-            main: {
-              role: processed ? 'selected' : 'outputs',
-              templates: processed,
-              phases: [],
-              loadOutputs: { missing: 'tolerate', stepErrors: 'fail' },
-              ignoreErrors: false,
-              kappEvents: 'both',
-            },
-          };
-        }
-        break;
-    }
+    const visits = kappVisits({ processed, hasOutputs }, options, phases);
     if (visits.load || visits.main) out.set(node.id, visits);
   }
   return out;

@@ -17,7 +17,7 @@ import {
 import type { StackOverrides } from '../config/index.js';
 import type { SourceSubstitution } from '../config/source-substitution.js';
 import { locationOf } from '../config/locations.js';
-import type { KappDescriptor, ManifestConfig, StackConfig } from '../config/types.js';
+import type { ManifestConfig, ProjectConfig, StackConfig } from '../config/types.js';
 import { parseSelector } from '../plan/select.js';
 import { error as diagnosticError, warning as diagnosticWarning, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
@@ -65,6 +65,20 @@ export function defaultWorkspace(stackFile: string, stackName: string): string {
   return path.join(path.dirname(path.resolve(stackFile)), '.kapps-workspace', stackName);
 }
 
+/**
+ * Run `load`, collecting the diagnostics of a `ConfigError` it throws into `problems` (then the result is undefined)
+ * so that one run reports the problems of every file. Other errors are thrown on.
+ */
+function collecting<T>(problems: Diagnostic[], load: () => T): T | undefined {
+  try {
+    return load();
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    problems.push(...e.diagnostics);
+    return undefined;
+  }
+}
+
 /** Parsed vars files, shared by every kapp that walks onto them; a file that cannot be read counts as empty. */
 class VarsFileCache {
   readonly #files = new Map<string, GoMap>();
@@ -72,13 +86,7 @@ class VarsFileCache {
   load(file: string): GoMap {
     let m = this.#files.get(file);
     if (!m) {
-      try {
-        m = loadVarsFile(file);
-      } catch (e) {
-        if (!(e instanceof ConfigError)) throw e;
-        this.problems.push(...e.diagnostics);
-        m = newGoMap();
-      }
+      m = collecting(this.problems, () => loadVarsFile(file)) ?? newGoMap();
       this.#files.set(file, m);
     }
     return m;
@@ -142,14 +150,10 @@ function loadManifests(
 ): ManifestConfig[] {
   const out: ManifestConfig[] = [];
   for (const ref of stackManifests) {
-    try {
-      const { manifest, warnings: w } = loadManifest(ref);
-      warnings.push(...w);
-      out.push(manifest);
-    } catch (e) {
-      if (!(e instanceof ConfigError)) throw e;
-      problems.push(...e.diagnostics);
-    }
+    const loaded = collecting(problems, () => loadManifest(ref));
+    if (!loaded) continue;
+    warnings.push(...loaded.warnings);
+    out.push(loaded.manifest);
   }
   return out;
 }
@@ -200,6 +204,165 @@ function unfetchedWarning(ids: readonly string[], workspace: string): Diagnostic
   });
 }
 
+/** The project config (sugarkube-conf.yaml), or the defaults when there is none or it cannot be read. */
+function loadProject(
+  request: OpenStackRequest,
+  stack: StackConfig,
+  warnings: Diagnostic[],
+  problems: Diagnostic[],
+): ProjectConfig {
+  const loaded = collecting(problems, () =>
+    loadProjectConfig({
+      ...(request.configFile !== undefined ? { configFile: request.configFile } : {}),
+      cwd: request.cwd,
+      stackFile: stack.file,
+      homeDir: request.homeDir ?? os.homedir(),
+    }),
+  );
+  if (!loaded) return defaultProjectConfig();
+  warnings.push(...loaded.warnings);
+  return loaded.config;
+}
+
+/** A manifest as the stack lists it (with its versions and overrides). */
+type ManifestRef = StackConfig['manifests'][number];
+/** A kapp as its manifest lists it. */
+type KappEntry = ManifestConfig['kapps'][number];
+
+/** What loading the kapps of a stack shares: the files loaded before, caches, and where problems go. */
+interface KappLoading {
+  readonly project: ProjectConfig;
+  readonly stack: StackConfig;
+  readonly workspace: string;
+  readonly substitutions: readonly SourceSubstitution[];
+  readonly walker: VarFileWalker;
+  readonly dirs: DirCache;
+  readonly files: VarsFileCache;
+  readonly warnings: Diagnostic[];
+  readonly problems: Diagnostic[];
+  /** Kapps with a git source missing from the workspace and no sugarkube.yaml found elsewhere. */
+  readonly unfetched: string[];
+  /** Git sources whose ref is a template, rendered once the stack can compute the kapp's variables. */
+  readonly templated: { id: string; sources: ResolvedSource[]; refs: TemplatedRef[] }[];
+}
+
+/** The layers of a kapp's descriptor other than its own sugarkube.yaml. */
+function kappLayers(stack: StackConfig, manifest: ManifestConfig, ref: ManifestRef | undefined, entry: KappEntry) {
+  const versions = new Map<string, string>();
+  for (const [key, version] of ref?.versions ?? []) {
+    const slash = key.indexOf('/');
+    if (key.slice(0, slash) === entry.id) versions.set(key.slice(slash + 1), version);
+  }
+  const stackOverride = ref?.overrides.get(entry.id);
+  return {
+    manifestDefaults: manifest.defaults,
+    manifestEntry: entry,
+    versions,
+    stackDefaults: stack.defaults,
+    ...(stackOverride ? { stackOverride } : {}),
+  };
+}
+
+/** Where the kapp's sugarkube.yaml is; a source that cannot be looked in is a problem at the kapp's entry. */
+function locateKappConfig(
+  loading: KappLoading,
+  cacheRoot: string,
+  sources: readonly ResolvedSource[],
+  id: string,
+  entry: KappEntry,
+): KappConfigPlace | undefined {
+  try {
+    return findKappConfigPlace(cacheRoot, sources, id, loading.dirs);
+  } catch (e) {
+    if (!(e instanceof Error)) throw e;
+    loading.problems.push(diagnosticError(e.message, locationOf(entry)));
+    return undefined;
+  }
+}
+
+/** The kapp's vars files (`kapp_vars_dirs`) merged. */
+function kappVarsFiles(loading: KappLoading, kappId: string, sources: readonly ResolvedSource[]): GoMap {
+  const { stack, walker, files } = loading;
+  if (!stack.kapp_vars_dirs.length) return newGoMap();
+  const names = kappVarNames(
+    kappId,
+    stack,
+    sources.map((s) => ({ id: s.id, ...(s.kind === 'git' ? { fqId: s.fqId } : {}) })),
+  );
+  return mergeAll(stack.kapp_vars_dirs.flatMap((d) => walker.walk(d, names)).map((f) => files.load(f)));
+}
+
+/** One kapp of a manifest: its layered descriptor (with its sugarkube.yaml, when found), sources and vars files. */
+function loadKapp(
+  loading: KappLoading,
+  manifest: ManifestConfig,
+  ref: ManifestRef | undefined,
+  entry: KappEntry,
+  index: number,
+): KappModel {
+  const { project, problems } = loading;
+  const id = `${manifest.id}:${entry.id}`;
+  const cacheRoot = path.join(loading.workspace, manifest.id, entry.id);
+  const layers = kappLayers(loading.stack, manifest, ref, entry);
+  // Sources can come from any layer but the kapp's own sugarkube.yaml (which lives inside a source).
+  const withoutKappFile = layerKapp(project, layers);
+  const templatedRefs: TemplatedRef[] = [];
+  const manifestDir = path.dirname(manifest.file);
+  const sources = resolveSources(
+    withoutKappFile.sources ?? [],
+    manifestDir,
+    id,
+    problems,
+    loading.substitutions,
+    templatedRefs,
+  );
+  if (templatedRefs.length) loading.templated.push({ id, sources, refs: templatedRefs });
+  const place = locateKappConfig(loading, cacheRoot, sources, id, entry);
+  const configFile = place?.file;
+  if (!place && sources.some((src) => src.kind === 'git' && !loading.dirs.isDir(sourceDir(cacheRoot, src)))) {
+    loading.unfetched.push(id);
+  }
+  const kappFile = configFile ? collecting(problems, () => loadKappDescriptor(configFile)) : undefined;
+  if (kappFile) loading.warnings.push(...kappFile.warnings);
+  const descriptor = kappFile ? layerKapp(project, { ...layers, kappFile: kappFile.descriptor }) : withoutKappFile;
+  return {
+    id,
+    manifestId: manifest.id,
+    kappId: entry.id,
+    index,
+    manifest,
+    entry,
+    cacheRoot,
+    ...(configFile ? { configFile } : {}),
+    configDir: place?.dir ?? cacheRoot,
+    sources,
+    descriptor,
+    kappVarsFromFiles: kappVarsFiles(loading, entry.id, sources),
+    outputIds: (descriptor.outputs ?? []).map((o) => o.id),
+  };
+}
+
+/**
+ * Render the templated refs of git sources with the kapp's variables (as Sugarkube renders the whole descriptor);
+ * what each renders to is checked before git ever sees it.
+ */
+function renderTemplatedRefs(opened: Stack, templated: KappLoading['templated'], problems: Diagnostic[]): void {
+  for (const t of templated) {
+    const kapp = opened.kapp(t.id);
+    let vars: GoMap | undefined;
+    renderSourceRefs(
+      t.sources,
+      t.refs,
+      t.id,
+      (text, field) => {
+        vars ??= opened.variables(kapp, { planOnly: true });
+        return String(opened.render(kapp, text, vars, field));
+      },
+      problems,
+    );
+  }
+}
+
 /**
  * Open a stack (see the module doc). A malformed selector is a `UsageError`, found before any file is read; every
  * problem of the files is collected into one `ConfigError`.
@@ -210,116 +373,35 @@ export function openStack(request: OpenStackRequest): Stack {
   const problems: Diagnostic[] = [];
   const { stack, warnings: stackWarnings } = loadStack(request.stackFile, request.stackName, request.overrides ?? {});
   warnings.push(...stackWarnings);
-  let project = defaultProjectConfig();
-  try {
-    const loaded = loadProjectConfig({
-      ...(request.configFile !== undefined ? { configFile: request.configFile } : {}),
-      cwd: request.cwd,
-      stackFile: stack.file,
-      homeDir: request.homeDir ?? os.homedir(),
-    });
-    project = loaded.config;
-    warnings.push(...loaded.warnings);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    problems.push(...e.diagnostics);
-  }
+  const project = loadProject(request, stack, warnings, problems);
   const manifests = loadManifests(stack.manifests, warnings, problems);
-  const substitutions = [...(request.sourceSubstitutions ?? []), ...(project.source_substitutions ?? [])];
-  const workspace = path.resolve(request.cwd, request.workspace ?? defaultWorkspace(stack.file, stack.name));
-
-  const walker = new VarFileWalker();
   const dirs = new DirCache();
-  const files = new VarsFileCache(problems);
+  const loading: KappLoading = {
+    project,
+    stack,
+    workspace: path.resolve(request.cwd, request.workspace ?? defaultWorkspace(stack.file, stack.name)),
+    substitutions: [...(request.sourceSubstitutions ?? []), ...(project.source_substitutions ?? [])],
+    walker: new VarFileWalker(),
+    dirs,
+    files: new VarsFileCache(problems),
+    warnings,
+    problems,
+    unfetched: [],
+    templated: [],
+  };
   problems.push(...missingVarsDirs(stack, dirs));
   const providerNames = providerVarNames(stack);
   const providerVars = mergeAll(
-    stack.provider_vars_dirs.flatMap((d) => walker.walk(d, providerNames)).map((f) => files.load(f)),
+    stack.provider_vars_dirs.flatMap((d) => loading.walker.walk(d, providerNames)).map((f) => loading.files.load(f)),
   );
-
   const refById = new Map(stack.manifests.map((m) => [m.id, m] as const));
   const kapps: KappModel[] = [];
-  /** Kapps with a git source missing from the workspace and no sugarkube.yaml found elsewhere. */
-  const unfetched: string[] = [];
-  /** Git sources whose ref is a template, rendered once the stack can compute the kapp's variables. */
-  const templated: { id: string; sources: ResolvedSource[]; refs: TemplatedRef[] }[] = [];
   for (const manifest of manifests) {
     const ref = refById.get(manifest.id);
-    const manifestDir = path.dirname(manifest.file);
-    for (const entry of manifest.kapps) {
-      const id = `${manifest.id}:${entry.id}`;
-      const cacheRoot = path.join(workspace, manifest.id, entry.id);
-      const versions = new Map<string, string>();
-      for (const [key, version] of ref?.versions ?? []) {
-        const slash = key.indexOf('/');
-        if (key.slice(0, slash) === entry.id) versions.set(key.slice(slash + 1), version);
-      }
-      const layers = {
-        manifestDefaults: manifest.defaults,
-        manifestEntry: entry,
-        versions,
-        stackDefaults: stack.defaults,
-        ...(ref?.overrides.get(entry.id) ? { stackOverride: ref.overrides.get(entry.id) as KappDescriptor } : {}),
-      };
-      // Sources can come from any layer but the kapp's own sugarkube.yaml (which lives inside a source).
-      const withoutKappFile = layerKapp(project, layers);
-      const templatedRefs: TemplatedRef[] = [];
-      const sources = resolveSources(
-        withoutKappFile.sources ?? [],
-        manifestDir,
-        id,
-        problems,
-        substitutions,
-        templatedRefs,
-      );
-      if (templatedRefs.length) templated.push({ id, sources, refs: templatedRefs });
-      let place: KappConfigPlace | undefined;
-      try {
-        place = findKappConfigPlace(cacheRoot, sources, id, dirs);
-      } catch (e) {
-        if (!(e instanceof Error)) throw e;
-        problems.push(diagnosticError(e.message, locationOf(entry)));
-      }
-      const configFile = place?.file;
-      if (!place && sources.some((src) => src.kind === 'git' && !dirs.isDir(sourceDir(cacheRoot, src))))
-        unfetched.push(id);
-      let descriptor = withoutKappFile;
-      if (configFile) {
-        try {
-          const loaded = loadKappDescriptor(configFile);
-          warnings.push(...loaded.warnings);
-          descriptor = layerKapp(project, { ...layers, kappFile: loaded.descriptor });
-        } catch (e) {
-          if (!(e instanceof ConfigError)) throw e;
-          problems.push(...e.diagnostics);
-        }
-      }
-      const names = kappVarNames(
-        entry.id,
-        stack,
-        sources.map((s) => ({ id: s.id, ...(s.kind === 'git' ? { fqId: s.fqId } : {}) })),
-      );
-      const kappVarsFromFiles = stack.kapp_vars_dirs.length
-        ? mergeAll(stack.kapp_vars_dirs.flatMap((d) => walker.walk(d, names)).map((f) => files.load(f)))
-        : newGoMap();
-      kapps.push({
-        id,
-        manifestId: manifest.id,
-        kappId: entry.id,
-        index: kapps.length,
-        manifest,
-        entry,
-        cacheRoot,
-        ...(configFile ? { configFile } : {}),
-        configDir: place?.dir ?? cacheRoot,
-        sources,
-        descriptor,
-        kappVarsFromFiles,
-        outputIds: (descriptor.outputs ?? []).map((o) => o.id),
-      });
-    }
+    for (const entry of manifest.kapps) kapps.push(loadKapp(loading, manifest, ref, entry, kapps.length));
   }
   if (problems.length) throw new ConfigError(byFile(problems, stack.file));
+  const { workspace, unfetched } = loading;
   if (unfetched.length && request.warnUnfetched) warnings.push(unfetchedWarning(unfetched, workspace));
   const opened = new Stack({
     project,
@@ -337,22 +419,7 @@ export function openStack(request: OpenStackRequest): Stack {
     parents: request.parents ?? false,
     unfetched,
   });
-  // A templated ref is rendered with the kapp's variables (as Sugarkube renders the whole descriptor), and what it
-  // renders to is checked before git ever sees it.
-  for (const t of templated) {
-    const kapp = opened.kapp(t.id);
-    let vars: GoMap | undefined;
-    renderSourceRefs(
-      t.sources,
-      t.refs,
-      t.id,
-      (text, field) => {
-        vars ??= opened.variables(kapp, { planOnly: true });
-        return String(opened.render(kapp, text, vars, field));
-      },
-      problems,
-    );
-  }
+  renderTemplatedRefs(opened, loading.templated, problems);
   if (problems.length) throw new ConfigError(byFile(problems, stack.file));
   if (!request.quietActions) opened.warnings.push(...actionWarnings(opened));
   return opened;

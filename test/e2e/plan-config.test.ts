@@ -376,6 +376,78 @@ describe('diagnostics for bad input', () => {
     `);
   });
 
+  it('collect the problems of the project config, a manifest, a kapp’s sugarkube.yaml and a vars file in one report', async () => {
+    const dir = project({
+      'stacks.yaml': text`
+        dev:
+          provider: local
+          provisioner: none
+          cluster: c1
+          kapp_vars_dirs: [vars]
+          manifests:
+            - uri: manifests/web.yaml
+            - uri: manifests/data.yaml
+      `,
+      'sugarkube-conf.yaml': 'programs: [1\n',
+      'manifests/web.yaml': text`
+        kapps:
+          - id: web
+            sources:
+              - uri: ../kapps/web
+      `,
+      'manifests/data.yaml': text`
+        kapps:
+          - id: db
+            depend_on: []
+      `,
+      'kapps/web/sugarkube.yaml': text`
+        ouputs: []
+      `,
+      'vars/values.yaml': 'a: [1\n',
+      'vars/web.yaml': 'b: [1\n',
+      'vars/web/values.yaml': 'c: [1\n',
+    });
+    const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.replaceAll(dir, '<dir>')).toMatchInlineSnapshot(`
+      "sugarkube-conf.yaml:2:1: error: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]
+        |
+      2 | 
+        | ^
+
+      manifests/data.yaml:3:5: error: unknown field \`depend_on\` (at kapps[0].depend_on)
+        |
+      3 |     depend_on: []
+        |     ^^^^^^^^^
+        hint: did you mean 'depends_on'?
+
+      kapps/web/sugarkube.yaml:1:1: error: unknown field \`ouputs\` (at ouputs)
+        |
+      1 | ouputs: []
+        | ^^^^^^
+        hint: did you mean 'outputs'?
+
+      vars/web.yaml:2:1: error: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]
+        |
+      2 | 
+        | ^
+
+      vars/values.yaml:2:1: error: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]
+        |
+      2 | 
+        | ^
+
+      vars/web/values.yaml:2:1: error: invalid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]
+        |
+      2 | 
+        | ^
+
+      6 errors
+      "
+    `);
+  });
+
   it('give a usage error (exit 2) for a malformed selector before reading anything', async () => {
     const dir = project({ 'stacks.yaml': 'not: [valid\n' });
     const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev', '-i', 'web']);

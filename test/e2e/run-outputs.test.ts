@@ -244,6 +244,85 @@ describe('output steps that fail', () => {
     expect(kappStatuses(apply.events)['web:db']).toContain('o.json');
   });
 
+  it('a kapp whose outputs cannot be read: its steps, then the located error, then its end', async () => {
+    const p = fixtureProject({
+      manifests: {
+        web: {
+          kapps: [
+            kapp(
+              'db',
+              {
+                apply_install: [fake('apply', 'db-apply', [], { conditions: ['false'] }), fake('also', 'db-also')],
+                output: [fake('output', 'db-output', ['--write-file', 'o.json', '{"broken":'])],
+              },
+              { outputs: [{ id: 'o', path: 'o.json', format: 'json' }] },
+            ),
+          ],
+        },
+      },
+    });
+    const r = await p.runJson('install', ['-y']);
+    expect(r.code).toBe(1);
+    const course = r.events
+      .filter((e) => 'kapp' in e && e.kapp === 'web:db' && e.type !== 'step-output')
+      .map((e) => {
+        if (e.type === 'step-started') return `started ${e.phase}/${e.step}`;
+        if (e.type === 'step-finished') return `finished ${e.phase}/${e.step} ${e.status}`;
+        if (e.type === 'log') return `${e.level} ${e.message.split('\n')[0]}`;
+        return e.type;
+      });
+    expect(course).toEqual([
+      'kapp-started',
+      'finished apply_install/apply skipped',
+      'started apply_install/also',
+      'finished apply_install/also succeeded',
+      'started output/output',
+      'finished output/output succeeded',
+      'kapp-finished',
+    ]);
+    const finished = eventsOf(r.events, 'kapp-finished')[0];
+    expect(finished).toMatchObject({ kapp: 'web:db', status: 'failed' });
+    expect(finished?.reason).toMatch(/^kapp web:db: cannot read output 'o' from .*o\.json: invalid JSON/);
+  });
+
+  it('a step condition that is not a boolean once outputs are loaded: the located error, then the kapp’s end', async () => {
+    const p = fixtureProject({
+      manifests: {
+        web: {
+          kapps: [
+            kapp(
+              'db',
+              {
+                apply_install: [
+                  fake('write', 'db-write', ['--write-file', 'o.json', '{"flag":"maybe"}'], { load_outputs: true }),
+                  fake('gated', 'db-gated', [], { conditions: ['{{ .outputs.this.o.flag }}'] }),
+                  fake('after', 'db-after'),
+                ],
+              },
+              { outputs: [{ id: 'o', path: 'o.json', format: 'json' }] },
+            ),
+          ],
+        },
+      },
+    });
+    const r = await p.runJson('install', ['-y', '--allow-no-value']);
+    expect(r.code).toBe(1);
+    expect(started(r.trace)).toEqual(['db-write']);
+    const course = r.events
+      .filter((e) => 'kapp' in e && e.kapp === 'web:db' && e.type !== 'step-output')
+      .map((e) => (e.type === 'log' ? `${e.level} ${e.message}` : 'step' in e ? `${e.type} ${e.step}` : e.type));
+    const problem =
+      "the 1st condition of step 'gated' of run unit 'main' (apply_install) of kapp 'web:db' is not true or false: it rendered as \"maybe\"";
+    expect(course.map((line) => line.split('\n')[0])).toEqual([
+      'kapp-started',
+      'step-started write',
+      'step-finished write',
+      `error manifests/web.yaml:18:17: error: ${problem}`,
+      'kapp-finished',
+    ]);
+    expect(kappStatuses(r.events)).toEqual({ 'web:db': `failed: ${problem}` });
+  });
+
   it('are reported and passed over when only planning', async () => {
     const p = broken();
     const r = await p.runJson('install', ['-i', 'web:api']);
