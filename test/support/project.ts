@@ -205,13 +205,14 @@ export function fixtureProject(spec: ProjectSpec = {}): FixtureProject {
   };
   const manifests = spec.manifests ?? {};
   for (const [id, content] of Object.entries(manifests)) write(`manifests/${id}.yaml`, content);
-  const stacks = spec.stacks ?? {
+  const defaultStacks = {
     dev: {
       provider: 'local',
       cluster: 'c',
       manifests: Object.keys(manifests).map((id) => ({ uri: `manifests/${id}.yaml` })),
     },
   };
+  const stacks = spec.stacks === undefined ? defaultStacks : spec.stacks;
   if (stacks !== null && (spec.stacks !== undefined || !spec.from || !existsSync(stackFile))) {
     write('stacks.yaml', stacks);
   }
