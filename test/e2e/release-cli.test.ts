@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -9,23 +9,14 @@ import { PgReleaseStore } from '../../src/release/pg-store.js';
 import type { ReleaseStore } from '../../src/release/store-types.js';
 import type { KappState, Release } from '../../src/release/types.js';
 import { CLI, cliEnv, runCli } from '../support/cli.js';
+import { cleanupProjects, fixtureProject } from '../support/project.js';
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(cleanupProjects);
 
 /** A project folder `<tmp>/<name>/stacks.yaml`, and an empty $KAPPS_HOME and $HOME. */
 function project(name = 'shop') {
-  const root = mkdtempSync(join(tmpdir(), 'kapps-release-e2e-'));
-  dirs.push(root);
-  const dir = join(root, name);
-  mkdirSync(dir);
-  const stackFile = join(dir, 'stacks.yaml');
-  writeFileSync(stackFile, 'dev:\n  provider: local\n  manifests: []\n');
-  const home = join(root, 'kapps-home');
-  const env = { KAPPS_HOME: home, HOME: root };
-  return { root, dir, stackFile, home, env };
+  const p = fixtureProject({ name, stacks: 'dev:\n  provider: local\n  manifests: []\n' });
+  return { root: p.root, dir: p.dir, stackFile: p.stackFile, home: p.kappsHome, env: p.env };
 }
 
 function entry(status: KappState['status'], digest: string, outputs: KappState['outputs'] = {}): KappState {

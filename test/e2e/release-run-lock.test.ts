@@ -23,9 +23,11 @@ import {
   type BackendPlace,
   type RunningCli,
 } from '../fixtures/release/harness.js';
+import { markersKilledAfterEach } from '../support/processes.js';
 import type { CliResult } from '../support/cli.js';
 
 afterAll(cleanup);
+const newMarker = markersKilledAfterEach();
 
 const SEED = Number(process.env.KAPPS_E2E_SEED ?? 20_260_122);
 
@@ -50,11 +52,11 @@ describe.each(BACKENDS)('the release lock (%s backend)', (kind) => {
       for (let i = 0; i < 20; i++) runs.push(p.start(['install', 'stacks.yaml', 'dev', '-y']));
       // Open the gate only when every run has either ended or reached db's step, so a second winner would show.
       await waitFor(
+        'the 20 runs to end or reach their first step',
         () =>
           runs.filter((r) => r.exited()).length +
             startedTags(p.traceLines().slice(before)).filter((t) => t === 'apply-db').length >=
           20,
-        'the 20 runs to end or reach their first step',
         240_000,
       );
       writeFileSync(gate, '');
@@ -92,7 +94,7 @@ describe.each(BACKENDS)('the release lock (%s backend)', (kind) => {
     async () => {
       const backend = await freshBackend(kind);
       const random = seededRandom(SEED + (kind === 'file' ? 0 : 1));
-      const marker = `kapps-e2e-kill-${process.pid}-${kind}-${Math.random().toString(36).slice(2, 8)}`;
+      const marker = newMarker();
       const p = makeProject('shop', backend, [
         { id: 'db', descriptor: fakeKapp({ apply: `--tag apply-db --sleep 250 --stdout ${marker}` }) },
         {
@@ -108,63 +110,59 @@ describe.each(BACKENDS)('the release lock (%s backend)', (kind) => {
       ]);
       const moments: string[] = [];
       let locked = 0;
-      try {
-        for (let round = 0; round < 10; round++) {
-          const traceBefore = p.traceLines().length;
-          const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
-          // A moment: some time after the start (anywhere, also before the lock is taken), or just after the n-th
-          // event of the steps (a kapp's state is being written then).
-          let moment: string;
-          if (random() < 0.3) {
-            const ms = Math.floor(random() * 1500);
-            moment = `${ms} ms after start`;
-            await sleep(ms);
-          } else {
-            const events = 1 + Math.floor(random() * 5);
-            const extra = Math.floor(random() * 40);
-            moment = `${extra} ms after step event ${events}`;
-            await waitFor(() => run.exited() || p.traceLines().length - traceBefore >= events, moment);
-            await sleep(extra);
-          }
-          moments.push(moment);
-          run.child.kill('SIGKILL');
-          const killed = await run.done;
-          await killLeftovers(marker);
-          const context = `seed ${SEED}, round ${round} (${moments.join('; ')}): ${killed.stderr}`;
-
-          const releases = await checkRecords(backend, context);
-          const latest = releases.at(-1);
-          if (latest && (latest.phase === 'applying' || latest.phase === 'deleting')) {
-            locked++;
-            expect(latest.owner.pid, context).toBe(run.pid);
-            const refused = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
-            expect(refused.code, context).toBe(1);
-            expect(refused.stderr, context).toContain(
-              `is locked by release ${latest.revision} (install, applying) started ${latest.createdAt} by ` +
-                `${latest.owner.user}@${hostname()} (pid ${run.pid}); the owner looks dead: process ${run.pid} is not running on ${hostname()}.\n` +
-                'If no kapps run is working on this stack any more, unlock it with: kapps release unlock stacks.yaml dev\n',
-            );
-            expect((await allReleases(backend, 'shop')).length, context).toBe(releases.length);
-            const unlocked = await p.run(['release', 'unlock', 'stacks.yaml', 'dev', '-y']);
-            expect(unlocked.stdout, context).toBe(
-              `Unlocked shop/dev: release ${latest.revision} (was applying) is now failed; the next run can begin.\n`,
-            );
-            expect(unlocked.stdout + unlocked.stderr).not.toContain(PG_PASSWORD);
-          }
+      for (let round = 0; round < 10; round++) {
+        const traceBefore = p.traceLines().length;
+        const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
+        // A moment: some time after the start (anywhere, also before the lock is taken), or just after the n-th
+        // event of the steps (a kapp's state is being written then).
+        let moment: string;
+        if (random() < 0.3) {
+          const ms = Math.floor(random() * 1500);
+          moment = `${ms} ms after start`;
+          await sleep(ms);
+        } else {
+          const events = 1 + Math.floor(random() * 5);
+          const extra = Math.floor(random() * 40);
+          moment = `${extra} ms after step event ${events}`;
+          await waitFor(moment, () => run.exited() || p.traceLines().length - traceBefore >= events);
+          await sleep(extra);
         }
-        // The trace-based moments always fall after the release was created, so some rounds must have left a lock.
-        expect(locked, moments.join('; ')).toBeGreaterThan(0);
-
-        const last = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
-        expect(last.code, last.stdout + last.stderr).toBe(0);
-        const releases = await checkRecords(backend, `seed ${SEED}, final run`);
-        const final = releases.at(-1);
-        expect(final?.phase).toBe('succeeded');
-        expect(Object.values(final?.state ?? {}).map((s) => s.status)).toEqual(['installed', 'installed', 'installed']);
-        expect(releases.slice(0, -1).every((r) => r.phase === 'failed' || r.phase === 'succeeded')).toBe(true);
-      } finally {
+        moments.push(moment);
+        run.child.kill('SIGKILL');
+        const killed = await run.done;
         await killLeftovers(marker);
+        const context = `seed ${SEED}, round ${round} (${moments.join('; ')}): ${killed.stderr}`;
+
+        const releases = await checkRecords(backend, context);
+        const latest = releases.at(-1);
+        if (latest && (latest.phase === 'applying' || latest.phase === 'deleting')) {
+          locked++;
+          expect(latest.owner.pid, context).toBe(run.pid);
+          const refused = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
+          expect(refused.code, context).toBe(1);
+          expect(refused.stderr, context).toContain(
+            `is locked by release ${latest.revision} (install, applying) started ${latest.createdAt} by ` +
+              `${latest.owner.user}@${hostname()} (pid ${run.pid}); the owner looks dead: process ${run.pid} is not running on ${hostname()}.\n` +
+              'If no kapps run is working on this stack any more, unlock it with: kapps release unlock stacks.yaml dev\n',
+          );
+          expect((await allReleases(backend, 'shop')).length, context).toBe(releases.length);
+          const unlocked = await p.run(['release', 'unlock', 'stacks.yaml', 'dev', '-y']);
+          expect(unlocked.stdout, context).toBe(
+            `Unlocked shop/dev: release ${latest.revision} (was applying) is now failed; the next run can begin.\n`,
+          );
+          expect(unlocked.stdout + unlocked.stderr).not.toContain(PG_PASSWORD);
+        }
       }
+      // The trace-based moments always fall after the release was created, so some rounds must have left a lock.
+      expect(locked, moments.join('; ')).toBeGreaterThan(0);
+
+      const last = await p.run(['install', 'stacks.yaml', 'dev', '-y']);
+      expect(last.code, last.stdout + last.stderr).toBe(0);
+      const releases = await checkRecords(backend, `seed ${SEED}, final run`);
+      const final = releases.at(-1);
+      expect(final?.phase).toBe('succeeded');
+      expect(Object.values(final?.state ?? {}).map((s) => s.status)).toEqual(['installed', 'installed', 'installed']);
+      expect(releases.slice(0, -1).every((r) => r.phase === 'failed' || r.phase === 'succeeded')).toBe(true);
     },
   );
 });
@@ -178,7 +176,7 @@ describe('a refused run', () => {
     ]);
     const running = p.start(['install', 'stacks.yaml', 'dev', '-y']);
     try {
-      await waitFor(() => startedTags(p.traceLines()).includes('apply-db'), 'the first run to reach its step');
+      await waitFor('the first run to reach its step', () => startedTags(p.traceLines()).includes('apply-db'));
       // The user edits the kapp while it is being installed; a second run must not copy that under the first.
       writeFileSync(join(p.dir, 'kapps', 'db', 'notes.txt'), 'edited during the run\n');
       const refused = await p.run(['install', 'stacks.yaml', 'dev', '-y']);

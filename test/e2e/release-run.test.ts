@@ -15,7 +15,6 @@ import {
   fakeKapp,
   fileBackend,
   freshBackend,
-  killLeftovers,
   makeProject,
   processesWith,
   startedTags,
@@ -23,8 +22,10 @@ import {
   waitFor,
   type KappDef,
 } from '../fixtures/release/harness.js';
+import { markersKilledAfterEach } from '../support/processes.js';
 
 afterAll(cleanup);
+const newMarker = markersKilledAfterEach();
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const anyString: unknown = expect.any(String);
@@ -484,28 +485,24 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
 
   it('ends a release cancelled on a second SIGINT too, which kills the steps at once', async () => {
     const backend = await freshBackend(kind);
-    const marker = `kapps-e2e-sigint2-${process.pid}-${kind}-${Math.random().toString(36).slice(2, 8)}`;
+    const marker = newMarker();
     const p = makeProject('shop', backend, [
       // Ignores SIGTERM: the first SIGINT leaves it running for the kill grace (30 s here).
       { id: 'db', descriptor: fakeKapp({ apply: `--tag apply-db --ignore-term --fork-sleep 120 ${marker} --hang` }) },
     ]);
-    try {
-      const run = p.start(['install', 'stacks.yaml', 'dev', '-y', '--kill-grace', '30']);
-      await waitFor(
-        () => startedTags(p.traceLines()).includes('apply-db') && processesWith(marker).length >= 2,
-        'the step of web:db and its child to start',
-      );
-      run.child.kill('SIGINT');
-      await waitFor(() => run.exited() || /SIGINT: stopping/.test(run.stderr()), 'the first SIGINT to be handled');
-      run.child.kill('SIGINT');
-      const result = await run.done;
-      expect(result.code, result.stdout + result.stderr).toBe(130);
-      await waitFor(() => processesWith(marker).length === 0, 'the steps to be gone', 10_000);
-      const [release] = await allReleases(backend, 'shop');
-      expect(release?.phase).toBe('cancelled');
-    } finally {
-      await killLeftovers(marker);
-    }
+    const run = p.start(['install', 'stacks.yaml', 'dev', '-y', '--kill-grace', '30']);
+    await waitFor(
+      'the step of web:db and its child to start',
+      () => startedTags(p.traceLines()).includes('apply-db') && processesWith(marker).length >= 2,
+    );
+    run.child.kill('SIGINT');
+    await waitFor('the first SIGINT to be handled', () => run.exited() || /SIGINT: stopping/.test(run.stderr()));
+    run.child.kill('SIGINT');
+    const result = await run.done;
+    expect(result.code, result.stdout + result.stderr).toBe(130);
+    await waitFor('the steps to be gone', () => processesWith(marker).length === 0, 10_000);
+    const [release] = await allReleases(backend, 'shop');
+    expect(release?.phase).toBe('cancelled');
   });
 
   it('stops starting kapps and fails, without crashing, when its release is unlocked by hand while it runs', async () => {
@@ -519,7 +516,7 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
       { id: 'web', dependsOn: ['api'], descriptor: fakeKapp({ apply: '--tag apply-web' }) },
     ]);
     const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
-    await waitFor(() => startedTags(p.traceLines()).includes('apply-db'), 'the step of web:db to start');
+    await waitFor('the step of web:db to start', () => startedTags(p.traceLines()).includes('apply-db'));
     const unlocked = await p.run(['release', 'unlock', 'stacks.yaml', 'dev', '-y']);
     expect(unlocked.code, unlocked.stderr).toBe(0);
     writeFileSync(go, 'x');
@@ -537,7 +534,7 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
 
   it('ends a release cancelled on SIGINT, exits 130 and leaves no step process behind', async () => {
     const backend = await freshBackend(kind);
-    const marker = `kapps-e2e-sigint-${process.pid}-${kind}-${Math.random().toString(36).slice(2, 8)}`;
+    const marker = newMarker();
     const p = makeProject('shop', backend, [
       { id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) },
       {
@@ -547,35 +544,31 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
       },
       { id: 'web', dependsOn: ['api'], descriptor: fakeKapp({ apply: '--tag apply-web' }) },
     ]);
-    try {
-      const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
-      // The step has started (its trace line) and has started its own child (a second process with the marker).
-      await waitFor(
-        () => startedTags(p.traceLines()).includes('apply-api') && processesWith(marker).length >= 2,
-        'the step of web:api and its child to start',
-      );
-      // db's state is saved as soon as db finished, while the release still runs.
-      const [during] = await allReleases(backend, 'shop');
-      expect(during).toMatchObject({ revision: 1, phase: 'applying' });
-      expect(Object.entries(during?.state ?? {}).map(([id, e]) => [id, e.status])).toEqual([['web:db', 'installed']]);
-      run.child.kill('SIGINT');
-      const result = await run.done;
-      expect(result.code, result.stdout + result.stderr).toBe(130);
-      expect(processesWith(marker)).toEqual([]);
-      const [release] = await allReleases(backend, 'shop');
-      expect(release?.phase).toBe('cancelled');
-      expect(release?.finishedAt).toMatch(ISO);
-      expect(release?.state['web:db']?.status).toBe('installed');
-      expect(release?.state['web:api']).toMatchObject({ status: 'cancelled', steps: [{ status: 'cancelled' }] });
-      expect(release?.state).not.toHaveProperty('web:web');
-      expect(startedTags(p.traceLines())).toEqual(['apply-db', 'apply-api']);
+    const run = p.start(['install', 'stacks.yaml', 'dev', '-y']);
+    // The step has started (its trace line) and has started its own child (a second process with the marker).
+    await waitFor(
+      'the step of web:api and its child to start',
+      () => startedTags(p.traceLines()).includes('apply-api') && processesWith(marker).length >= 2,
+    );
+    // db's state is saved as soon as db finished, while the release still runs.
+    const [during] = await allReleases(backend, 'shop');
+    expect(during).toMatchObject({ revision: 1, phase: 'applying' });
+    expect(Object.entries(during?.state ?? {}).map(([id, e]) => [id, e.status])).toEqual([['web:db', 'installed']]);
+    run.child.kill('SIGINT');
+    const result = await run.done;
+    expect(result.code, result.stdout + result.stderr).toBe(130);
+    expect(processesWith(marker)).toEqual([]);
+    const [release] = await allReleases(backend, 'shop');
+    expect(release?.phase).toBe('cancelled');
+    expect(release?.finishedAt).toMatch(ISO);
+    expect(release?.state['web:db']?.status).toBe('installed');
+    expect(release?.state['web:api']).toMatchObject({ status: 'cancelled', steps: [{ status: 'cancelled' }] });
+    expect(release?.state).not.toHaveProperty('web:web');
+    expect(startedTags(p.traceLines())).toEqual(['apply-db', 'apply-api']);
 
-      // The lock is free again.
-      p.writeKapps([{ id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) }]);
-      expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
-      expect((await allReleases(backend, 'shop')).map((r) => r.phase)).toEqual(['cancelled', 'succeeded']);
-    } finally {
-      await killLeftovers(marker);
-    }
+    // The lock is free again.
+    p.writeKapps([{ id: 'db', descriptor: fakeKapp({ apply: '--tag apply-db' }) }]);
+    expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
+    expect((await allReleases(backend, 'shop')).map((r) => r.phase)).toEqual(['cancelled', 'succeeded']);
   });
 });

@@ -46,7 +46,7 @@ describe.each(BACKENDS)('unlock racing a live run (%s backend)', (kind) => {
         );
         const before = p.traceLines().length;
         const run = p.start(['install', 'stacks.yaml', 'dev', '-y', '--workers', '10']);
-        await waitFor(() => run.exited() || p.traceLines().length > before, 'the steps to start', 60_000);
+        await waitFor('the steps to start', () => run.exited() || p.traceLines().length > before, 60_000);
         const unlockStart = Date.now();
         const unlock = await p.run(['release', 'unlock', 'stacks.yaml', 'dev', '-y']);
         unlockMs = Date.now() - unlockStart;

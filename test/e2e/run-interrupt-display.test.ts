@@ -6,24 +6,13 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, cliEnv } from '../support/cli.js';
-import {
-  cleanupProjects,
-  fake,
-  fixtureProject,
-  kapp,
-  killMatching,
-  survivors,
-  uniqueMarker,
-  waitFor,
-} from '../support/project.js';
+import { cleanupProjects, fake, fixtureProject, kapp, survivors, waitFor } from '../support/project.js';
+import { markersKilledAfterEach } from '../support/processes.js';
 
 afterAll(cleanupProjects);
-const markers: string[] = [];
-afterEach(() => {
-  for (const m of markers.splice(0)) killMatching(m);
-});
+const newMarker = markersKilledAfterEach();
 
 /** a and b ignore SIGTERM once ready (so only a second Ctrl-C ends them before the grace period); c waits for a. */
 function stubborn(marker: string) {
@@ -55,8 +44,7 @@ const KILLED = 'SIGINT again: killed (SIGKILL) web:a (apply_install/apply), web:
 
 describe('Ctrl-C', () => {
   it('plain mode: says at once what the run waits for, then what the second Ctrl-C killed, and the summary', async () => {
-    const marker = uniqueMarker();
-    markers.push(marker);
+    const marker = newMarker();
     const p = stubborn(marker);
     const cli = p.start('install', ['-y', '--kill-grace', '600', '--reporter', 'plain']);
     await waitFor('both steps to be ready', () => p.exists('ready-a') && p.exists('ready-b'));
@@ -79,8 +67,7 @@ describe('Ctrl-C', () => {
   });
 
   it('live display: shows the stopping run on the list at once, then what was killed and the summary', async () => {
-    const marker = uniqueMarker();
-    markers.push(marker);
+    const marker = newMarker();
     const p = stubborn(marker);
     const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const command = `stty cols 160 rows 40; exec ${[process.execPath, CLI, 'install', p.stackFile, 'dev', '-y', '--kill-grace', '600'].map(quote).join(' ')}`;

@@ -12,11 +12,12 @@ import {
   fixtureProject,
   kapp,
   kappStatuses,
-  killMatching,
-  uniqueMarker,
   waitFor,
   type TraceLine,
 } from '../support/project.js';
+import { markersKilledAfterEach } from '../support/processes.js';
+
+const newMarker = markersKilledAfterEach();
 
 afterAll(cleanupProjects);
 
@@ -545,24 +546,20 @@ describe('sensitive templates', () => {
   });
 
   it('are deleted when a second Ctrl-C ends kapps at once', async () => {
-    const marker = uniqueMarker();
-    try {
-      // Ignores SIGTERM: only the second signal's SIGKILL ends it. A plan records no release, so kapps exits at
-      // once and the kapp never gets to clean up.
-      const p = withTemplates({
-        plan_install: [fake('hang', 'k', ['--ignore-term', '--fork-sleep', '60', marker, '--hang'])],
-      });
-      const cli = p.start('install', ['--kill-grace', '600']);
-      await waitFor('the step to start', () => p.traceLines().some((l) => l.event === 'start'));
-      expect(p.read('.kapps-workspace/dev/web/k/secret.conf')).toBe('password=pw-123456\n');
-      cli.child.kill('SIGINT');
-      await waitFor('the first signal to be taken', () => cli.stderr().includes('SIGINT: stopping'));
-      cli.child.kill('SIGINT');
-      const r = await cli.done;
-      expect(r.code).toBe(130);
-      expect(p.exists('.kapps-workspace/dev/web/k/secret.conf')).toBe(false);
-    } finally {
-      killMatching(marker);
-    }
+    const marker = newMarker();
+    // Ignores SIGTERM: only the second signal's SIGKILL ends it. A plan records no release, so kapps exits at
+    // once and the kapp never gets to clean up.
+    const p = withTemplates({
+      plan_install: [fake('hang', 'k', ['--ignore-term', '--fork-sleep', '60', marker, '--hang'])],
+    });
+    const cli = p.start('install', ['--kill-grace', '600']);
+    await waitFor('the step to start', () => p.traceLines().some((l) => l.event === 'start'));
+    expect(p.read('.kapps-workspace/dev/web/k/secret.conf')).toBe('password=pw-123456\n');
+    cli.child.kill('SIGINT');
+    await waitFor('the first signal to be taken', () => cli.stderr().includes('SIGINT: stopping'));
+    cli.child.kill('SIGINT');
+    const r = await cli.done;
+    expect(r.code).toBe(130);
+    expect(p.exists('.kapps-workspace/dev/web/k/secret.conf')).toBe(false);
   });
 });

@@ -4,23 +4,12 @@
  * kapps stops waiting for that output within the kill grace period and says so. Nothing here asserts a duration:
  * the holders sleep 30 s and each test's own limit is 20 s, so a run that waits for them fails the test.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import {
-  cleanupProjects,
-  eventsOf,
-  fake,
-  fixtureProject,
-  kapp,
-  kappStatuses,
-  killMatching,
-  uniqueMarker,
-} from '../support/project.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupProjects, eventsOf, fake, fixtureProject, kapp, kappStatuses } from '../support/project.js';
+import { markersKilledAfterEach } from '../support/processes.js';
 
 afterAll(cleanupProjects);
-const markers: string[] = [];
-afterEach(() => {
-  for (const m of markers.splice(0)) killMatching(m);
-});
+const newMarker = markersKilledAfterEach();
 
 const MODES = [
   ['the process server', {}],
@@ -29,8 +18,7 @@ const MODES = [
 
 describe.each(MODES)('a process that left the step group holds its output (%s)', (_name, env) => {
   it('a step with timeout 1 ends as timed out, without waiting for the holder', { timeout: 20_000 }, async () => {
-    const marker = uniqueMarker();
-    markers.push(marker);
+    const marker = newMarker();
     const p = fixtureProject({
       manifests: {
         web: {
@@ -57,8 +45,7 @@ describe.each(MODES)('a process that left the step group holds its output (%s)',
     'a step whose process exits 0 succeeds once the grace period after its exit is over',
     { timeout: 20_000 },
     async () => {
-      const marker = uniqueMarker();
-      markers.push(marker);
+      const marker = newMarker();
       const p = fixtureProject({
         manifests: {
           web: {

@@ -6,7 +6,7 @@
  * KAPPS_E2E_SIGNAL_REPEAT for more).
  */
 import { spawn } from 'node:child_process';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BACKENDS, allReleases, cleanup, freshBackend } from '../fixtures/release/harness.js';
 import { CLI, cliEnv } from '../support/cli.js';
 import {
@@ -14,21 +14,17 @@ import {
   fake,
   fixtureProject,
   kapp,
-  killMatching,
   processesMatching,
   survivors,
-  uniqueMarker,
   waitFor,
 } from '../support/project.js';
+import { markersKilledAfterEach } from '../support/processes.js';
 
 afterAll(() => {
   cleanupProjects();
   cleanup();
 });
-const markers: string[] = [];
-afterEach(() => {
-  for (const m of markers.splice(0)) killMatching(m);
-});
+const newMarker = markersKilledAfterEach();
 
 const REPEAT = Math.max(1, Number(process.env.KAPPS_E2E_SIGNAL_REPEAT ?? 3));
 const ROUNDS = Array.from({ length: REPEAT }, (_, i) => i + 1);
@@ -72,8 +68,7 @@ describe.each(BACKENDS)('every way a run ends closes its release (%s backend)', 
   describe.each(['SIGHUP', 'SIGQUIT'] as const)('%s', (signal) => {
     it.each(ROUNDS)('cancels the release, stops every step and exits 130 (round %i)', async () => {
       const backend = await freshBackend(kind);
-      const marker = uniqueMarker();
-      markers.push(marker);
+      const marker = newMarker();
       const p = hanging(marker);
       const cli = p.start('install', ['-y', '--kill-grace', '1', '--reporter', 'plain', ...PROJECT], {
         env: backend.env,
@@ -134,8 +129,7 @@ describe.each([
   ['KAPPS_INPROCESS_SPAWN=1', { KAPPS_INPROCESS_SPAWN: '1' }],
 ] as const)('kill -9 of kapps (%s)', (_name, env) => {
   it.each(ROUNDS)('leaves no step process behind (round %i)', async () => {
-    const marker = uniqueMarker();
-    markers.push(marker);
+    const marker = newMarker();
     const p = hanging(marker);
     const cli = p.start('install', ['-y', '--reporter', 'plain'], { env });
     await waitFor('both steps to start', () => p.traceLines().filter((l) => l.event === 'start').length === 2);

@@ -4,7 +4,7 @@
  * `delete --ignore-errors`, timeout (whole process tree), load_outputs, conditions, call and merge_priority.
  */
 import { chmodSync } from 'node:fs';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   cleanupProjects,
   eventsOf,
@@ -12,17 +12,13 @@ import {
   fixtureProject,
   kapp,
   kappStatuses,
-  killMatching,
   stepLog,
   survivors,
-  uniqueMarker,
 } from '../support/project.js';
+import { markersKilledAfterEach } from '../support/processes.js';
 
 afterAll(cleanupProjects);
-const markers: string[] = [];
-afterEach(() => {
-  for (const m of markers.splice(0)) killMatching(m);
-});
+const newMarker = markersKilledAfterEach();
 
 /** A project with one manifest `web` holding these kapps. */
 const project = (...kapps: Record<string, unknown>[]) => fixtureProject({ manifests: { web: { kapps } } });
@@ -336,8 +332,7 @@ function deleting() {
 
 describe('timeout', () => {
   it('stops the whole process tree of a step that forks and fails it as timed out', async () => {
-    const marker = uniqueMarker();
-    markers.push(marker);
+    const marker = newMarker();
     const seconds = `60.${Math.floor(Math.random() * 1e6)}`;
     const p = project(
       kapp('k', {
@@ -357,8 +352,7 @@ describe('timeout', () => {
   });
 
   it('escalates to SIGKILL for processes that ignore SIGTERM', async () => {
-    const marker = uniqueMarker();
-    markers.push(marker);
+    const marker = newMarker();
     const p = project(
       kapp('k', {
         apply_install: [

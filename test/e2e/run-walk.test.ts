@@ -3,7 +3,7 @@
  * are done in manifest order, the failure policy (and --keep-going), and SIGINT/SIGTERM. Order is read from the
  * fakes' trace and the NDJSON events, never from wall-clock limits.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   cleanupProjects,
   eventsOf,
@@ -11,18 +11,14 @@ import {
   fixtureProject,
   kapp,
   kappStatuses,
-  killMatching,
   survivors,
-  uniqueMarker,
   waitFor,
   type TraceLine,
 } from '../support/project.js';
+import { markersKilledAfterEach } from '../support/processes.js';
 
 afterAll(cleanupProjects);
-const markers: string[] = [];
-afterEach(() => {
-  for (const m of markers.splice(0)) killMatching(m);
-});
+const newMarker = markersKilledAfterEach();
 
 const project = (...kapps: Record<string, unknown>[]) => fixtureProject({ manifests: { web: { kapps } } });
 const step = (tag: string, args: string[] = []) => ({ apply_install: [fake('apply', tag, args)] });
@@ -157,8 +153,7 @@ describe('failures', () => {
   };
 
   it('starts no new kapps, lets running ones finish, reports the others skipped and exits 1', async () => {
-    const marker = uniqueMarker();
-    markers.push(marker);
+    const marker = newMarker();
     const p = failing(marker);
     // b finishes only once a has failed (the test writes the file b waits for).
     const cli = p.start('install', ['-y', '--workers', '2', '--reporter', 'json']);
@@ -183,8 +178,7 @@ describe('failures', () => {
   });
 
   it('--keep-going runs every kapp not downstream of the failure, and still exits 1', async () => {
-    const marker = uniqueMarker();
-    markers.push(marker);
+    const marker = newMarker();
     const p = failing(marker);
     p.write('a-done', 'x');
     const r = await p.runJson('install', ['-y', '--workers', '2', '--keep-going']);
@@ -224,8 +218,7 @@ describe('signals', () => {
   it.each(['SIGINT', 'SIGTERM'] as const)(
     '%s stops starting kapps, stops the running steps and exits 130',
     async (signal) => {
-      const marker = uniqueMarker();
-      markers.push(marker);
+      const marker = newMarker();
       const p = hanging(marker);
       const cli = p.start('install', ['-y', '--kill-grace', '1', '--reporter', 'json']);
       await waitFor('both steps to start', () => p.traceLines().filter((l) => l.event === 'start').length === 2);
@@ -244,8 +237,7 @@ describe('signals', () => {
   );
 
   it('a second signal kills every step at once and exits 130 without waiting', async () => {
-    const marker = uniqueMarker();
-    markers.push(marker);
+    const marker = newMarker();
     // The steps ignore SIGTERM and the grace period is long: only the second signal's SIGKILL ends them quickly.
     const p = hanging(marker, ['--ignore-term']);
     const cli = p.start('install', ['-y', '--kill-grace', '600', '--reporter', 'json']);

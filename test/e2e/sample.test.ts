@@ -19,6 +19,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, type CliResult } from '../support/cli.js';
+import { isRunning } from '../support/processes.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const dirs: string[] = [];
@@ -28,7 +29,7 @@ afterAll(() => {
   // A safety net for failed runs: no server of the sample outlives the tests.
   for (const file of pidFiles) {
     const pid = readPid(file);
-    if (pid && running(pid)) process.kill(pid, 'SIGKILL');
+    if (pid && isRunning(pid)) process.kill(pid, 'SIGKILL');
   }
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
@@ -103,21 +104,6 @@ function readPid(file: string): number | undefined {
   }
 }
 
-/** True while the process runs (an exited process not yet reaped by its parent does not count). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.charAt(stat.lastIndexOf(')') + 2) !== 'Z';
-  } catch {
-    return !existsSync('/proc/self');
-  }
-}
-
 /** Whether something accepts connections on 127.0.0.1:port. */
 function listening(port: number): Promise<boolean> {
   return fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(3000) }).then(
@@ -174,7 +160,7 @@ describe('the sample project (samples/demo)', () => {
 
     const pid = readPid(s.pidFile);
     expect(pid).toBeDefined();
-    expect(running(pid as number)).toBe(true);
+    expect(isRunning(pid as number)).toBe(true);
     const served = await page(port);
     expect(served.status).toBe(200);
     // The fallback title from provider vars, and no build id (no terraform outputs).
@@ -197,7 +183,7 @@ describe('the sample project (samples/demo)', () => {
     const del = await cli('delete', '-y', s.stackFile, 'local');
     expectOk(del);
     expect(del.stdout).toContain('[infra:site-config] skipped: conditions failed');
-    expect(running(pid as number)).toBe(false);
+    expect(isRunning(pid as number)).toBe(false);
     expect(await listening(port)).toBe(false);
     expect(existsSync(join(s.site, 'public', 'index.html'))).toBe(false);
     expect(existsSync(join(s.site, '.run'))).toBe(false);
@@ -272,7 +258,7 @@ describe('the sample project (samples/demo)', () => {
 
       const pid = readPid(s.pidFile);
       expect(pid).toBeDefined();
-      expect(running(pid as number)).toBe(true);
+      expect(isRunning(pid as number)).toBe(true);
 
       // Installing again changes nothing: same server, same terraform resource.
       const again = await cli('install', '--one-shot', s.stackFile, 'local');
@@ -310,7 +296,7 @@ describe('the sample project (samples/demo)', () => {
       expect(lineIndex(del, '[web:site] apply_delete/remove-files succeeded')).toBeLessThan(
         lineIndex(del, '[infra:site-config] apply_delete/tf-destroy:'),
       );
-      expect(running(pid as number)).toBe(false);
+      expect(isRunning(pid as number)).toBe(false);
       expect(await listening(port)).toBe(false);
       expect(existsSync(s.pidFile)).toBe(false);
       expect(existsSync(join(s.site, 'public', 'index.html'))).toBe(false);

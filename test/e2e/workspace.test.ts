@@ -7,16 +7,11 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  cleanupProjects,
-  fixtureProject,
-  survivors,
-  uniqueMarker,
-  waitFor,
-  type FixtureProject,
-} from '../support/project.js';
+import { cleanupProjects, fixtureProject, survivors, waitFor, type FixtureProject } from '../support/project.js';
+import { markersKilledAfterEach } from '../support/processes.js';
 
 afterAll(cleanupProjects);
+const newMarker = markersKilledAfterEach();
 
 /** A kapp's sugarkube.yaml whose apply_install step runs a fake tagged `tag`. */
 const kappFile = (tag: string) => ({
@@ -190,7 +185,7 @@ describe('git sources', () => {
 
   it('Ctrl-C while a source is fetched stops git and exits 130 without running anything', async () => {
     const p = gitProject('v1');
-    const marker = uniqueMarker();
+    const marker = newMarker();
     // A git that hangs (with the marker in its command line) stands in for a slow fetch.
     p.write('slow-bin/git', `#!/bin/sh\nexec kapps-fake --tag git-${marker} --hang\n`);
     chmodSync(p.path('slow-bin/git'), 0o755);

@@ -10,14 +10,25 @@
  * ```
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import type { RunEvent } from '../../src/report/events.js';
 import { CLI, cliEnv, runCli, type CliResult } from './cli.js';
+
+export { killLeftovers, killMatching, processesMatching, survivors, uniqueMarker } from './processes.js';
+export { waitFor } from './wait.js';
 
 /** The folder of fake commands (`kapps-fake`). */
 export const FIXTURE_BIN = fileURLToPath(new URL('../fixtures/bin', import.meta.url));
@@ -27,16 +38,23 @@ export const FIXTURE_PROJECTS = fileURLToPath(new URL('../fixtures/projects', im
 
 /** What to write. Objects are written as YAML; strings as they are. */
 export interface ProjectSpec {
-  /** Stack file content; default: stack `dev` (provider local) listing every manifest in `manifests` in order. */
-  readonly stacks?: Record<string, unknown> | string;
+  /** The project directory's name (the default release project name); default `project`. */
+  readonly name?: string;
+  /**
+   * Stack file content; default: stack `dev` (provider local) listing every manifest in `manifests` in order.
+   * `null`: write no `stacks.yaml`.
+   */
+  readonly stacks?: Record<string, unknown> | string | null;
   /** Manifest id → manifest content, written to `manifests/<id>.yaml`. */
   readonly manifests?: Record<string, unknown>;
-  /** Any other files, by path relative to the project directory. */
+  /** Any other files, by path relative to the project directory; a path ending in `*` is made executable (without the `*`). */
   readonly files?: Record<string, unknown>;
   /** `sugarkube-conf.yaml` (none by default). */
   readonly config?: unknown;
   /** Copy this folder of `test/fixtures/projects/` first. */
   readonly from?: string;
+  /** More environment for every run, over the defaults (e.g. a release backend's). */
+  readonly env?: Record<string, string>;
 }
 
 /** A line of the fakes' trace: `<ns> <pid> start|end <args…>`. */
@@ -111,14 +129,16 @@ export interface StartedCli {
 
 const roots: string[] = [];
 
-/** Remove every project made by this test file (call in `afterAll`). */
-export function cleanupProjects(): void {
-  for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
+/** A new temp directory, removed by `cleanupProjects`. */
+export function tempDir(prefix = 'kapps-test-'): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  roots.push(dir);
+  return dir;
 }
 
-/** A string unlikely to appear in any other process's command line. */
-export function uniqueMarker(prefix = 'kapps-e2e'): string {
-  return `${prefix}-${randomBytes(6).toString('hex')}`;
+/** Remove every project and temp directory made by this test file (call in `afterAll`). */
+export function cleanupProjects(): void {
+  for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
 }
 
 function toText(content: unknown): string {
@@ -163,9 +183,8 @@ export function parseEvents(stdout: string): RunEvent[] {
 
 /** Write a fixture project into a new temp directory. */
 export function fixtureProject(spec: ProjectSpec = {}): FixtureProject {
-  const root = mkdtempSync(path.join(tmpdir(), 'kapps-run-e2e-'));
-  roots.push(root);
-  const dir = path.join(root, 'project');
+  const root = tempDir('kapps-run-e2e-');
+  const dir = path.join(root, spec.name ?? 'project');
   mkdirSync(dir);
   if (spec.from) copyTree(path.join(FIXTURE_PROJECTS, spec.from), dir);
   const home = path.join(root, 'home');
@@ -180,24 +199,32 @@ export function fixtureProject(spec: ProjectSpec = {}): FixtureProject {
     writeFileSync(file, toText(content));
     return file;
   };
+  const writeFile = (rel: string, content: unknown): void => {
+    if (rel.endsWith('*')) chmodSync(write(rel.slice(0, -1), content), 0o755);
+    else write(rel, content);
+  };
   const manifests = spec.manifests ?? {};
   for (const [id, content] of Object.entries(manifests)) write(`manifests/${id}.yaml`, content);
-  const stacks = spec.stacks ?? {
+  const defaultStacks = {
     dev: {
       provider: 'local',
       cluster: 'c',
       manifests: Object.keys(manifests).map((id) => ({ uri: `manifests/${id}.yaml` })),
     },
   };
-  if (spec.stacks !== undefined || !spec.from || !existsSync(stackFile)) write('stacks.yaml', stacks);
+  const stacks = spec.stacks === undefined ? defaultStacks : spec.stacks;
+  if (stacks !== null && (spec.stacks !== undefined || !spec.from || !existsSync(stackFile))) {
+    write('stacks.yaml', stacks);
+  }
   if (spec.config !== undefined) write('sugarkube-conf.yaml', spec.config);
-  for (const [rel, content] of Object.entries(spec.files ?? {})) write(rel, content);
+  for (const [rel, content] of Object.entries(spec.files ?? {})) writeFile(rel, content);
 
   const env: Record<string, string> = {
     PATH: `${FIXTURE_BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`,
     HOME: home,
     KAPPS_HOME: kappsHome,
     KAPPS_TRACE: traceFile,
+    ...spec.env,
   };
   const readTrace = (): TraceLine[] => (existsSync(traceFile) ? parseTrace(readFileSync(traceFile, 'utf8')) : []);
   const argv = (command: string, args: readonly string[], options: RunOptions): string[] =>
@@ -281,55 +308,6 @@ export function kapp(
   fields: Record<string, unknown> = {},
 ): Record<string, unknown> {
   return { id, ...fields, run_units: { main: phases } };
-}
-
-/** Pids of live (not zombie) processes whose command line contains `marker`, this process excluded. */
-export function processesMatching(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    if (Number(entry) === process.pid) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (!cmdline.includes(marker)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state !== 'Z' && state !== 'X') found.push(Number(entry));
-    } catch {
-      // It ended while we looked.
-    }
-  }
-  return found;
-}
-
-/** Live processes matching `marker` after up to `graceMs` for signalled ones to finish dying. */
-export async function survivors(marker: string, graceMs = 2000): Promise<number[]> {
-  const deadline = Date.now() + graceMs;
-  for (;;) {
-    const found = processesMatching(marker);
-    if (found.length === 0 || Date.now() > deadline) return found;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** Wait until `check` is true (polling), failing after `timeoutMs`. */
-export async function waitFor(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** Kill leftovers of a failed test so they do not outlive the test run. */
-export function killMatching(marker: string): void {
-  for (const pid of processesMatching(marker)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
 }
 
 /** The events of one type. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { quote } from 'shell-quote';
 import { tokeniseArgs } from '../../../src/plan/args.js';
+import { tokeniseArgsBefore } from './args-before.js';
 
 function args(text: string): string[] {
   const result = tokeniseArgs(text);
@@ -115,5 +116,109 @@ describe('missing variables in args', () => {
       args: ['deploy', '--url', '<no value>', 'x'],
     });
     expect(tokeniseArgs('--url=<no value>/a')).toEqual({ ok: true, args: ['--url=<no value>/a'] });
+  });
+});
+
+describe('tokeniseArgs against the tokeniser it replaced (re-quoting for shell-quote)', () => {
+  // Fragments chosen so that generated text hits every branch: quotes, escapes, line continuations, `$(…)`,
+  // backticks, operators with file-descriptor numbers, `<no value>`, globs, `#`, and spaces shell-quote reads
+  // differently from go-shellwords (no-break space, vertical tab, form feed).
+  const fragments = [
+    ' ',
+    '  ',
+    '\t',
+    '\n',
+    '\r',
+    '\r\n',
+    "'",
+    '"',
+    '\\',
+    '\\\n',
+    '\\\r\n',
+    '$',
+    '$(',
+    ')',
+    '(',
+    '`',
+    '#',
+    ';',
+    '&',
+    '&&',
+    '|',
+    '||',
+    '<',
+    '>',
+    '>>',
+    '2>',
+    '2>&1',
+    '>&2',
+    '<(',
+    '<no value>',
+    '<no',
+    '*',
+    '?',
+    '~',
+    '!',
+    '{',
+    '}',
+    '[',
+    ']',
+    '=',
+    ',',
+    '-',
+    'a',
+    'b1',
+    '--x=',
+    '$HOME',
+    '${V}',
+    "$'",
+    '\u00a0',
+    '\v',
+    '\f',
+    '\u2028',
+    '\uFEFF',
+    '\u00e9',
+    '\ud83d\ude00',
+  ];
+  const text = fc.array(fc.constantFrom(...fragments), { maxLength: 14 }).map((xs) => xs.join(''));
+
+  it('gives the same words, or the same error and hint, on generated text', () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(tokeniseArgs(t)).toEqual(tokeniseArgsBefore(t));
+      }),
+      { numRuns: 10000 },
+    );
+  });
+
+  it('agrees on well-formed text with quoted and escaped operators (mostly successes)', () => {
+    const word = fc.array(
+      fc.oneof(
+        fc.constantFrom('a', 'b', '*', '?', '$', '#', '~', '=', '\u00a0', '\v'),
+        fc.string({ unit: 'binary', maxLength: 4 }).map((s) => `'${s.replaceAll("'", '')}'`),
+        fc.string({ unit: 'binary', maxLength: 4 }).map((s) => `"${s.replaceAll(/["\\]/g, '')}"`),
+        fc.constantFrom('\\;', '\\|', '\\>', '\\ ', '\\"', "\\'", '\\\\', '$(a (b) c)', '`x y`', '<no value>'),
+      ),
+      { minLength: 1, maxLength: 5 },
+    );
+    const line = fc
+      .array(fc.tuple(word, fc.constantFrom(' ', '\t', '\n', '\r\n', '  ')), { maxLength: 6 })
+      .map((ws) => ws.map(([w, sep]) => w.join('') + sep).join(''));
+    fc.assert(
+      fc.property(line, (t) => {
+        const now = tokeniseArgs(t);
+        expect(now).toEqual(tokeniseArgsBefore(t));
+      }),
+      { numRuns: 10000 },
+    );
+  });
+
+  it('agrees on arbitrary text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 24 }), (t) => {
+        expect(tokeniseArgs(t)).toEqual(tokeniseArgsBefore(t));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });

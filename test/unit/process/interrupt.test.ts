@@ -8,10 +8,12 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { InterruptedError, onInterrupt } from '../../../src/process/interrupt.js';
 import { spawnStep } from '../../../src/process/spawn.js';
-import { FIXTURE_PATH, killMatching, survivors, uniqueMarker, waitForProcess } from './processes.js';
+import { markersKilledAfterEach } from '../../support/processes.js';
+import { FIXTURE_PATH, survivors, waitForProcess } from './processes.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kapps-interrupt-'));
 const env = { PATH: FIXTURE_PATH };
+const newMarker = markersKilledAfterEach();
 const cleanups: (() => void)[] = [];
 
 afterEach(() => {
@@ -35,8 +37,7 @@ function sendToSelf(signal: NodeJS.Signals): Promise<void> {
 
 describe('onInterrupt', () => {
   it('aborts the run on the first SIGINT, so the running step is stopped and reports cancelled', async () => {
-    const marker = uniqueMarker();
-    cleanups.push(() => killMatching(marker));
+    const marker = newMarker();
     const controller = new AbortController();
     const exits: number[] = [];
     const firsts: string[] = [];
@@ -63,8 +64,7 @@ describe('onInterrupt', () => {
   });
 
   it('on a second signal, SIGKILLs every live process group and exits 130 at once', async () => {
-    const marker = uniqueMarker();
-    cleanups.push(() => killMatching(marker));
+    const marker = newMarker();
     const controller = new AbortController();
     const exits: number[] = [];
     cleanups.push(onInterrupt(controller, { exit: (code) => exits.push(code) }));

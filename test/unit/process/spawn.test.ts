@@ -1,37 +1,21 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { spawnStep } from '../../../src/process/spawn.js';
 import { killAllProcessGroups, liveProcessGroups } from '../../../src/process/process-groups.js';
-import {
-  FIXTURE_PATH,
-  killMatching,
-  markedSleepSeconds,
-  survivors,
-  uniqueMarker,
-  waitForProcess,
-} from './processes.js';
+import { markersKilledAfterEach } from '../../support/processes.js';
+import { FIXTURE_PATH, markedSleepSeconds, survivors, waitForProcess } from './processes.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kapps-spawn-'));
 const env = { PATH: FIXTURE_PATH };
-const markers: string[] = [];
-
-function marker(): string {
-  const m = uniqueMarker();
-  markers.push(m);
-  return m;
-}
+const marker = markersKilledAfterEach();
 
 function sleepMarker(): string {
   const m = markedSleepSeconds();
-  markers.push(`sleep ${m}`);
+  marker(`sleep ${m}`);
   return m;
 }
-
-afterEach(() => {
-  for (const m of markers.splice(0)) killMatching(m);
-});
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('spawnStep: exit status', () => {

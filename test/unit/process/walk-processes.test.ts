@@ -4,16 +4,14 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { spawnStep } from '../../../src/process/spawn.js';
 import { walkDag, type NodeResult, type WalkNode } from '../../../src/execute/walk.js';
-import { FIXTURE_PATH, killMatching, survivors, uniqueMarker } from './processes.js';
+import { markersKilledAfterEach } from '../../support/processes.js';
+import { FIXTURE_PATH, survivors } from './processes.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'kapps-walk-'));
-const markers: string[] = [];
-afterEach(() => {
-  for (const m of markers.splice(0)) killMatching(m);
-});
+const newMarker = markersKilledAfterEach();
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 interface Run {
@@ -112,8 +110,7 @@ describe('walkDag with real processes', () => {
   });
 
   it('on cancellation, kills the running steps’ process trees and starts nothing more', async () => {
-    const marker = uniqueMarker();
-    markers.push(marker);
+    const marker = newMarker();
     const controller = new AbortController();
     let trace = '';
     const run = walkFakes(

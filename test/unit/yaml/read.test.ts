@@ -233,10 +233,11 @@ describe('located tree', () => {
   it('records 1-based start and end positions of every node', () => {
     const tree = parseYamlTree('kapps:\n  - id: web\n    vars: {size: 3}\n', { file: 'm.yaml' });
     expect(tree?.kind).toBe('map');
-    if (tree?.kind !== 'map') return;
+    if (tree?.kind !== 'map') throw new Error(`expected a map, got ${tree?.kind}`);
     const kapps = tree.entries[0]?.value;
     expect(kapps?.loc).toMatchObject({ file: 'm.yaml', line: 2, column: 3 });
-    if (kapps?.kind !== 'seq') return;
+    expect(kapps?.kind).toBe('seq');
+    if (kapps?.kind !== 'seq') throw new Error(`expected a sequence, got ${kapps?.kind}`);
     const kapp = kapps.items[0];
     if (kapp?.kind !== 'map') throw new Error('expected a map');
     const id = kapp.entries[0];
