@@ -28,7 +28,7 @@ describe('the process server', () => {
     const inProcess = await p.run('install', ['-y'], { env: { KAPPS_INPROCESS_SPAWN: '1' } });
     expect(inProcess.code, inProcess.stderr).toBe(0);
     const parent = readFileSync(parentFile, 'utf8');
-    expect(parent).toContain('main.js');
+    expect(parent).toContain('dist/bin/kapps.js');
     expect(parent).not.toContain('process-server.js');
   });
 

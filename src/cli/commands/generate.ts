@@ -39,7 +39,7 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
     if (args.output === 'json') {
       process.stdout.write(`${JSON.stringify(spec, null, 2)}\n`);
     } else {
-      const { stringify } = await import('yaml');
+      const { stringify } = await import('../../yaml/stringify.js');
       process.stdout.write(stringify(spec, { lineWidth: 0 }));
     }
   },

@@ -1,0 +1,94 @@
+// The CLI as users run it: an esbuild bundle, flat in dist/bin/ — `kapps.js` (the CLI, with its #! line) and
+// `process-server.js` (the process server), with the modules that commands load lazily (dynamic imports) split
+// into chunks beside them. Flat, so that `new URL('./process-server.js', import.meta.url)` and
+// `new URL('../web/', import.meta.url)` resolve the same from a chunk here as from the tsc output in dist/<folder>/.
+// Packages with native or optional parts stay external (loaded from node_modules at run time).
+import { build } from 'esbuild';
+import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outdir = `${root}dist/bin`;
+
+/**
+ * Not bundled: `pg` (its optional `pg-native` binding is required on demand) and the server's fastify family
+ * (its logger starts worker threads from files of its own package).
+ */
+const external = ['pg', 'pg-native', 'fastify', '@fastify/*', 'fastify-type-provider-zod', 'pino', 'thread-stream'];
+
+/**
+ * A package loaded with `import()` stays external: Node then gives a CommonJS package its named exports, which a
+ * bundled one would lack (only `default`). To bundle a package and still load it lazily, import it statically from
+ * a module of kapps and `import()` that module (as src/yaml/stringify.ts does).
+ */
+const dynamicPackagesExternal = {
+  name: 'dynamic-packages-external',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.kind === 'dynamic-import' && !args.path.startsWith('node:')
+        ? { path: args.path, external: true }
+        : undefined,
+    );
+  },
+};
+
+/**
+ * `string-width` (yargs' help layout, listr2's task list) segments every string into graphemes and tests each one
+ * against Unicode property regexps: about half of `kapps --help`. A string of printable ASCII characters is as wide
+ * as it is long, so every import of the package gets that answer first, and the package's own for anything else.
+ */
+const asciiStringWidth = {
+  name: 'ascii-string-width',
+  setup(b) {
+    b.onResolve({ filter: /^string-width$/ }, async (args) => {
+      if (args.pluginData === 'real') return undefined;
+      const real = await b.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: 'real',
+      });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { path: real.path, namespace: 'ascii-string-width' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'ascii-string-width' }, (args) => ({
+      resolveDir: root,
+      loader: 'js',
+      contents:
+        `import stringWidth from ${JSON.stringify(args.path)};\n` +
+        'const printableAscii = /^[\\x20-\\x7e]*$/;\n' +
+        'export default function asciiStringWidth(text, options) {\n' +
+        "  return typeof text === 'string' && printableAscii.test(text) ? text.length : stringWidth(text, options);\n" +
+        '}\n',
+    }));
+  },
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: { kapps: 'src/cli/main.ts', 'process-server': 'src/process/process-server.ts' },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  // The chunks sit beside the entries: no sub-folder, so import.meta.url means the same folder in every file.
+  chunkNames: 'chunk-[hash]',
+  entryNames: '[name]',
+  external,
+  plugins: [dynamicPackagesExternal, asciiStringWidth],
+  // CommonJS packages inside an ES module bundle still call `require` (for node: built-ins).
+  banner: {
+    js: "import { createRequire as __kappsCreateRequire } from 'node:module';\nconst require = __kappsCreateRequire(import.meta.url);",
+  },
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true,
+});
+if (result.errors.length > 0) process.exit(1);
+if (process.env.KAPPS_BUNDLE_META) writeFileSync(process.env.KAPPS_BUNDLE_META, JSON.stringify(result.metafile));
+chmodSync(`${outdir}/kapps.js`, 0o755);
+for (const f of readdirSync(outdir)) if (f.includes('/')) throw new Error(`unexpected sub-folder in dist/bin: ${f}`);
