@@ -34,8 +34,10 @@ const dynamicPackagesExternal = {
 
 /**
  * `string-width` (yargs' help layout, listr2's task list) segments every string into graphemes and tests each one
- * against Unicode property regexps: about half of `kapps --help`. A string of printable ASCII characters is as wide
- * as it is long, so every import of the package gets that answer first, and the package's own for anything else.
+ * against Unicode property regexps: it was half of `kapps --help`, and yargs lays out the help of the command that
+ * runs even when nothing shows it. A string of printable ASCII characters is as wide as it is long, so every import
+ * of the package gets that answer first, and the package's own answer otherwise, remembered (wrap-ansi asks for
+ * each character of a word in turn).
  */
 const asciiStringWidth = {
   name: 'ascii-string-width',
@@ -57,8 +59,18 @@ const asciiStringWidth = {
       contents:
         `import stringWidth from ${JSON.stringify(args.path)};\n` +
         'const printableAscii = /^[\\x20-\\x7e]*$/;\n' +
+        'const known = new Map();\n' +
         'export default function asciiStringWidth(text, options) {\n' +
-        "  return typeof text === 'string' && printableAscii.test(text) ? text.length : stringWidth(text, options);\n" +
+        "  if (typeof text !== 'string') return stringWidth(text, options);\n" +
+        '  if (printableAscii.test(text)) return text.length;\n' +
+        '  if (options !== undefined) return stringWidth(text, options);\n' +
+        '  let width = known.get(text);\n' +
+        '  if (width === undefined) {\n' +
+        '    width = stringWidth(text);\n' +
+        '    if (known.size >= 10000) known.clear();\n' +
+        '    known.set(text, width);\n' +
+        '  }\n' +
+        '  return width;\n' +
         '}\n',
     }));
   },
