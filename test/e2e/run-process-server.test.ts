@@ -23,7 +23,7 @@ describe('the process server', () => {
 
     const viaServer = await p.run('install', ['-y']);
     expect(viaServer.code, viaServer.stderr).toBe(0);
-    expect(readFileSync(parentFile, 'utf8')).toContain('process-server.js');
+    expect(readFileSync(parentFile, 'utf8')).toContain('dist/bin/process-server.js');
 
     const inProcess = await p.run('install', ['-y'], { env: { KAPPS_INPROCESS_SPAWN: '1' } });
     expect(inProcess.code, inProcess.stderr).toBe(0);
