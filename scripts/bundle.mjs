@@ -13,9 +13,10 @@ const outdir = `${root}dist/bin`;
 
 /**
  * Not bundled: `pg` (its optional `pg-native` binding is required on demand) and the server's fastify family
- * (its logger starts worker threads from files of its own package).
+ * (fastify's logger starts worker threads from files of its own package), loaded from node_modules at run time.
+ * fastify-type-provider-zod is bundled, so that it works on the same zod as kapps' schemas.
  */
-const external = ['pg', 'pg-native', 'fastify', '@fastify/*', 'fastify-type-provider-zod', 'pino', 'thread-stream'];
+const external = ['pg', 'pg-native', 'fastify', '@fastify/*', 'pino', 'thread-stream'];
 
 /**
  * A package loaded with `import()` stays external: Node then gives a CommonJS package its named exports, which a
