@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeStack } from './gen-stack.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cli = path.join(here, '..', 'dist', 'cli', 'main.js');
+const cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
 const genDag = process.env.KAPPS_GEN_DAG ?? path.join(here, '..', '..', 'shared', 'bench', 'gen-dag.mjs');
 
 const opts = { sizes: [1000, 10000], runs: 5, manifests: 100, templated: false };

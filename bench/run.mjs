@@ -3,7 +3,7 @@
 // measured in the same run (Go's text/template for rendering, GNU make and a bare Node spawn loop for running DAGs);
 // absolute times on a shared machine are noise.
 //
-//   node bench/run.mjs [--only template,generate,workloads,spawn]
+//   node bench/run.mjs [--only startup,template,generate,workloads,spawn,process-server,yaml]
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -11,10 +11,21 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const suites = [
+  {
+    name: 'startup',
+    file: 'startup.mjs',
+    what: '`kapps --help` and `kapps generate` of the sample, beside `node -e 0`',
+  },
   { name: 'template', file: 'template.mjs', what: 'Go-template rendering of the conformance corpus, against gotpl' },
   { name: 'generate', file: 'generate.mjs', what: '`kapps generate -o json` on 1,000 and 10,000 kapps' },
   { name: 'workloads', file: 'workloads.mjs', what: 'W1/W2 DAG workloads: kapps vs make -j8 vs a bare spawn loop' },
   { name: 'spawn', file: 'spawn-overhead.mjs', what: 'spawning steps: kapps spawnStep vs bare child_process' },
+  {
+    name: 'process-server',
+    file: 'process-server.mjs',
+    what: 'running steps through the process server vs spawning in-process (KAPPS_INPROCESS_SPAWN=1)',
+  },
+  { name: 'yaml', file: 'yaml.mjs', what: 'the fast YAML reader and the record writer vs the yaml package' },
 ];
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg >= 0 ? new Set(process.argv[onlyArg + 1]?.split(',')) : undefined;

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { writeStack } from './gen-stack.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cli = path.join(here, '..', 'dist', 'cli', 'main.js');
+const cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
 const genDag = process.env.KAPPS_GEN_DAG ?? path.join(here, '..', '..', 'shared', 'bench', 'gen-dag.mjs');
 
 const opts = { rounds: 3, only: ['W1', 'W2'] };

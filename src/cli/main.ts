@@ -84,7 +84,21 @@ export async function main(argv: string[]): Promise<void> {
       throw new UsageError(text);
     });
   for (const command of commands) parser = parser.command(command);
+  skipHelpCache(parser);
   await parser.parseAsync();
+}
+
+/**
+ * yargs lays out the help of the command it runs as soon as the handler has started, in case a failure shows it
+ * later: a sizeable part of a short command's time. kapps shows help only for usage errors, which yargs finds
+ * before any handler starts, so that layout is never used: skip it.
+ */
+function skipHelpCache(parser: Argv): void {
+  const internal = parser as unknown as {
+    getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } };
+  };
+  const usage = internal.getInternalMethods?.().getUsageInstance?.();
+  if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
 
 // Output piped into `head`, a closed terminal: stop writing there, and let the command go on to its end.

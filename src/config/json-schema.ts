@@ -1,7 +1,7 @@
 /**
  * JSON Schemas (draft 2020-12) of kapps' configuration files, for editors (`kapps schema <kind>`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { kappDescriptor, manifestFile, projectConfigFile, stackFile } from './schema.js';
 
 /** The configuration files that have a schema. */

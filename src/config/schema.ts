@@ -6,7 +6,7 @@
  * `true`/`yes`/`on`/..., integers take YAML integers. Every object is strict, so unknown keys are reported; the
  * loaders decide whether that is an error or a warning for each file.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** An error message builder for zod: "expected <what>" (the loader appends what it got). */
 function expecting(what: string): { error: (issue: { code?: string }) => string | undefined } {

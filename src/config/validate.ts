@@ -4,7 +4,7 @@
  * with zod, and every zod issue becomes a `Diagnostic` at the offending key or value, with the field path and, for
  * an unknown key, a "did you mean" hint.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { error as errorDiag, warning as warningDiag } from '../diagnostics/diagnostic.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/did-you-mean.js';

@@ -18,7 +18,7 @@ export async function generateDocument(
   const spec = stack.spec(options.phases?.length ? { phases: [...options.phases] } : {});
   await flushWarnings(stack, ctx);
   if (options.format === 'json') return `${JSON.stringify(spec, null, 2)}\n`;
-  const { stringify } = await import('yaml');
+  const { stringify } = await import('../yaml/stringify.js');
   return stringify(spec, { lineWidth: 0 });
 }
 

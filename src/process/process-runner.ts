@@ -7,14 +7,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { registerProcessGroup, unregisterProcessGroup } from './process-groups.js';
-import type { ServerRequest } from './process-server.js';
+import { onServerMessage, sendRequest, type ServerRequest } from './server-protocol.js';
 import { forkProcessServer, spawnStep, type SpawnRequest, type SpawnResult } from './spawn.js';
-
-type ServerMessage =
-  | { type: 'started'; id: number; pid: number }
-  | { type: 'output'; id: number; stream: 'stdout' | 'stderr'; text: string }
-  | { type: 'result'; id: number; result: SpawnResult }
-  | { type: 'error'; id: number; message: string };
 
 interface Pending {
   readonly req: SpawnRequest;
@@ -54,8 +48,9 @@ function maxServers(): number {
   return Math.max(1, Math.min(4, availableParallelism()));
 }
 
-function toBuffer(b: unknown): Buffer {
-  return Buffer.isBuffer(b) ? b : Buffer.from(b as Uint8Array);
+/** A Buffer over the same memory (a Buffer arrives through the channel as a plain Uint8Array). */
+function toBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 }
 
 /** A server with requests in flight keeps kapps alive; an idle one does not. */
@@ -84,7 +79,8 @@ function failAll(server: Server, reason: string): void {
 function startServer(): Server {
   const child = forkProcessServer(serverModule.pathname);
   const server: Server = { child, load: 0 };
-  child.on('message', (m: ServerMessage) => {
+  onServerMessage(child, (m) => {
+    if (m.type === 'ready') return;
     const p = pending.get(m.id);
     if (!p) return;
     switch (m.type) {
@@ -133,7 +129,7 @@ function pickServer(): Server {
 }
 
 function send(server: Server, message: ServerRequest): void {
-  if (server.child.connected) server.child.send(message);
+  sendRequest(server.child, message);
 }
 
 /**
@@ -167,7 +163,7 @@ function startWatchdog(): Promise<void> {
       resolve();
     }, WATCHDOG_START_MS);
     timer.unref();
-    child.on('message', (m: { type?: string }) => {
+    onServerMessage(child, (m) => {
       if (m.type !== 'ready') return;
       clearTimeout(timer);
       watchdog = child;
@@ -184,7 +180,7 @@ function startWatchdog(): Promise<void> {
 }
 
 function watch(message: ServerRequest): void {
-  if (watchdog?.connected) watchdog.send(message);
+  if (watchdog) sendRequest(watchdog, message);
 }
 
 async function spawnWatched(req: SpawnRequest): Promise<SpawnResult> {

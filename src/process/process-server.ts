@@ -4,28 +4,14 @@
  * for), and the `result`. It ignores SIGINT/SIGTERM/SIGHUP/SIGQUIT (kapps owns them and sends `cancel`), and
  * exits when kapps goes away (the IPC channel closes, also when kapps was killed with SIGKILL), stopping every
  * step it knows of. With KAPPS_INPROCESS_SPAWN=1 kapps starts steps itself and uses it only as that watchdog: it
- * sends `watch`/`unwatch` with the process groups of its steps.
+ * sends `watch`/`unwatch` with the process groups of its steps. The requests and messages are in
+ * `server-protocol.ts`.
  */
 import { killAllProcessGroups, registerProcessGroup, unregisterProcessGroup } from './process-groups.js';
-import { spawnStep, type SpawnRequest } from './spawn.js';
-
-/** A request from kapps. */
-export type ServerRequest =
-  | {
-      readonly type: 'run';
-      readonly id: number;
-      readonly req: Omit<SpawnRequest, 'signal' | 'onOutput' | 'onStart'>;
-      readonly stream: boolean;
-    }
-  | { readonly type: 'cancel'; readonly id: number }
-  | { readonly type: 'kill-all'; readonly signal: NodeJS.Signals }
-  | { readonly type: 'watch' | 'unwatch'; readonly pgid: number };
+import { onRequest, sendMessage as send } from './server-protocol.js';
+import { spawnStep } from './spawn.js';
 
 const running = new Map<number, AbortController>();
-
-function send(message: unknown): void {
-  if (process.connected) process.send?.(message);
-}
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) process.on(signal, () => undefined);
 process.on('disconnect', () => {
@@ -40,7 +26,7 @@ process.on('disconnect', () => {
   }, 200).unref();
 });
 
-process.on('message', (message: ServerRequest) => {
+onRequest((message) => {
   switch (message.type) {
     case 'run': {
       const controller = new AbortController();

@@ -2,7 +2,7 @@
  * The JSON Schema (draft 2020-12) of the preview document (`kapps preview -o json`, the runs server's preview
  * result), printed by `kapps schema preview`. Written with zod, as the configuration schemas are.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { PHASES } from '../vocabulary.js';
 import { PREVIEW_ACTIONS } from './preview.js';
 

@@ -5,7 +5,7 @@
  * Unknown fields are kept (records written by a newer kapps keep their extra fields when an older one updates
  * them); the spec is only checked as far as the release code relies on it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { PHASES, STEP_STATUSES } from '../vocabulary.js';
 import { ReleaseRecordError } from './errors.js';
 import { KAPP_STATE_STATUSES, RELEASE_PHASES, type Release } from './types.js';

@@ -9,7 +9,7 @@
  * This file is a stored format (release files, database rows): add optional fields only.
  */
 import type { StackSpec } from '../plan/spec.js';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type {
   kappStateSchema,
   ownerSchema,

@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, cliEnv } from '../support/cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const pkgJson = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: unknown };
+const VERSION = pkgJson.version;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'kapps-package-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -26,7 +27,9 @@ describe('the kapps command', () => {
     expect(r.status, r.stderr).toBe(0);
     const [pack] = JSON.parse(r.stdout) as { files: { path: string; mode: number }[] }[];
     const files = new Map((pack?.files ?? []).map((f) => [f.path, f.mode]));
-    expect((files.get('dist/cli/main.js') ?? 0) & 0o111).toBe(0o111);
+    expect((files.get('dist/bin/kapps.js') ?? 0) & 0o111).toBe(0o111);
+    expect(files.has('dist/bin/process-server.js')).toBe(true);
+    expect(pkgJson.bin).toEqual({ kapps: 'dist/bin/kapps.js' });
     expect(files.has('kapps/static-site/sugarkube.yaml')).toBe(true);
     expect(files.has('README.md')).toBe(true);
     expect([...files.keys()].filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);

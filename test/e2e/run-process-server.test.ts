@@ -23,12 +23,12 @@ describe('the process server', () => {
 
     const viaServer = await p.run('install', ['-y']);
     expect(viaServer.code, viaServer.stderr).toBe(0);
-    expect(readFileSync(parentFile, 'utf8')).toContain('process-server.js');
+    expect(readFileSync(parentFile, 'utf8')).toContain('dist/bin/process-server.js');
 
     const inProcess = await p.run('install', ['-y'], { env: { KAPPS_INPROCESS_SPAWN: '1' } });
     expect(inProcess.code, inProcess.stderr).toBe(0);
     const parent = readFileSync(parentFile, 'utf8');
-    expect(parent).toContain('main.js');
+    expect(parent).toContain('dist/bin/kapps.js');
     expect(parent).not.toContain('process-server.js');
   });
 

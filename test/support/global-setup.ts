@@ -9,7 +9,7 @@ import type { TestProject } from 'vitest/node';
 import { startPostgres, type TestPostgres } from './postgres.js';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+  const cli = fileURLToPath(new URL('../../dist/bin/kapps.js', import.meta.url));
   if (!existsSync(cli)) throw new Error(`The CLI is not built (${cli} is missing): run \`npm run build\` first.`);
 
   let server: TestPostgres | undefined;

@@ -112,7 +112,7 @@ const showCommand: CommandModule<object, ShowArgs> = {
       }),
   handler: (argv) =>
     withStore(argv, async (store, project) => {
-      const { stringify } = await import('yaml');
+      const { stringify } = await import('../../yaml/stringify.js');
       const { orderRelease } = await import('../../release/record-order.js');
       const revision = argv.revision === undefined ? undefined : revisionArg(argv.revision, '--revision');
       const release = await findRelease(store, project, argv.stackName, revision);

@@ -44,7 +44,7 @@ export const varsCommand: CommandModule<object, VarsArgs> = {
         )}\n`,
       );
     } else {
-      const { stringify } = await import('yaml');
+      const { stringify } = await import('../../yaml/stringify.js');
       for (const r of report) {
         process.stdout.write(`***** Start variables for kapp '${r.id}' *****\n`);
         process.stdout.write(stringify(r.variables, { lineWidth: 0, sortMapEntries: true }));

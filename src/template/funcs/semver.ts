@@ -7,7 +7,7 @@
 import { FuncError } from '../types.js';
 import { GoOpaque } from '../../go-value/value.js';
 import { marshalsAsString } from './go-json.js';
-import { compileRegexp } from './regexp.js';
+import { compileRegexp, type GoRegexp } from './regexp.js';
 
 /** A parsed version. */
 export interface Version {
@@ -25,13 +25,18 @@ const SEMVER = `v?([0-9]+)(\\.[0-9]+)?(\\.[0-9]+)?(-([0-9A-Za-z\\-]+(\\.[0-9A-Za
 const CV = `v?([0-9|x|X|\\*]+)(\\.[0-9|x|X|\\*]+)?(\\.[0-9|x|X|\\*]+)?(-([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?(\\+([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?`;
 const OPS = `=||!=|>|<|>=|=>|<=|=<|~|~>|\\^`;
 
-// The library's patterns are Go regular expressions: they run on RE2 (linear time), as in Go.
-const versionRegex = compileRegexp(`^${SEMVER}$`);
-const constraintRegex = compileRegexp(`^${WS}*(${OPS})${WS}*(${CV})${WS}*$`);
-const constraintRangeRegex = compileRegexp(`${WS}*(${CV})${WS}+-${WS}+(${CV})${WS}*`);
-const findConstraintRegex = compileRegexp(`(${OPS})${WS}*(${CV})`);
-const validConstraintRegex = compileRegexp(
-  `^(${WS}*(${OPS})${WS}*(${CV})${WS}*)((?:${WS}+|,${WS}*)(${OPS})${WS}*(${CV})${WS}*)*$`,
+// The library's patterns are Go regular expressions: they run on RE2 (linear time), as in Go. Each is compiled on
+// first use, not when the template functions load (compiling all five is a noticeable part of a command's start).
+function once(expr: () => string): () => GoRegexp {
+  let re: GoRegexp | undefined;
+  return () => (re ??= compileRegexp(expr()));
+}
+const versionRegex = once(() => `^${SEMVER}$`);
+const constraintRegex = once(() => `^${WS}*(${OPS})${WS}*(${CV})${WS}*$`);
+const constraintRangeRegex = once(() => `${WS}*(${CV})${WS}+-${WS}+(${CV})${WS}*`);
+const findConstraintRegex = once(() => `(${OPS})${WS}*(${CV})`);
+const validConstraintRegex = once(
+  () => `^(${WS}*(${OPS})${WS}*(${CV})${WS}*)((?:${WS}+|,${WS}*)(${OPS})${WS}*(${CV})${WS}*)*$`,
 );
 
 const UINT64_MAX = (1n << 64n) - 1n;
@@ -58,7 +63,7 @@ function validatePrerelease(p: string): void {
 
 /** semver.NewVersion: throws FuncError with the library's message when `v` is not a version. */
 export function parseVersion(v: string): Version {
-  const m = versionRegex.findStringSubmatch(v);
+  const m = versionRegex().findStringSubmatch(v);
   if (!m) throw new FuncError(INVALID_SEMVER);
   const version: Version = {
     major: parseSegment(m[1] ?? '0'),
@@ -129,7 +134,7 @@ interface Constraint {
 const isX = (x: string): boolean => x === 'x' || x === '*' || x === 'X';
 
 function parseConstraint(c: string): Constraint {
-  const m = constraintRegex.findStringSubmatch(c);
+  const m = constraintRegex().findStringSubmatch(c);
   if (!m) throw new FuncError(`improper constraint: ${c}`);
   const [, op = '', orig = '', major = '', minorPart = '', patchPart = '', preAndDash = ''] = m;
   let ver = orig;
@@ -232,10 +237,10 @@ export type Constraints = Constraint[][];
 /** semver.NewConstraint: throws FuncError (`improper constraint: X`) when `c` cannot be read. */
 export function parseConstraints(c: string): Constraints {
   // Hyphen ranges "1.2 - 1.4" become ">= 1.2, <= 1.4".
-  const rewritten = constraintRangeRegex.replaceAllString(c, '>= ${1}, <= ${11}');
+  const rewritten = constraintRangeRegex().replaceAllString(c, '>= ${1}, <= ${11}');
   return rewritten.split('||').map((part) => {
-    if (!validConstraintRegex.matchString(part)) throw new FuncError(`improper constraint: ${part}`);
-    const found = findConstraintRegex.findAllString(part, -1) ?? [part];
+    if (!validConstraintRegex().matchString(part)) throw new FuncError(`improper constraint: ${part}`);
+    const found = findConstraintRegex().findAllString(part, -1) ?? [part];
     return found.map(parseConstraint);
   });
 }

@@ -1,0 +1,136 @@
+// The CLI as users run it: an esbuild bundle, flat in dist/bin/ — `kapps.js` (the CLI, with its #! line) and
+// `process-server.js` (the process server), with the modules that commands load lazily (dynamic imports) split
+// into chunks beside them. Flat, so that `new URL('./process-server.js', import.meta.url)` and
+// `new URL('../web/', import.meta.url)` resolve the same from a chunk here as from the tsc output in dist/<folder>/.
+// Packages with native or optional parts stay external (loaded from node_modules at run time).
+import { build } from 'esbuild';
+import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outdir = `${root}dist/bin`;
+
+/**
+ * Not bundled: `pg` (its optional `pg-native` binding is required on demand) and the server's fastify family
+ * (fastify's logger starts worker threads from files of its own package), loaded from node_modules at run time.
+ * fastify-type-provider-zod is bundled, so that it works on the same zod as kapps' schemas.
+ */
+const external = ['pg', 'pg-native', 'fastify', '@fastify/*', 'pino', 'thread-stream'];
+
+/**
+ * A package loaded with `import()` stays external: Node then gives a CommonJS package its named exports, which a
+ * bundled one would lack (only `default`). To bundle a package and still load it lazily, import it statically from
+ * a module of kapps and `import()` that module (as src/yaml/stringify.ts does).
+ */
+const dynamicPackagesExternal = {
+  name: 'dynamic-packages-external',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.kind === 'dynamic-import' && !args.path.startsWith('node:')
+        ? { path: args.path, external: true }
+        : undefined,
+    );
+  },
+};
+
+/**
+ * `string-width` (yargs' help layout, listr2's task list) segments every string into graphemes and tests each one
+ * against Unicode property regexps: it was half of `kapps --help`, and yargs lays out the help of the command that
+ * runs even when nothing shows it. A string of printable ASCII characters is as wide as it is long, so every import
+ * of the package gets that answer first (the typographic quotes, dashes and ellipsis of kapps' texts count as
+ * printable ASCII: the build checks that each package takes them as one column), and the package's own answer
+ * otherwise, remembered (wrap-ansi asks for each character of a word in turn). The package also builds an `Intl.Segmenter` when it loads (loading ICU's
+ * data: tens of milliseconds, paid by every command): it is built on first use instead; should a new version of the
+ * package no longer start that way, the build fails, to be looked at again.
+ */
+const asciiStringWidth = {
+  name: 'ascii-string-width',
+  setup(b) {
+    b.onResolve({ filter: /^string-width$/ }, async (args) => {
+      if (args.pluginData === 'real') return undefined;
+      const real = await b.resolve(args.path, {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+        pluginData: 'real',
+      });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { path: real.path, namespace: 'ascii-string-width' };
+    });
+    b.onLoad({ filter: /[\\/]string-width[\\/]index\.js$/, namespace: 'file' }, async (args) => {
+      const source = await readFile(args.path, 'utf8');
+      const eager = 'const segmenter = new Intl.Segmenter();';
+      if (!source.includes(eager)) return { errors: [{ text: `${args.path} no longer starts with \`${eager}\`` }] };
+      const lazy =
+        'let intlSegmenter;\n' +
+        'const segmenter = { segment: (text) => (intlSegmenter ??= new Intl.Segmenter()).segment(text) };';
+      return { contents: source.replace(eager, lazy), loader: 'js' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'ascii-string-width' }, async (args) => {
+      const { default: real } = await import(pathToFileURL(args.path).href);
+      for (const c of NARROW_PUNCTUATION) {
+        if (real(c) !== 1) return { errors: [{ text: `${args.path} says ${c} is ${real(c)} columns wide` }] };
+      }
+      return asciiWrapper(args.path);
+    });
+  },
+};
+
+/** Typographic characters of kapps' help and messages, one column wide (unless `ambiguousIsNarrow: false`). */
+const NARROW_PUNCTUATION = ['\u2013', '\u2014', '\u2018', '\u2019', '\u201c', '\u201d', '\u2026'];
+
+/** The module that stands for the `string-width` at `realPath`. */
+function asciiWrapper(realPath) {
+  return {
+    resolveDir: root,
+    loader: 'js',
+    contents:
+      `import stringWidth from ${JSON.stringify(realPath)};\n` +
+      'const printableAscii = /^[\\x20-\\x7e]*$/;\n' +
+      `const narrowText = /^[\\x20-\\x7e${NARROW_PUNCTUATION.join('')}]*$/;\n` +
+      'const known = new Map();\n' +
+      'export default function asciiStringWidth(text, options) {\n' +
+      "  if (typeof text !== 'string') return stringWidth(text, options);\n" +
+      '  if (printableAscii.test(text)) return text.length;\n' +
+      '  if (options !== undefined) return stringWidth(text, options);\n' +
+      '  if (narrowText.test(text)) return text.length;\n' +
+      '  let width = known.get(text);\n' +
+      '  if (width === undefined) {\n' +
+      '    width = stringWidth(text);\n' +
+      '    if (known.size >= 10000) known.clear();\n' +
+      '    known.set(text, width);\n' +
+      '  }\n' +
+      '  return width;\n' +
+      '}\n',
+  };
+}
+
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: { kapps: 'src/cli/main.ts', 'process-server': 'src/process/process-server.ts' },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  // The chunks sit beside the entries: no sub-folder, so import.meta.url means the same folder in every file.
+  chunkNames: 'chunk-[hash]',
+  entryNames: '[name]',
+  external,
+  plugins: [dynamicPackagesExternal, asciiStringWidth],
+  // CommonJS packages inside an ES module bundle still call `require` (for node: built-ins).
+  banner: {
+    js: "import { createRequire as __kappsCreateRequire } from 'node:module';\nconst require = __kappsCreateRequire(import.meta.url);",
+  },
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+  metafile: true,
+});
+if (result.errors.length > 0) process.exit(1);
+if (process.env.KAPPS_BUNDLE_META) writeFileSync(process.env.KAPPS_BUNDLE_META, JSON.stringify(result.metafile));
+chmodSync(`${outdir}/kapps.js`, 0o755);
+for (const f of readdirSync(outdir)) if (f.includes('/')) throw new Error(`unexpected sub-folder in dist/bin: ${f}`);

@@ -1,0 +1,93 @@
+/**
+ * The CLI users run is the esbuild bundle in dist/bin/ (scripts/bundle.mjs): flat, with the commands' modules in
+ * chunks loaded when a command needs them, and saying exactly what the modules it is built from (dist/cli/main.js)
+ * say.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { CLI, cliEnv, runCli } from '../support/cli.js';
+
+const BIN = path.dirname(CLI);
+const MODULES_CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/** The files `file` imports statically, and theirs, within dist/bin/. */
+function staticClosure(file: string, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen;
+  seen.add(file);
+  const text = readFileSync(path.join(BIN, file), 'utf8');
+  for (const m of text.matchAll(/^import\s*(?:[\w*{}\s,$]+from\s*)?["']\.\/([\w.-]+\.js)["']/gm)) {
+    if (m[1]) staticClosure(m[1], seen);
+  }
+  return seen;
+}
+
+/** The packages and source folders bundled into `files` (esbuild notes each module's path above its code). */
+function origins(files: Iterable<string>): Set<string> {
+  const found = new Set<string>();
+  for (const f of files) {
+    const text = readFileSync(path.join(BIN, f), 'utf8');
+    for (const m of text.matchAll(/^\/\/ (node_modules\/(?:@[\w.-]+\/)?[\w.-]+|src\/[\w-]+)\//gm)) {
+      if (m[1]) found.add(m[1]);
+    }
+  }
+  return found;
+}
+
+describe('the bundled CLI', () => {
+  it('is flat in dist/bin: the two entries and their chunks, no sub-folder', () => {
+    const files = readdirSync(BIN);
+    expect(files).toContain('kapps.js');
+    expect(files).toContain('process-server.js');
+    expect(files.filter((f) => statSync(path.join(BIN, f)).isDirectory())).toEqual([]);
+    expect(files.filter((f) => f.endsWith('.js') && !/^(kapps|process-server|chunk-[A-Z0-9]+)\.js$/.test(f))).toEqual(
+      [],
+    );
+    expect(readFileSync(CLI, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');
+  });
+
+  it('loads what a command needs when it runs: --help loads no template engine, YAML reader, schema, planner or runner', () => {
+    const atStart = origins(staticClosure('kapps.js'));
+    expect(atStart).toContain('node_modules/yargs');
+    expect(atStart).toContain('src/cli');
+    const all = origins(readdirSync(BIN).filter((f) => f.endsWith('.js')));
+    for (const lazy of [
+      'src/template',
+      'src/yaml',
+      'src/stack',
+      'src/execute',
+      'node_modules/yaml',
+      'node_modules/zod',
+      'node_modules/re2js',
+      'node_modules/listr2',
+    ]) {
+      expect(all, lazy).toContain(lazy);
+      expect(atStart, lazy).not.toContain(lazy);
+    }
+    // pg stays a package of its own, loaded from node_modules by the PostgreSQL store only.
+    expect(all).not.toContain('node_modules/pg');
+  });
+
+  it.each([['--help'], ['install', '--help'], ['vars', '--help'], ['release', 'list', '--help']])(
+    'prints the same help as the modules it is built from: kapps %s',
+    async (...args) => {
+      const bundled = await runCli(args);
+      const modules = spawnSync(process.execPath, [MODULES_CLI, ...args], { encoding: 'utf8', env: cliEnv() });
+      expect(bundled.code).toBe(0);
+      expect(modules.status).toBe(0);
+      expect(bundled.stderr).toBe('');
+      expect(bundled.stdout).toBe(modules.stdout);
+    },
+  );
+
+  it('prints a stack as YAML with the yaml package it bundles (loaded by the command)', async () => {
+    const r = await runCli(['generate', 'samples/demo/stacks.yaml', 'local'], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^stack: local\nkapps:\n {2}- id: /);
+  });
+});
