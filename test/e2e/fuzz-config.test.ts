@@ -9,12 +9,11 @@
  * cases (default 40, about 100 mutated files), KAPPS_FUZZ_SEED the seed (printed on failure with the case), KAPPS_FUZZ_CASE runs
  * one case alone.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
+import { cleanupProjects, fixtureProject } from '../support/project.js';
 import { seededRandom } from '../fixtures/release/harness.js';
 
 const CASES = Number(process.env.KAPPS_FUZZ_CASES ?? 40);
@@ -24,8 +23,7 @@ const ONLY = process.env.KAPPS_FUZZ_CASE === undefined ? undefined : Number(proc
 const indexesCount = (): number => (ONLY !== undefined ? 1 : CASES);
 const COMMANDS: readonly (readonly string[])[] = [['validate'], ['generate'], ['vars'], ['install', '-n']];
 
-const roots: string[] = [];
-afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
+afterAll(cleanupProjects);
 
 type Random = () => number;
 
@@ -232,9 +230,6 @@ interface Case {
 /** Write case `index`: the base project with 1–4 of its YAML files mutated (none for a negative index). */
 function writeCase(index: number): Case {
   const r = seededRandom(SEED * 1000 + index);
-  const root = mkdtempSync(path.join(tmpdir(), 'kapps-fuzz-'));
-  roots.push(root);
-  const dir = path.join(root, 'project');
   const files = baseProject();
   const yamlFiles = Object.keys(files).filter((f) => f.endsWith('.yaml'));
   const chosen = new Set<string>();
@@ -245,6 +240,7 @@ function writeCase(index: number): Case {
     if (f !== 'stacks.yaml' || r() < 0.4) chosen.add(f);
   }
   const mutated: string[] = [];
+  const written: Record<string, string> = {};
   for (const [rel, content] of Object.entries(files)) {
     let text: string;
     if (chosen.has(rel)) {
@@ -255,10 +251,9 @@ function writeCase(index: number): Case {
       if (r() < 0.25) text = mutateText(r, text);
       mutated.push(`--- ${rel}\n${text.length > 2000 ? `${text.slice(0, 2000)}…` : text}`);
     } else text = typeof content === 'string' ? content : stringify(content, { lineWidth: 0 });
-    const file = path.join(dir, rel);
-    mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, text);
+    written[rel] = text;
   }
+  const { dir } = fixtureProject({ stacks: null, files: written });
   return { index, dir, command: COMMANDS[index % COMMANDS.length] ?? ['validate'], mutated };
 }
 

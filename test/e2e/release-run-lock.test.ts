@@ -24,6 +24,7 @@ import {
   type RunningCli,
 } from '../fixtures/release/harness.js';
 import { markersKilledAfterEach } from '../support/processes.js';
+import { sleep } from '../support/wait.js';
 import type { CliResult } from '../support/cli.js';
 
 afterAll(cleanup);
@@ -217,8 +218,4 @@ async function checkRecords(backend: BackendPlace, context: string) {
     }
   }
   return releases;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -5,14 +5,7 @@
 import { FIXTURE_BIN } from '../../support/project.js';
 
 export { FIXTURE_BIN };
-export {
-  killMatching,
-  markedSleepSeconds,
-  processesMatching,
-  survivors,
-  uniqueMarker,
-  waitForProcess,
-} from '../../support/processes.js';
+export { markedSleepSeconds, survivors, waitForProcess } from '../../support/processes.js';
 
 /** A PATH with the fake commands first, then the usual system directories. */
 export const FIXTURE_PATH = `${FIXTURE_BIN}:/usr/local/bin:/usr/bin:/bin`;

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnStep } from '../../../src/process/spawn.js';
 import { killAllProcessGroups, liveProcessGroups } from '../../../src/process/process-groups.js';
-import { markersKilledAfterEach } from '../../support/processes.js';
+import { markersKilledAfterEach, processesMatching } from '../../support/processes.js';
+import { waitFor } from '../../support/wait.js';
 import { FIXTURE_PATH, markedSleepSeconds, survivors, waitForProcess } from './processes.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kapps-spawn-'));
@@ -293,11 +294,10 @@ describe('spawnStep: cancellation', () => {
       signal: controller.signal,
     });
     // Wait until the parent has gone and only the grandchild (which holds stdout and stderr) is left.
-    for (;;) {
-      const alive = await waitForProcess(m);
-      if (alive.length === 1 && existsSync(pids) && readFileSync(pids, 'utf8').trim() === String(alive[0])) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor('the parent to end, leaving only the grandchild', () => {
+      const alive = processesMatching(m);
+      return alive.length === 1 && existsSync(pids) && readFileSync(pids, 'utf8').trim() === String(alive[0]);
+    });
     controller.abort();
     const r = await run;
     // The parent itself exited 0; the step was still running, because its output had not ended.
@@ -327,7 +327,7 @@ describe('spawnStep: cancellation', () => {
       spawnStep({ command: 'kapps-fake', args: ['--fork-sleep', '60', m, '--hang'], cwd: dir, env }),
     );
     await waitForProcess(m);
-    while ((await Promise.resolve(liveProcessGroups())).length < 2) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('both process groups to be registered', () => liveProcessGroups().length >= 2);
     expect(killAllProcessGroups('SIGKILL')).toBe(2);
     const results = await Promise.all(runs);
     expect(results.map((r) => r.signal)).toEqual(['SIGKILL', 'SIGKILL']);

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { spawnStep } from '../../../src/process/spawn.js';
 import { walkDag, type NodeResult, type WalkNode } from '../../../src/execute/walk.js';
 import { markersKilledAfterEach } from '../../support/processes.js';
+import { waitFor } from '../../support/wait.js';
 import { FIXTURE_PATH, survivors } from './processes.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'kapps-walk-'));
@@ -123,9 +124,10 @@ describe('walkDag with real processes', () => {
       { concurrency: 2, signal: controller.signal },
     );
     // Cancel once both running steps have started (two `start` lines in the trace).
-    while (!(existsSync(trace) && readFileSync(trace, 'utf8').trim().split('\n').length === 2)) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(
+      'both running steps to start',
+      () => existsSync(trace) && readFileSync(trace, 'utf8').trim().split('\n').length === 2,
+    );
     controller.abort();
     const { statuses } = await run;
     expect(statuses).toEqual({
