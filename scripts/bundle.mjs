@@ -3,6 +3,7 @@
 // into chunks beside them. Flat, so that `new URL('./process-server.js', import.meta.url)` and
 // `new URL('../web/', import.meta.url)` resolve the same from a chunk here as from the tsc output in dist/<folder>/.
 // Packages with native or optional parts stay external (loaded from node_modules at run time).
+// KAPPS_BUNDLE_META=<file> writes esbuild's metafile there (which modules went into which chunk).
 import { build } from 'esbuild';
 import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -40,9 +41,10 @@ const dynamicPackagesExternal = {
  * runs even when nothing shows it. A string of printable ASCII characters is as wide as it is long, so every import
  * of the package gets that answer first (the typographic quotes, dashes and ellipsis of kapps' texts count as
  * printable ASCII: the build checks that each package takes them as one column), and the package's own answer
- * otherwise, remembered (wrap-ansi asks for each character of a word in turn). The package also builds an `Intl.Segmenter` when it loads (loading ICU's
- * data: tens of milliseconds, paid by every command): it is built on first use instead; should a new version of the
- * package no longer start that way, the build fails, to be looked at again.
+ * otherwise, remembered (wrap-ansi asks for each character of a word in turn). The package also builds an
+ * `Intl.Segmenter` when it loads (loading ICU's data: tens of milliseconds, paid by every command): it is built on
+ * first use instead; should a new version of the package no longer start that way, the build fails, to be looked
+ * at again.
  */
 const asciiStringWidth = {
   name: 'ascii-string-width',
@@ -133,4 +135,6 @@ const result = await build({
 if (result.errors.length > 0) process.exit(1);
 if (process.env.KAPPS_BUNDLE_META) writeFileSync(process.env.KAPPS_BUNDLE_META, JSON.stringify(result.metafile));
 chmodSync(`${outdir}/kapps.js`, 0o755);
-for (const f of readdirSync(outdir)) if (f.includes('/')) throw new Error(`unexpected sub-folder in dist/bin: ${f}`);
+for (const f of readdirSync(outdir, { withFileTypes: true })) {
+  if (f.isDirectory()) throw new Error(`dist/bin must stay flat, but esbuild made ${f.name}/`);
+}
