@@ -18,6 +18,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { LogLine, Problem, Run } from '../../src/server/api-schema.js';
 import { CLI, cliEnv } from './cli.js';
 
 export interface StartServerOptions {
@@ -126,9 +127,25 @@ export interface ApiResponse<T = unknown> {
   readonly body: T;
 }
 
+/**
+ * What an answer may hold, loosely: a run, a page of runs, a problem, a log chunk… (tests name the fields they
+ * assert on; pass a type argument for anything else).
+ */
+export type ApiBody = Partial<Run> &
+  Partial<Omit<Problem, 'type' | 'status'>> & {
+    readonly type?: string;
+    readonly status?: string | number;
+    readonly runs?: Run[];
+    readonly nextCursor?: string | null;
+    readonly lines?: LogLine[];
+    readonly nextOffset?: number;
+    readonly complete?: boolean;
+    readonly offset?: number;
+  } & Record<string, unknown>;
+
 export interface ApiClient {
-  get<T = any>(path: string, headers?: Record<string, string>): Promise<ApiResponse<T>>;
-  post<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+  get<T = ApiBody>(path: string, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+  post<T = ApiBody>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
 }
 
 async function answer<T>(response: Response): Promise<ApiResponse<T>> {
