@@ -227,6 +227,7 @@ describe('kapps serve: restarts and crashes', () => {
     const log = await c.get(`/api/v1/runs/${run.body.id}/logs`);
     const text = (log.body.lines ?? []).map((l) => l.text).join('\n');
     expect(text).toContain('the process server stopped: killed by SIGKILL');
+    expect(ended.error).toBe('1 kapp(s) failed; shop:db: the process server stopped: killed by SIGKILL');
     // The server still serves and runs.
     killMatching(m);
     p.write('manifests/shop.yaml', {
