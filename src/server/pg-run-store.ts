@@ -145,6 +145,7 @@ export class PgRunStore implements RunStore {
   #listener: pg.Client | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
   #reconnectDelay = 100;
+  #instance: string | undefined;
   #open = false;
   #closed = false;
 
@@ -162,8 +163,9 @@ export class PgRunStore implements RunStore {
     this.#pool.on('error', () => undefined);
   }
 
-  async open(_instance: string): Promise<void> {
+  async open(instance: string): Promise<void> {
     await this.#run('cannot open the run store', async () => {
+      this.#instance = instance;
       this.#open = true;
       await this.#connectListener();
     });
@@ -175,6 +177,15 @@ export class PgRunStore implements RunStore {
     this.#open = false;
     this.#listeners.clear();
     if (this.#reconnectTimer) clearTimeout(this.#reconnectTimer);
+    // This instance can no longer renew or finish the runs it still holds: their leases end now, so the next
+    // `reapExpired` of any instance errors them instead of waiting out the lease.
+    if (this.#instance !== undefined && this.#ready) {
+      await this.#pool
+        .query(`UPDATE kapps_runs SET lease_until = clock_timestamp() WHERE instance = $1 AND status = 'running'`, [
+          this.#instance,
+        ])
+        .catch(() => undefined);
+    }
     const listener = this.#listener;
     this.#listener = undefined;
     await listener?.end().catch(() => undefined);
@@ -206,11 +217,13 @@ export class PgRunStore implements RunStore {
           return { kind: 'full', scope: 'total', retryAfterSeconds: RETRY_AFTER_SECONDS };
         }
         const inserted = await client.query<RunRow>(
-          `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, options, idempotency_key)
-           VALUES ($1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7) RETURNING *`,
+          `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, options, idempotency_key,
+                                   feed_seq)
+           VALUES ($1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7, 1) RETURNING *`,
           [newRunId(), run.type, run.project, run.stack, run.createdBy, JSON.stringify(run.options), key ?? null],
         );
         const created = toRun(firstRow(inserted));
+        await appendStatus(client, created, 1);
         await notify(client, { type: 'queued', runId: created.id });
         return { kind: 'created', run: created };
       }),

@@ -3,6 +3,7 @@ import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import type { LogLine } from '../../../src/server/api-schema.js';
 import { PG_RUNS_SCHEMA_VERSION, PgRunStore, RunCursorError, RunStoreError } from '../../../src/server/pg-run-store.js';
 import type { NewRun, StoreNotice, StoredRun, SubmitLimits } from '../../../src/server/run-store.js';
+import { describeRunStore } from './run-store-contract.js';
 
 /** The PostgreSQL URL of the test run; fails (never skips) with the reason when the server is not there. */
 function pgUrl(): string {
@@ -52,6 +53,15 @@ afterAll(async () => {
   await client.connect();
   for (const name of databases) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   await client.end();
+});
+
+describeRunStore('postgres', async () => {
+  const url = await freshDatabase();
+  return {
+    store: new PgRunStore(url),
+    reopen: () => new PgRunStore(url),
+    cleanup: () => Promise.resolve(),
+  };
 });
 
 const LIMITS: SubmitLimits = { maxQueuedPerStack: 100, maxQueuedTotal: 1000 };
@@ -169,16 +179,17 @@ describe('PostgreSQL run store', () => {
     const run = await submit(store, newRun('dev'));
     await store.claim('i1', 30_000);
     await store.setRelease(run.id, 'i1', 7);
-    expect(await store.appendFeed(run.id, [{ kind: 'log', data: logLine('hello') }])).toBe(2);
+    expect(await store.appendFeed(run.id, [{ kind: 'log', data: logLine('hello') }])).toBe(3);
     await store.finish(run.id, 'i1', { status: 'failed', error: 'step s of m:k exited 1' });
     const feed = await store.readFeed(run.id, 0, 100);
     expect(feed.map((e) => [e.seq, e.item.kind, e.item.kind === 'status' ? e.item.data.status : null])).toEqual([
-      [1, 'status', 'running'],
-      [2, 'log', null],
-      [3, 'status', 'failed'],
+      [1, 'status', 'queued'],
+      [2, 'status', 'running'],
+      [3, 'log', null],
+      [4, 'status', 'failed'],
     ]);
-    expect(feed[2]?.item.data).toMatchObject({ id: run.id, releaseRevision: 7, error: 'step s of m:k exited 1' });
-    expect((await store.readFeed(run.id, 2, 100)).map((e) => e.seq)).toEqual([3]);
+    expect(feed[3]?.item.data).toMatchObject({ id: run.id, releaseRevision: 7, error: 'step s of m:k exited 1' });
+    expect((await store.readFeed(run.id, 3, 100)).map((e) => e.seq)).toEqual([4]);
     expect((await store.readFeed(run.id, 0, 1)).map((e) => e.seq)).toEqual([1]);
   });
 
@@ -294,7 +305,7 @@ describe('PostgreSQL run store', () => {
     expect(await store.readLog(run.id, ends[1]!, 1 << 20)).toEqual({ lines: [clean[2]], nextOffset: ends[2] });
     expect(await store.readLog(run.id, ends[2]!, 1 << 20)).toEqual({ lines: [], nextOffset: ends[2] });
     const feed = await store.readFeed(run.id, 0, 100);
-    expect(feed.map((e) => e.item.kind)).toEqual(['status', 'log', 'run-event', 'log', 'log']);
+    expect(feed.map((e) => e.item.kind)).toEqual(['status', 'status', 'log', 'run-event', 'log', 'log']);
   });
 
   it('stores and replaces a result', async () => {
@@ -337,12 +348,12 @@ describe('PostgreSQL run store', () => {
     const run = await submit(a, newRun('dev'));
     expect(await queued).toEqual({ type: 'queued', runId: run.id });
     await a.claim('a', 30_000);
-    const feed = waitForNotice(b, (n) => n.type === 'feed' && n.seq === 3);
+    const feed = waitForNotice(b, (n) => n.type === 'feed' && n.seq === 4);
     await a.appendFeed(run.id, [
       { kind: 'log', data: logLine('x') },
       { kind: 'log', data: logLine('y') },
     ]);
-    expect(await feed).toEqual({ type: 'feed', runId: run.id, seq: 3 });
+    expect(await feed).toEqual({ type: 'feed', runId: run.id, seq: 4 });
     const finished = waitForNotice(b, (n) => n.type === 'finished');
     await a.finish(run.id, 'a', { status: 'succeeded' });
     expect(await finished).toEqual({ type: 'finished', runId: run.id });
@@ -396,9 +407,21 @@ describe('PostgreSQL run store', () => {
     expect((await live.claim('live', 30_000))?.id).toBe(next.id);
     const feed = await live.readFeed(lost.id, 0, 10);
     expect(feed.map((e) => (e.item.kind === 'status' ? e.item.data.status : e.item.kind))).toEqual([
+      'queued',
       'running',
       'errored',
     ]);
+  });
+
+  it('a closed instance gives up its leases: its runs are errored at the next reap, not after the lease', async () => {
+    const url = await freshDatabase();
+    const gone = await openStore(url, 'gone');
+    const live = await openStore(url, 'live');
+    const run = await submit(gone, newRun('dev'));
+    await gone.claim('gone', 600_000);
+    expect(await live.reapExpired('x')).toEqual([]);
+    await gone.close();
+    expect((await live.reapExpired('its server stopped')).map((r) => [r.id, r.status])).toEqual([[run.id, 'errored']]);
   });
 
   it('renewing keeps a lease alive past its first term', async () => {
