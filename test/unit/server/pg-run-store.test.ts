@@ -465,7 +465,7 @@ describe('PostgreSQL run store', () => {
           if (holder) overlaps.push(`${run.id} started while ${holder} runs on ${run.stack}`);
           runningNow.set(run.stack, run.id);
           startOrder.set(run.stack, [...(startOrder.get(run.stack) ?? []), run.seq]);
-          await new Promise((resolve) => setTimeout(resolve, 2));
+          await new Promise((resolve) => setTimeout(resolve, 15));
           runningNow.delete(run.stack);
           expect(await store.finish(run.id, instance, { status: 'succeeded' })).toBe(true);
         }
