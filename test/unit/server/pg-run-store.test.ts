@@ -308,6 +308,54 @@ describe('PostgreSQL run store', () => {
     expect(feed.map((e) => e.item.kind)).toEqual(['status', 'status', 'log', 'run-event', 'log', 'log']);
   });
 
+  it('writes appends made at once in call order, gap-free, each told its own last sequence number', async () => {
+    const store = await openStore(await freshDatabase());
+    const run = await submit(store, newRun('dev'));
+    await store.claim('i1', 30_000);
+    const feedNotices: StoreNotice[] = [];
+    store.subscribe((n) => {
+      if (n.type === 'feed' && n.runId === run.id && n.seq > 2) feedNotices.push(n);
+    });
+    const lastNotice = waitForNotice(store, (n) => n.type === 'feed' && n.seq === 222);
+    const calls = Array.from({ length: 200 }, (_, n) =>
+      store.appendFeed(
+        run.id,
+        n % 10 === 0
+          ? [
+              { kind: 'log', data: logLine(`line ${n}`) },
+              { kind: 'log', data: logLine(`line ${n}b`) },
+            ]
+          : [{ kind: 'log', data: logLine(`line ${n}`) }],
+      ),
+    );
+    const lasts = await Promise.all(calls);
+    // After the `queued` and `running` entries: one or two entries per call, in call order.
+    let expected = 2;
+    expect(lasts).toEqual(Array.from({ length: 200 }, (_, n) => (expected += n % 10 === 0 ? 2 : 1)));
+    const texts = (await store.readLog(run.id, 0, 1 << 20)).lines.map((l) => l.text);
+    expect(texts).toEqual(
+      Array.from({ length: 200 }, (_, n) => (n % 10 === 0 ? [`line ${n}`, `line ${n}b`] : [`line ${n}`])).flat(),
+    );
+    const seqs = (await store.readFeed(run.id, 0, 1000)).map((e) => e.seq);
+    expect(seqs).toEqual(Array.from({ length: 222 }, (_, n) => n + 1));
+    // Gathered: far fewer transactions (one feed notice each) than calls.
+    await lastNotice;
+    expect(feedNotices.length).toBeLessThan(100);
+  });
+
+  it('keeps a log line holding a NUL (as U+FFFD) and counts offsets in that form', async () => {
+    const store = await openStore(await freshDatabase());
+    const run = await submit(store, newRun('dev'));
+    await store.claim('i1', 30_000);
+    await store.appendFeed(run.id, [
+      { kind: 'log', data: logLine('a\u0000b') },
+      { kind: 'log', data: logLine('next') },
+    ]);
+    const read = await store.readLog(run.id, 0, 1 << 20);
+    expect(read.lines.map((l) => l.text)).toEqual(['a\uFFFDb', 'next']);
+    expect(read.nextOffset).toBe(Buffer.byteLength(read.lines.map((l) => `${JSON.stringify(l)}\n`).join('')));
+  });
+
   it('stores and replaces a result', async () => {
     const store = await openStore(await freshDatabase());
     const run = await submit(store, newRun('dev', { type: 'generate' }));
