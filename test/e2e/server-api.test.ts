@@ -11,6 +11,17 @@ import { runCli } from '../support/cli.js';
 import { cleanupProjects, fixtureProject } from '../support/project.js';
 import { api, startServer, stopAllServers } from '../support/server.js';
 
+interface OpenApi {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { requestBody?: { content: Record<string, { schema: { properties: Record<string, { enum?: string[] }> } }> } }
+    >
+  >;
+}
+
 const sha = (token: string): string => createHash('sha256').update(token).digest('hex');
 
 afterEach(async () => {
@@ -177,7 +188,7 @@ describe('kapps serve: tokens and roles', () => {
     expect(unlock.status).toBe(409);
     expect(unlock.body.detail).toContain('has no releases');
     const mine = await api(server.url, 'read-secret').get('/api/v1/runs?createdBy=plan-bot');
-    expect(mine.body.runs.map((r: { id: string }) => r.id)).toEqual([planGen.body.id]);
+    expect(mine.body.runs?.map((r: { id: string }) => r.id)).toEqual([planGen.body.id]);
   });
 
   it('listens on a non-loopback address when tokens are configured', async () => {
@@ -199,7 +210,7 @@ describe('kapps serve: error answers', () => {
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toContain('application/problem+json');
     expect(bad.body.type).toBe('https://kapps.dev/problems/invalid-request');
-    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+    expect(bad.body.errors?.map((e: { field: string }) => e.field).sort()).toEqual([
       'body',
       'body.project',
       'body.type',
@@ -218,7 +229,7 @@ describe('kapps serve: error answers', () => {
     expect(notJson.headers.get('content-type')).toContain('application/problem+json');
     const query = await c.get('/api/v1/runs?limit=0&status=done');
     expect(query.status).toBe(400);
-    expect(query.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['query.limit', 'query.status']);
+    expect(query.body.errors?.map((e: { field: string }) => e.field).sort()).toEqual(['query.limit', 'query.status']);
     expect((await c.get('/api/v1/runs?cursor=abc')).status).toBe(400);
     for (const path of [
       '/api/v1/runs/nope',
@@ -244,7 +255,7 @@ describe('kapps serve: error answers', () => {
   it('serves the OpenAPI document of every route', async () => {
     const p = project();
     const server = await startServer({ args: ['--project', `shop=${p.stackFile}`] });
-    const doc = await api(server.url).get('/api/v1/openapi.json');
+    const doc = await api(server.url).get<OpenApi>('/api/v1/openapi.json');
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toBe('3.1.0');
     expect(Object.keys(doc.body.paths).sort()).toEqual([
@@ -262,7 +273,7 @@ describe('kapps serve: error answers', () => {
       '/api/v1/whoami',
     ]);
     expect(
-      doc.body.paths['/api/v1/runs'].post.requestBody.content['application/json'].schema.properties.type.enum,
+      doc.body.paths['/api/v1/runs']?.post?.requestBody?.content['application/json']?.schema.properties.type?.enum,
     ).toEqual(['generate', 'preview', 'apply', 'destroy']);
   });
 });
