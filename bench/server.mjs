@@ -10,7 +10,8 @@
 //   reads:   requests per second of GET /runs/{id} from 8 concurrent clients while 20 SSE clients follow a
 //            running run's events.
 //
-// The backend is a temp directory, or PostgreSQL with --backend postgres://… (or $KAPPS_BENCH_PG).
+// The server's backend is a temp directory, or PostgreSQL with --backend postgres://… (or $KAPPS_BENCH_PG); the CLI
+// it is compared with always records into a temp directory.
 //
 //   npm run build && node bench/server.mjs [--rounds 3] [--only latency,W2,reads] [--backend postgres://…]
 import { spawn, spawnSync } from 'node:child_process';
