@@ -14,7 +14,7 @@ import {
   type FixtureProject,
   type TraceLine,
 } from '../support/project.js';
-import { api, startServer } from '../support/server.js';
+import { api, readEvents, startServer } from '../support/server.js';
 
 type Server = Awaited<ReturnType<typeof startServer>>;
 
@@ -218,7 +218,7 @@ describe('several kapps serve instances on one PostgreSQL', () => {
 
   it('kill -9 of an instance mid-run: another marks its run errored within the lease, never re-runs it, and goes on', async () => {
     const backend = await freshDatabase();
-    const p = project(['--sleep', '60000']);
+    const p = project(['--stdout', 'begun', '--sleep', '60000']);
     const instances = await startInstances(p, backend, 3);
     const client = api(instances[0]!.url);
     const submitted = await client.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 's1' });
@@ -236,10 +236,26 @@ describe('several kapps serve instances on one PostgreSQL', () => {
     expect(victim, 'one of the instances runs the step').toBeDefined();
     const survivors = instances.filter((s) => s !== victim);
 
+    // Another instance reads the log the running instance writes, as it is written.
+    let lines: { text: string; stream: string }[] = [];
+    for (let n = 0; n < 300 && !lines.some((l) => l.text === 'begun'); n++) {
+      const chunk = await api(survivors[0]!.url).get(`/api/v1/runs/${victimRun}/logs?offset=0`);
+      expect(chunk.status).toBe(200);
+      lines = (chunk.body as { lines: typeof lines }).lines;
+      if (!lines.some((l) => l.text === 'begun')) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(lines).toContainEqual(expect.objectContaining({ stream: 'stdout', text: 'begun' }));
+    // And streams its events: the stream (on a survivor) ends with the status the survivors give it.
+    const stream = readEvents(`${survivors[1]!.url}/api/v1/runs/${victimRun}/events`, { timeoutMs: 30_000 });
+
     victim!.kill9();
     // Within the lease (plus the reaper's period), a survivor marks it errored.
     const [errored] = await waitFinal(survivors[0]!, [victimRun], LEASE_SECONDS * 4 + 10);
     expect(errored).toMatchObject({ id: victimRun, status: 'errored' });
+    const streamed = await stream;
+    expect(streamed.ended).toBe(true);
+    expect(streamed.events.some((e) => e.event === 'log' && (e.data as { text: string }).text === 'begun')).toBe(true);
+    expect(streamed.events.at(-1)).toMatchObject({ event: 'status', data: { id: victimRun, status: 'errored' } });
     // Its release no longer holds the stack: closed as failed (one history with the other instances' releases).
     const release = await api(survivors[0]!.url).get('/api/v1/projects/shop/stacks/s1/releases/1');
     expect(release.status).toBe(200);
