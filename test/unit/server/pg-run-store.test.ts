@@ -124,6 +124,26 @@ describe('PostgreSQL run store', () => {
     ]);
   });
 
+  it('refuses tables of a newer schema version, naming the database without its password', async () => {
+    const url = await freshDatabase();
+    await openStore(url);
+    await sql(url, 'UPDATE kapps_runs_schema SET version = 99');
+    const withPassword = new URL(url);
+    withPassword.password = 'S3cret-Pa55';
+    const newer = new PgRunStore(withPassword.toString());
+    stores.push(newer);
+    const error = await newer.open('i2').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(RunStoreError);
+    expect((error as Error).message).toMatch(
+      /have schema version 99, newer than this kapps supports \(1\); upgrade kapps/,
+    );
+    expect((error as Error).message).toContain(':***@');
+    expect((error as Error).message).not.toContain('S3cret-Pa55');
+  });
+
   it('the database refuses a second running run of one stack (the unique index), whatever the caller does', async () => {
     const url = await freshDatabase();
     const store = await openStore(url);
