@@ -78,9 +78,10 @@ export function isLoopback(host: string): boolean {
 }
 
 /** The run store of a backend. */
-function openRunStore(spec: BackendSpec): Promise<RunStore> {
-  if (spec.kind === 'file') return Promise.resolve(new FileRunStore(spec.root));
-  throw new UsageError('the PostgreSQL run store is not available in this build; use a directory as --backend');
+async function openRunStore(spec: BackendSpec): Promise<RunStore> {
+  if (spec.kind === 'file') return new FileRunStore(spec.root);
+  const { PgRunStore } = await import('./pg-run-store.js');
+  return new PgRunStore(spec.url);
 }
 
 function limitsFrom(config: ServerConfig | undefined, options: ServeOptions): ServerLimits {

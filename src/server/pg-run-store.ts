@@ -1,0 +1,795 @@
+/**
+ * The run store in PostgreSQL (`--backend postgres://…`): any number of `kapps serve` instances share one queue.
+ *
+ * - `kapps_runs` holds every run. A partial unique index over `(project, stack) WHERE status = 'running'` is the
+ *   database's guarantee of at most one running run per stack. `claim` takes the oldest queued run whose stack has
+ *   neither a running run nor an older queued run, with `UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED LIMIT
+ *   1) RETURNING *`; a unique violation (another instance won the stack) makes it try again.
+ * - The owner renews `lease_until` (the database's clock, so instances' clocks do not matter); `reapExpired` marks
+ *   running runs whose lease expired `errored`. Nothing is ever put back in the queue.
+ * - A run's feed is `kapps_run_feed` (run_id, seq, kind, data jsonb); log lines also record their byte offset and
+ *   length in the log's NDJSON form, so `readLog` is an index range scan. Appends take the run row's lock to number
+ *   their entries, so entries are gap-free per run. Each status change the store makes (claim, finish, cancel of a
+ *   queued run, reap) is appended as a `status` entry in the same transaction.
+ * - Every change is announced with `pg_notify('kapps_runs', <StoreNotice JSON>)` inside its transaction (so it is
+ *   sent on commit only); one dedicated connection per instance LISTENs and reconnects when it is dropped.
+ * - Submissions are serialised by a transaction-level advisory lock, so the queue limits counted in SQL hold
+ *   exactly with any number of instances; idempotency keys are unique per `createdBy`.
+ * - The tables are created on first use by a versioned migration (`kapps_runs_schema`) under an advisory lock, so
+ *   several instances starting at once do not race.
+ *
+ * The password in the URL never appears in a message (`description` is the redacted URL; driver errors are scrubbed).
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { KappsError } from '../diagnostics/errors.js';
+import { redactText, redactUrl } from '../release/redact.js';
+import type { LogLine, RunListQuery, RunRequestOptions, RunState, RunType } from './api-schema.js';
+import type {
+  FeedEntry,
+  FeedItem,
+  NewRun,
+  QueueInfo,
+  RunEnding,
+  RunResult,
+  RunStore,
+  StoreNotice,
+  StoredRun,
+  SubmitLimits,
+  SubmitOutcome,
+} from './run-store.js';
+
+/** The schema version of the run tables this kapps writes (`kapps_runs_schema.version`). */
+export const PG_RUNS_SCHEMA_VERSION = 1;
+
+/** The channel every instance LISTENs on. */
+export const RUNS_CHANNEL = 'kapps_runs';
+
+/** Advisory lock keys: migrating the run tables ("krun"), and submitting ("ksub"). */
+const MIGRATION_LOCK_KEY = 0x6b72756e;
+const SUBMIT_LOCK_KEY = 0x6b737562;
+
+/** How often a claim retries after losing a stack to another instance (unique violation). */
+const CLAIM_ATTEMPTS = 5;
+
+/** The suggested wait of a `429` when a queue is full. */
+const RETRY_AFTER_SECONDS = 5;
+
+const MIGRATIONS: readonly { version: number; statements: readonly string[] }[] = [
+  {
+    version: 1,
+    statements: [
+      `CREATE TABLE kapps_runs (
+         id                text        PRIMARY KEY,
+         seq               bigint      GENERATED ALWAYS AS IDENTITY UNIQUE,
+         type              text        NOT NULL,
+         project           text        NOT NULL,
+         stack             text        NOT NULL,
+         status            text        NOT NULL CHECK (status IN
+                             ('queued', 'running', 'succeeded', 'failed', 'cancelled', 'errored')),
+         created_by        text        NOT NULL,
+         created_at        timestamptz NOT NULL,
+         started_at        timestamptz,
+         finished_at       timestamptz,
+         release_revision  integer,
+         error             text,
+         options           jsonb       NOT NULL,
+         instance          text,
+         lease_until       timestamptz,
+         cancel_requested  boolean     NOT NULL DEFAULT false,
+         idempotency_key   text,
+         feed_seq          bigint      NOT NULL DEFAULT 0,
+         log_bytes         bigint      NOT NULL DEFAULT 0
+       )`,
+      // The database's guarantee: one running run per stack.
+      `CREATE UNIQUE INDEX kapps_runs_one_running ON kapps_runs (project, stack) WHERE status = 'running'`,
+      `CREATE UNIQUE INDEX kapps_runs_idempotency ON kapps_runs (created_by, idempotency_key)
+         WHERE idempotency_key IS NOT NULL`,
+      `CREATE INDEX kapps_runs_queued ON kapps_runs (seq) WHERE status = 'queued'`,
+      `CREATE INDEX kapps_runs_stack ON kapps_runs (project, stack, seq)`,
+      `CREATE INDEX kapps_runs_lease ON kapps_runs (lease_until) WHERE status = 'running'`,
+      `CREATE TABLE kapps_run_feed (
+         run_id     text    NOT NULL REFERENCES kapps_runs (id) ON DELETE CASCADE,
+         seq        bigint  NOT NULL,
+         kind       text    NOT NULL CHECK (kind IN ('run-event', 'log', 'status')),
+         data       jsonb   NOT NULL,
+         log_offset bigint,
+         log_length integer,
+         PRIMARY KEY (run_id, seq)
+       )`,
+      `CREATE INDEX kapps_run_feed_log ON kapps_run_feed (run_id, log_offset) WHERE log_offset IS NOT NULL`,
+      `CREATE TABLE kapps_run_results (
+         run_id       text PRIMARY KEY REFERENCES kapps_runs (id) ON DELETE CASCADE,
+         content_type text NOT NULL,
+         body         text NOT NULL
+       )`,
+    ],
+  },
+];
+
+/** A driver or database failure of the run store (the message names the store by its redacted URL). */
+export class RunStoreError extends KappsError {}
+
+/** A `cursor` that this store did not hand out. */
+export class RunCursorError extends KappsError {}
+
+interface RunRow {
+  id: string;
+  seq: string | number;
+  type: string;
+  project: string;
+  stack: string;
+  status: string;
+  created_by: string;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  release_revision: number | null;
+  error: string | null;
+  options: RunRequestOptions;
+  instance: string | null;
+  lease_until: Date | null;
+  cancel_requested: boolean;
+  feed_seq: string | number;
+}
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+/** The run store kept in a PostgreSQL database, shared by any number of instances. */
+export class PgRunStore implements RunStore {
+  readonly description: string;
+  readonly #url: string;
+  readonly #pool: pg.Pool;
+  readonly #listeners = new Set<(notice: StoreNotice) => void>();
+  #ready: Promise<void> | undefined;
+  #listener: pg.Client | undefined;
+  #reconnectTimer: NodeJS.Timeout | undefined;
+  #reconnectDelay = 100;
+  #instance: string | undefined;
+  /** Feed appends waiting for the transaction in flight of their run. */
+  readonly #batches = new Map<
+    string,
+    { items: FeedItem[]; waiters: { end: number; resolve: (seq: number) => void; reject: (e: unknown) => void }[] }
+  >();
+  readonly #flushing = new Set<string>();
+  #open = false;
+  #closed = false;
+
+  /** `url`: a `postgres://` or `postgresql://` URL. Nothing connects before `open` or the first call. */
+  constructor(url: string, options: { maxConnections?: number } = {}) {
+    this.#url = url;
+    this.description = redactUrl(url);
+    this.#pool = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 4,
+      connectionTimeoutMillis: 15_000,
+      application_name: 'kapps-serve',
+    });
+    // An idle connection dropped by the server must not crash the process; the next query reconnects.
+    this.#pool.on('error', () => undefined);
+  }
+
+  async open(instance: string): Promise<void> {
+    await this.#run('cannot open the run store', async () => {
+      this.#instance = instance;
+      this.#open = true;
+      await this.#connectListener();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#open = false;
+    this.#listeners.clear();
+    if (this.#reconnectTimer) clearTimeout(this.#reconnectTimer);
+    // This instance can no longer renew or finish the runs it still holds: their leases end now, so the next
+    // `reapExpired` of any instance errors them instead of waiting out the lease.
+    if (this.#instance !== undefined && this.#ready) {
+      await this.#pool
+        .query(`UPDATE kapps_runs SET lease_until = clock_timestamp() WHERE instance = $1 AND status = 'running'`, [
+          this.#instance,
+        ])
+        .catch(() => undefined);
+    }
+    const listener = this.#listener;
+    this.#listener = undefined;
+    await listener?.end().catch(() => undefined);
+    await this.#pool.end().catch(() => undefined);
+  }
+
+  async submit(run: NewRun, limits: SubmitLimits): Promise<SubmitOutcome> {
+    return this.#run('cannot submit a run', () =>
+      this.#tx(async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [SUBMIT_LOCK_KEY]);
+        const key = limits.idempotencyKey;
+        if (key !== undefined) {
+          const found = await client.query<RunRow>(
+            'SELECT * FROM kapps_runs WHERE created_by = $1 AND idempotency_key = $2',
+            [run.createdBy, key],
+          );
+          if (found.rows[0]) return { kind: 'existing', run: toRun(found.rows[0]) };
+        }
+        const counts = await client.query<{ total: string; stack: string }>(
+          `SELECT count(*) AS total, count(*) FILTER (WHERE project = $1 AND stack = $2) AS stack
+             FROM kapps_runs WHERE status = 'queued'`,
+          [run.project, run.stack],
+        );
+        const row = counts.rows[0];
+        if (row && Number(row.stack) >= limits.maxQueuedPerStack) {
+          return { kind: 'full', scope: 'stack', retryAfterSeconds: RETRY_AFTER_SECONDS };
+        }
+        if (row && Number(row.total) >= limits.maxQueuedTotal) {
+          return { kind: 'full', scope: 'total', retryAfterSeconds: RETRY_AFTER_SECONDS };
+        }
+        const inserted = await client.query<RunRow>(
+          `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, options, idempotency_key,
+                                   feed_seq)
+           VALUES ($1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7, 1) RETURNING *`,
+          [newRunId(), run.type, run.project, run.stack, run.createdBy, JSON.stringify(run.options), key ?? null],
+        );
+        const created = toRun(firstRow(inserted));
+        await appendStatus(client, created, 1);
+        await notify(client, { type: 'queued', runId: created.id });
+        return { kind: 'created', run: created };
+      }),
+    );
+  }
+
+  async get(id: string): Promise<StoredRun | undefined> {
+    return this.#run('cannot read a run', async () => {
+      const result = await this.#pool.query<RunRow>('SELECT * FROM kapps_runs WHERE id = $1', [id]);
+      return result.rows[0] ? toRun(result.rows[0]) : undefined;
+    });
+  }
+
+  async queueInfo(run: StoredRun): Promise<QueueInfo> {
+    if (run.status !== 'queued') return { queuePosition: null, blockedBy: null };
+    return this.#run('cannot read the queue', async () => {
+      const result = await this.#pool.query<{ position: string; before: string | null; running: string | null }>(
+        `SELECT (SELECT count(*) FROM kapps_runs
+                  WHERE project = $1 AND stack = $2 AND status = 'queued' AND seq <= $3) AS position,
+                (SELECT id FROM kapps_runs
+                  WHERE project = $1 AND stack = $2 AND status = 'queued' AND seq < $3
+                  ORDER BY seq DESC LIMIT 1) AS before,
+                (SELECT id FROM kapps_runs
+                  WHERE project = $1 AND stack = $2 AND status = 'running' LIMIT 1) AS running`,
+        [run.project, run.stack, run.seq],
+      );
+      const row = result.rows[0];
+      if (!row) return { queuePosition: null, blockedBy: null };
+      return { queuePosition: Number(row.position), blockedBy: row.before ?? row.running ?? null };
+    });
+  }
+
+  async list(query: RunListQuery & { limit: number }): Promise<{ runs: StoredRun[]; nextCursor: string | null }> {
+    const where: string[] = [];
+    const values: unknown[] = [];
+    const add = (sql: string, value: unknown): void => {
+      values.push(value);
+      where.push(sql.replace('?', `$${values.length}`));
+    };
+    if (query.project !== undefined) add('project = ?', query.project);
+    if (query.stack !== undefined) add('stack = ?', query.stack);
+    if (query.type !== undefined) add('type = ?', query.type);
+    if (query.status !== undefined) add('status = ?', query.status);
+    if (query.createdBy !== undefined) add('created_by = ?', query.createdBy);
+    if (query.since !== undefined) add('created_at >= ?::timestamptz', query.since);
+    if (query.until !== undefined) add('created_at <= ?::timestamptz', query.until);
+    if (query.cursor !== undefined) add('seq < ?', decodeCursor(query.cursor));
+    const limit = Math.max(1, Math.min(query.limit, 1000));
+    values.push(limit + 1);
+    const sql =
+      `SELECT * FROM kapps_runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ` +
+      `ORDER BY seq DESC LIMIT $${values.length}`;
+    return this.#run('cannot list runs', async () => {
+      const result = await this.#pool.query<RunRow>(sql, values);
+      const runs = result.rows.slice(0, limit).map(toRun);
+      const last = runs[runs.length - 1];
+      return { runs, nextCursor: result.rows.length > limit && last ? encodeCursor(last.seq) : null };
+    });
+  }
+
+  async active(project: string, stack: string): Promise<StoredRun[]> {
+    return this.#run('cannot read the queue', async () => {
+      const result = await this.#pool.query<RunRow>(
+        `SELECT * FROM kapps_runs WHERE project = $1 AND stack = $2 AND status IN ('queued', 'running')
+          ORDER BY seq`,
+        [project, stack],
+      );
+      return result.rows.map(toRun);
+    });
+  }
+
+  async claim(instance: string, leaseMs: number): Promise<StoredRun | undefined> {
+    return this.#run('cannot claim a run', async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.#tx(async (client) => {
+            const result = await client.query<RunRow>(
+              `UPDATE kapps_runs
+                  SET status = 'running', instance = $1, started_at = clock_timestamp(),
+                      lease_until = clock_timestamp() + $2::double precision * interval '1 millisecond', feed_seq = feed_seq + 1
+                WHERE id = (
+                  SELECT r.id FROM kapps_runs r
+                   WHERE r.status = 'queued'
+                     AND NOT EXISTS (SELECT 1 FROM kapps_runs a WHERE a.project = r.project AND a.stack = r.stack
+                                        AND a.status = 'running')
+                     AND NOT EXISTS (SELECT 1 FROM kapps_runs q WHERE q.project = r.project AND q.stack = r.stack
+                                        AND q.status = 'queued' AND q.seq < r.seq)
+                   ORDER BY r.seq
+                   LIMIT 1
+                   FOR UPDATE SKIP LOCKED)
+                  AND status = 'queued'
+               RETURNING *`,
+              [instance, leaseMs],
+            );
+            const row = result.rows[0];
+            if (!row) return undefined;
+            const run = toRun(row);
+            await appendStatus(client, run, toInt(row.feed_seq));
+            return run;
+          });
+        } catch (error) {
+          // Another instance started a run of the same stack between our look and our update: try the next one.
+          if (pgCode(error) === '23505' && attempt < CLAIM_ATTEMPTS) continue;
+          if (pgCode(error) === '23505') return undefined;
+          throw error;
+        }
+      }
+    });
+  }
+
+  async renew(instance: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {
+    if (runIds.length === 0) return [];
+    return this.#run('cannot renew leases', async () => {
+      const result = await this.#pool.query<{ id: string }>(
+        `UPDATE kapps_runs SET lease_until = clock_timestamp() + $3::double precision * interval '1 millisecond'
+          WHERE id = ANY($2::text[]) AND instance = $1 AND status = 'running'
+         RETURNING id`,
+        [instance, [...runIds], leaseMs],
+      );
+      const kept = new Set(result.rows.map((row) => row.id));
+      return runIds.filter((id) => !kept.has(id));
+    });
+  }
+
+  async setRelease(id: string, instance: string, revision: number): Promise<void> {
+    await this.#run('cannot record the release of a run', async () => {
+      await this.#pool.query(
+        `UPDATE kapps_runs SET release_revision = $3 WHERE id = $1 AND instance = $2 AND status = 'running'`,
+        [id, instance, revision],
+      );
+    });
+  }
+
+  async finish(id: string, instance: string, ending: RunEnding): Promise<boolean> {
+    return this.#run('cannot finish a run', () =>
+      this.#tx(async (client) => {
+        const result = await client.query<RunRow>(
+          `UPDATE kapps_runs
+              SET status = $3, error = $4, release_revision = COALESCE($5, release_revision),
+                  finished_at = clock_timestamp(), lease_until = NULL, feed_seq = feed_seq + 1
+            WHERE id = $1 AND instance = $2 AND status = 'running'
+           RETURNING *`,
+          [id, instance, ending.status, ending.error ?? null, ending.releaseRevision ?? null],
+        );
+        const row = result.rows[0];
+        if (!row) return false;
+        const run = toRun(row);
+        await appendStatus(client, run, toInt(row.feed_seq));
+        await notify(client, { type: 'finished', runId: id });
+        return true;
+      }),
+    );
+  }
+
+  async reapExpired(reason: string): Promise<StoredRun[]> {
+    return this.#run('cannot reap expired runs', () =>
+      this.#tx(async (client) => {
+        const result = await client.query<RunRow>(
+          `UPDATE kapps_runs
+              SET status = 'errored', error = $1, finished_at = clock_timestamp(), lease_until = NULL,
+                  feed_seq = feed_seq + 1
+            WHERE id IN (SELECT id FROM kapps_runs
+                          WHERE status = 'running' AND lease_until < clock_timestamp()
+                          FOR UPDATE SKIP LOCKED)
+              AND status = 'running'
+           RETURNING *`,
+          [reason],
+        );
+        const runs: StoredRun[] = [];
+        for (const row of result.rows) {
+          const run = toRun(row);
+          await appendStatus(client, run, toInt(row.feed_seq));
+          await notify(client, { type: 'finished', runId: run.id });
+          runs.push(run);
+        }
+        return runs;
+      }),
+    );
+  }
+
+  async requestCancel(id: string, by: string): Promise<StoredRun | undefined> {
+    return this.#run('cannot cancel a run', () =>
+      this.#tx(async (client) => {
+        const found = await client.query<RunRow>('SELECT * FROM kapps_runs WHERE id = $1 FOR UPDATE', [id]);
+        const current = found.rows[0];
+        if (!current) return undefined;
+        if (current.status === 'queued') {
+          const result = await client.query<RunRow>(
+            `UPDATE kapps_runs SET status = 'cancelled', error = $2, finished_at = clock_timestamp(),
+                    feed_seq = feed_seq + 1
+              WHERE id = $1 RETURNING *`,
+            [id, `cancelled by ${by} before it started`],
+          );
+          const row = firstRow(result);
+          const run = toRun(row);
+          await appendStatus(client, run, toInt(row.feed_seq));
+          await notify(client, { type: 'finished', runId: id });
+          return run;
+        }
+        if (current.status === 'running' && !current.cancel_requested) {
+          const result = await client.query<RunRow>(
+            `UPDATE kapps_runs SET cancel_requested = true WHERE id = $1 RETURNING *`,
+            [id],
+          );
+          await notify(client, { type: 'cancel', runId: id });
+          return toRun(firstRow(result));
+        }
+        return toRun(current);
+      }),
+    );
+  }
+
+  /**
+   * Appends to one run are written in order, one transaction at a time; calls made while one is being written are
+   * gathered into the next transaction (a step printing fast costs one round trip per batch, not per line).
+   */
+  appendFeed(id: string, items: readonly FeedItem[]): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      let batch = this.#batches.get(id);
+      if (!batch) {
+        batch = { items: [], waiters: [] };
+        this.#batches.set(id, batch);
+      }
+      batch.items.push(...items);
+      batch.waiters.push({ end: batch.items.length, resolve, reject });
+      if (!this.#flushing.has(id)) void this.#flush(id);
+    });
+  }
+
+  async #flush(id: string): Promise<void> {
+    this.#flushing.add(id);
+    try {
+      for (let batch = this.#batches.get(id); batch; batch = this.#batches.get(id)) {
+        this.#batches.delete(id);
+        try {
+          const last = await this.#appendNow(id, batch.items);
+          const first = last - batch.items.length;
+          for (const waiter of batch.waiters) waiter.resolve(first + waiter.end);
+        } catch (error) {
+          for (const waiter of batch.waiters) waiter.reject(error);
+        }
+      }
+    } finally {
+      this.#flushing.delete(id);
+    }
+  }
+
+  async #appendNow(id: string, items: readonly FeedItem[]): Promise<number> {
+    return this.#run('cannot append to the feed of a run', () =>
+      this.#tx(async (client) => {
+        // jsonb cannot hold U+0000: a NUL a step printed is kept as U+FFFD, and offsets count that form.
+        const datas = items.map((item) => JSON.stringify(item.data, withoutNul));
+        const lines = items.map((item, index) =>
+          item.kind === 'log' ? Buffer.byteLength(`${datas[index] ?? ''}\n`) : 0,
+        );
+        const bytes = lines.reduce((sum, n) => sum + n, 0);
+        const result = await client.query<{ feed_seq: string; log_bytes: string }>(
+          `UPDATE kapps_runs SET feed_seq = feed_seq + $2, log_bytes = log_bytes + $3 WHERE id = $1
+           RETURNING feed_seq, log_bytes`,
+          [id, items.length, bytes],
+        );
+        const row = result.rows[0];
+        if (!row) throw new RunStoreError(`run ${id} does not exist in ${this.description}`);
+        const last = toInt(row.feed_seq);
+        if (items.length === 0) return last;
+        let seq = last - items.length;
+        let offset = toInt(row.log_bytes) - bytes;
+        const seqs: number[] = [];
+        const kinds: string[] = [];
+        const offsets: (number | null)[] = [];
+        const lengths: (number | null)[] = [];
+        items.forEach((item, index) => {
+          seqs.push(++seq);
+          kinds.push(item.kind);
+          const length = lines[index] ?? 0;
+          offsets.push(item.kind === 'log' ? offset : null);
+          lengths.push(item.kind === 'log' ? length : null);
+          offset += length;
+        });
+        await client.query(
+          `INSERT INTO kapps_run_feed (run_id, seq, kind, data, log_offset, log_length)
+           SELECT $1, s, k, d::jsonb, o, l
+             FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::integer[]) AS t(s, k, d, o, l)`,
+          [id, seqs, kinds, datas, offsets, lengths],
+        );
+        await notify(client, { type: 'feed', runId: id, seq: last });
+        return last;
+      }),
+    );
+  }
+
+  async readFeed(id: string, afterSeq: number, limit: number): Promise<FeedEntry[]> {
+    return this.#run('cannot read the feed of a run', async () => {
+      const result = await this.#pool.query<{ seq: string; kind: FeedItem['kind']; data: unknown }>(
+        `SELECT seq, kind, data FROM kapps_run_feed WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+        [id, Math.max(0, Math.floor(afterSeq)), Math.max(1, Math.floor(limit))],
+      );
+      return result.rows.map((row) => ({ seq: toInt(row.seq), item: { kind: row.kind, data: row.data } as FeedItem }));
+    });
+  }
+
+  async readLog(id: string, offset: number, maxBytes: number): Promise<{ lines: LogLine[]; nextOffset: number }> {
+    const from = Math.max(0, Math.floor(offset));
+    return this.#run('cannot read the log of a run', async () => {
+      // Lines starting within [from, from + maxBytes), and at least the first line at or after `from`.
+      const result = await this.#pool.query<{ data: LogLine; log_offset: string; log_length: number }>(
+        `(SELECT data, log_offset, log_length FROM kapps_run_feed
+           WHERE run_id = $1 AND log_offset >= $2 AND log_offset < $2::bigint + $3::bigint ORDER BY log_offset)
+         UNION ALL
+         (SELECT data, log_offset, log_length FROM kapps_run_feed
+           WHERE run_id = $1 AND log_offset >= $2::bigint + $3::bigint ORDER BY log_offset LIMIT 1)
+         ORDER BY log_offset`,
+        [id, from, Math.max(1, Math.floor(maxBytes))],
+      );
+      let rows = result.rows;
+      if (rows.length > 1) rows = rows.filter((row) => toInt(row.log_offset) < from + maxBytes);
+      const last = rows[rows.length - 1];
+      return {
+        lines: rows.map((row) => row.data),
+        nextOffset: last ? toInt(last.log_offset) + last.log_length : from,
+      };
+    });
+  }
+
+  async setResult(id: string, result: RunResult): Promise<void> {
+    await this.#run('cannot store the result of a run', async () => {
+      await this.#pool.query(
+        `INSERT INTO kapps_run_results (run_id, content_type, body) VALUES ($1, $2, $3)
+         ON CONFLICT (run_id) DO UPDATE SET content_type = EXCLUDED.content_type, body = EXCLUDED.body`,
+        [id, result.contentType, result.body],
+      );
+    });
+  }
+
+  async getResult(id: string): Promise<RunResult | undefined> {
+    return this.#run('cannot read the result of a run', async () => {
+      const result = await this.#pool.query<{ content_type: string; body: string }>(
+        'SELECT content_type, body FROM kapps_run_results WHERE run_id = $1',
+        [id],
+      );
+      const row = result.rows[0];
+      return row ? { contentType: row.content_type, body: row.body } : undefined;
+    });
+  }
+
+  subscribe(listener: (notice: StoreNotice) => void): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  /** The dedicated LISTEN connection; when it drops, it is opened again (100 ms, doubling up to 2 s). */
+  async #connectListener(): Promise<void> {
+    if (!this.#open || this.#listener) return;
+    const client = new pg.Client({ connectionString: this.#url, application_name: 'kapps-serve-listen' });
+    const lost = (): void => {
+      if (this.#listener !== client) return;
+      this.#listener = undefined;
+      client.removeAllListeners('notification');
+      void client.end().catch(() => undefined);
+      this.#scheduleReconnect();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', (message) => {
+      if (message.channel !== RUNS_CHANNEL || !message.payload) return;
+      let notice: StoreNotice;
+      try {
+        notice = JSON.parse(message.payload) as StoreNotice;
+      } catch {
+        return;
+      }
+      for (const listener of [...this.#listeners]) {
+        try {
+          listener(notice);
+        } catch {
+          // A subscriber's failure is its own; the others still hear of the change.
+        }
+      }
+    });
+    this.#listener = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${RUNS_CHANNEL}`);
+      this.#reconnectDelay = 100;
+    } catch (error) {
+      if (this.#listener === client) this.#listener = undefined;
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  #scheduleReconnect(): void {
+    if (!this.#open || this.#reconnectTimer) return;
+    const delay = this.#reconnectDelay;
+    this.#reconnectDelay = Math.min(this.#reconnectDelay * 2, 2_000);
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnectTimer = undefined;
+      this.#connectListener().catch(() => this.#scheduleReconnect());
+    }, delay);
+    this.#reconnectTimer.unref();
+  }
+
+  /** Run one transaction on a pooled connection. */
+  async #tx<T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      const value = await action(client);
+      await client.query('COMMIT');
+      return value;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Run one operation after the schema is ready; turn driver errors into `RunStoreError` without secrets. */
+  async #run<T>(what: string, action: () => Promise<T>): Promise<T> {
+    if (this.#closed) throw new RunStoreError(`the run store ${this.description} is closed`);
+    try {
+      this.#ready ??= this.#migrate();
+      await this.#ready;
+      return await action();
+    } catch (error) {
+      if (error instanceof KappsError) throw error;
+      // No `cause`: the driver's error objects can carry the connection parameters.
+      throw new RunStoreError(`${what} in ${this.description}: ${redactText(describeError(error), this.#url)}`);
+    }
+  }
+
+  /** Create or migrate the run tables. A failed attempt is retried by the next call. */
+  async #migrate(): Promise<void> {
+    try {
+      if ((await this.#schemaVersion(this.#pool)) === PG_RUNS_SCHEMA_VERSION) return;
+      await this.#tx(async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+        await client.query(
+          `CREATE TABLE IF NOT EXISTS kapps_runs_schema
+             (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)`,
+        );
+        let version = await this.#schemaVersion(client);
+        for (const migration of MIGRATIONS) {
+          if (migration.version <= version) continue;
+          for (const statement of migration.statements) await client.query(statement);
+          version = migration.version;
+        }
+        await client.query(
+          `INSERT INTO kapps_runs_schema (id, version) VALUES (1, $1)
+           ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version`,
+          [version],
+        );
+      });
+    } catch (error) {
+      this.#ready = undefined;
+      throw error;
+    }
+  }
+
+  /** The stored schema version, or 0 when there is no schema table yet. */
+  async #schemaVersion(db: Queryable): Promise<number> {
+    let version: number;
+    try {
+      const found = await db.query<{ version: number }>('SELECT version FROM kapps_runs_schema WHERE id = 1');
+      version = found.rows[0] ? toInt(found.rows[0].version) : 0;
+    } catch (error) {
+      if (pgCode(error) === '42P01') return 0; // undefined_table: first use
+      throw error;
+    }
+    if (version > PG_RUNS_SCHEMA_VERSION) {
+      throw new RunStoreError(
+        `the run tables in ${this.description} have schema version ${version}, newer than this kapps supports ` +
+          `(${PG_RUNS_SCHEMA_VERSION}); upgrade kapps`,
+      );
+    }
+    return version;
+  }
+}
+
+/** Append the run's new status as its feed entry `seq` (the row's `feed_seq`, already counted), and announce it. */
+async function appendStatus(client: pg.PoolClient, run: StoredRun, seq: number): Promise<void> {
+  await client.query(`INSERT INTO kapps_run_feed (run_id, seq, kind, data) VALUES ($1, $2, 'status', $3::jsonb)`, [
+    run.id,
+    seq,
+    JSON.stringify(run),
+  ]);
+  await notify(client, { type: 'feed', runId: run.id, seq });
+}
+
+/** A JSON.stringify replacer: U+0000 (which jsonb refuses) becomes U+FFFD. */
+function withoutNul(_key: string, value: unknown): unknown {
+  return typeof value === 'string' && value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
+}
+
+async function notify(client: pg.PoolClient, notice: StoreNotice): Promise<void> {
+  await client.query('SELECT pg_notify($1, $2)', [RUNS_CHANNEL, JSON.stringify(notice)]);
+}
+
+/** A new run id: time-ordered prefix (base 36 milliseconds) and 48 random bits. */
+function newRunId(): string {
+  return `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
+}
+
+function toRun(row: RunRow): StoredRun {
+  return {
+    id: row.id,
+    seq: toInt(row.seq),
+    type: row.type as RunType,
+    project: row.project,
+    stack: row.stack,
+    status: row.status as RunState,
+    createdBy: row.created_by,
+    createdAt: row.created_at.toISOString(),
+    startedAt: row.started_at ? row.started_at.toISOString() : null,
+    finishedAt: row.finished_at ? row.finished_at.toISOString() : null,
+    releaseRevision: row.release_revision,
+    error: row.error,
+    options: row.options,
+    instance: row.instance,
+    leaseUntil: row.lease_until ? row.lease_until.toISOString() : null,
+    cancelRequested: row.cancel_requested,
+  };
+}
+
+function firstRow<T extends pg.QueryResultRow>(result: pg.QueryResult<T>): T {
+  const row = result.rows[0];
+  if (!row) throw new RunStoreError('the database returned no row');
+  return row;
+}
+
+/** Cursors are the submission number (`seq`) of the last run of a page, in decimal; opaque to clients. */
+function encodeCursor(seq: number): string {
+  return String(seq);
+}
+
+function decodeCursor(cursor: string): number {
+  if (!/^[0-9]{1,15}$/.test(cursor)) {
+    throw new RunCursorError(`invalid cursor ${JSON.stringify(cursor)}: use the nextCursor of a page`);
+  }
+  return Number(cursor);
+}
+
+/** pg returns int8 as strings; integers are cast here and checked. */
+function toInt(value: number | string): number {
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isSafeInteger(n)) throw new RunStoreError(`unexpected non-integer ${String(value)} from the database`);
+  return n;
+}
+
+function pgCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return error.errors.map((inner: unknown) => describeError(inner)).join('; ');
+  }
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
