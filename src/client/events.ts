@@ -29,6 +29,8 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
       if (done) return;
       buffer += decoder.decode(value, { stream: true });
       for (let nl = buffer.search(/\r\n|\r|\n/); nl >= 0; nl = buffer.search(/\r\n|\r|\n/)) {
+        // A CR last in the buffer may be the first half of a CRLF: wait for the next chunk.
+        if (nl === buffer.length - 1 && buffer.endsWith('\r')) break;
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(buffer.startsWith('\r\n', nl) ? nl + 2 : nl + 1);
         if (line === '') {
