@@ -119,6 +119,7 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<voi
   for (const s of signals) process.on(s, onSignal);
 
   let queuedSaid = false;
+  let ranToEnd = false;
   let run: Run;
   try {
     run = await followRun(
@@ -126,6 +127,7 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<voi
       submitted.id,
       {
         onRunEvent: (event) => {
+          if (event.type === 'run-finished') ranToEnd = true;
           for (const reporter of [...reporters]) {
             if (!safely(() => (reporter.onEvent(event), true))) reporters.splice(reporters.indexOf(reporter), 1);
           }
@@ -148,7 +150,7 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<voi
       await reporter.close().catch(() => undefined);
     }
   }
-  await finish(client, type, run, args, interrupted);
+  await finish(client, type, run, args, interrupted, ranToEnd);
 }
 
 function safely(action: () => boolean): boolean {
@@ -160,16 +162,28 @@ function safely(action: () => boolean): boolean {
 }
 
 /** Print the result and map the final state to the exit code. */
-async function finish(client: ServerClient, type: RunType, run: Run, args: RemoteRunArgs, interrupted: boolean) {
+async function finish(
+  client: ServerClient,
+  type: RunType,
+  run: Run,
+  args: RemoteRunArgs,
+  interrupted: boolean,
+  ranToEnd: boolean,
+) {
   const where = `run ${run.id} on ${client.origin}`;
+  if (interrupted && run.status !== 'succeeded') {
+    throw new CancelledError(
+      `interrupted; ${where} ${run.status === 'cancelled' ? 'was cancelled' : `ended ${run.status}`}`,
+    );
+  }
   if (run.status === 'cancelled') {
     throw new CancelledError(interrupted ? `interrupted; ${where} was cancelled` : `${where} was cancelled${why(run)}`);
   }
   if (run.status === 'errored') throw new KappsError(`${where} errored${why(run)}`);
   if (run.status === 'failed') {
     if (type === 'apply' || type === 'destroy') {
-      // The summary was shown by the reporter; say why when the run itself broke.
-      if (run.error) process.stderr.write(`kapps: ${where} failed: ${run.error}\n`);
+      // The summary was shown by the reporter; say why when the run itself broke, or ended before it ran.
+      if (run.error || !ranToEnd) process.stderr.write(`kapps: ${where} failed${why(run)}\n`);
       throw new SilentFailure('the run failed');
     }
     throw new KappsError(`${where} failed${why(run)}`);
@@ -196,7 +210,6 @@ async function finish(client: ServerClient, type: RunType, run: Run, args: Remot
       process.stdout.write(`Recorded as release ${revision} of ${run.project}/${run.stack} by ${where}\n`);
     }
   }
-  if (interrupted) throw new CancelledError(`interrupted; ${where} had already ${run.status}`);
 }
 
 function why(run: Run): string {
