@@ -1,7 +1,7 @@
 /** `kapps generate`: the resolved spec of a stack, without running anything. */
 import type { CommandModule } from 'yargs';
 import { PHASES, type Phase } from '../../vocabulary.js';
-import { flushWarnings, openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
+import { stackOptions, type StackArgs } from '../stack-args.js';
 import { runRemotely, serverOption, type ServerOptionArgs } from '../server-option.js';
 
 interface GenerateArgs extends StackArgs, ServerOptionArgs {
@@ -46,14 +46,8 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
       throw new UsageError('--phase is not available with --server: the server generates every phase');
     }
     if (await runRemotely('generate', args)) return;
-    const stack = await openStackFromArgs(args, { planning: true });
-    const spec = stack.spec(args.phase.length ? { phases: args.phase } : {});
-    await flushWarnings(stack);
-    if (args.output === 'json') {
-      process.stdout.write(`${JSON.stringify(spec, null, 2)}\n`);
-    } else {
-      const { stringify } = await import('yaml');
-      process.stdout.write(stringify(spec, { lineWidth: 0 }));
-    }
+    const { generateDocument } = await import('../../engine/generate.js');
+    const { cliContext } = await import('../context.js');
+    process.stdout.write(await generateDocument(args, cliContext, { phases: args.phase, format: args.output }));
   },
 };
