@@ -5,7 +5,7 @@
 import type { Argv } from 'yargs';
 import { UsageError } from '../diagnostics/errors.js';
 import type { RunType } from '../server/api-schema.js';
-import type { RemoteRunArgs } from '../client/remote-run.js';
+import type { RemoteRunArgs } from './remote/remote-run.js';
 
 export interface ServerOptionArgs {
   server?: string;
@@ -53,7 +53,7 @@ export async function runRemotely(type: RunType, args: RemoteRunArgs & LocalOnly
   if (args.backend !== undefined) {
     throw new UsageError('--backend does not apply with --server: the server records releases in its own backend');
   }
-  const { remoteRun } = await import('../client/remote-run.js');
+  const { remoteRun } = await import('./remote/remote-run.js');
   await remoteRun(type, args);
   return true;
 }

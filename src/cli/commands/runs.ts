@@ -73,7 +73,7 @@ function serverOptions<T>(y: Argv<T>): Argv<T & ServerArgs> {
 }
 
 async function client(argv: ServerArgs) {
-  const { clientFor } = await import('../../client/remote-run.js');
+  const { clientFor } = await import('../remote/remote-run.js');
   return argv.server !== undefined
     ? clientFor(argv.server, '--server')
     : clientFor(process.env.KAPPS_SERVER, 'KAPPS_SERVER');
@@ -152,7 +152,7 @@ const submitCommand: CommandModule<object, SubmitArgs> = {
         'Queue an apply of shop/dev',
       ) as unknown as Argv<SubmitArgs>,
   handler: async (argv) => {
-    const { submitRun } = await import('../../client/runs.js');
+    const { submitRun } = await import('../remote/runs.js');
     await submitRun(await client(argv), argv.type, argv.project, argv, argv.output);
   },
 };
@@ -176,7 +176,7 @@ const listCommand: CommandModule<object, ListArgs> = {
       })
       .option('cursor', { type: 'string', requiresArg: true, describe: 'The page after the one that printed it' }),
   handler: async (argv) => {
-    const { listRuns } = await import('../../client/runs.js');
+    const { listRuns } = await import('../remote/runs.js');
     const query: Record<string, string | number> = {};
     for (const key of [
       'project',
@@ -214,7 +214,7 @@ const showCommand: CommandModule<object, ShowArgs> = {
       describe: 'Print the result of the finished run as the server keeps it (YAML or JSON)',
     }),
   handler: async (argv) => {
-    const { showRun } = await import('../../client/runs.js');
+    const { showRun } = await import('../remote/runs.js');
     await showRun(await client(argv), argv.id, argv.output, argv.result);
   },
 };
@@ -232,7 +232,7 @@ const logsCommand: CommandModule<object, LogsArgs> = {
       })
       .option('kapp', { type: 'string', requiresArg: true, describe: 'Only the lines of this kapp (manifest:kapp)' }),
   handler: async (argv) => {
-    const { runLogs } = await import('../../client/runs.js');
+    const { runLogs } = await import('../remote/runs.js');
     await runLogs(await client(argv), argv.id, { follow: argv.follow, kapp: argv.kapp, output: argv.output });
   },
 };
@@ -242,7 +242,7 @@ const cancelCommand: CommandModule<object, IdArgs> = {
   describe: 'Cancel a run: a queued one at once, a running one stops as on Ctrl-C',
   builder: (y) => idPositional(y),
   handler: async (argv) => {
-    const { cancelRun } = await import('../../client/runs.js');
+    const { cancelRun } = await import('../remote/runs.js');
     await cancelRun(await client(argv), argv.id, argv.output);
   },
 };

@@ -1,6 +1,6 @@
 /** A preview run's result (the `kapps preview -o json` document) printed as `kapps preview` prints it. */
 import { ServerError } from './http.js';
-import { formatPreviewDetails, formatPreviewTable, type PreviewDocument } from '../release/index.js';
+import { formatPreviewDetails, formatPreviewTable, type PreviewDocument } from '../../release/index.js';
 
 /** Print the document as a table with details, or as JSON; returns whether anything would change. */
 export function printPreviewDocument(text: string, output: 'table' | 'json', origin: string): boolean {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readSse, type SseMessage } from '../../../src/client/events.js';
-import { networkReason, serverUrl } from '../../../src/client/http.js';
+import { readSse, type SseMessage } from '../../../src/cli/remote/events.js';
+import { networkReason, serverUrl } from '../../../src/cli/remote/http.js';
 
 /** A body that delivers `chunks` one by one. */
 function body(chunks: readonly string[]): ReadableStream<Uint8Array> {

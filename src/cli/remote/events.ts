@@ -4,8 +4,8 @@
  * the `status` event of a final state.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RunEvent } from '../report/events.js';
-import { FINAL_RUN_STATES, logLineSchema, runSchema, type LogLine, type Run } from '../server/api-schema.js';
+import type { RunEvent } from '../../report/events.js';
+import { FINAL_RUN_STATES, logLineSchema, runSchema, type LogLine, type Run } from '../../server/api-schema.js';
 import { ServerError, openStream, unreachable, type ServerClient } from './http.js';
 
 /** One message of an event stream. */

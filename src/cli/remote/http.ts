@@ -5,8 +5,8 @@
  * trace. The token is never printed.
  */
 import type { z } from 'zod';
-import { KappsError, UsageError } from '../diagnostics/errors.js';
-import { problemSchema } from '../server/api-schema.js';
+import { KappsError, UsageError } from '../../diagnostics/errors.js';
+import { problemSchema } from '../../server/api-schema.js';
 
 /** A request to the server failed: printed as one line, exit 1. */
 export class ServerError extends KappsError {

@@ -1,8 +1,8 @@
 /**
  * `kapps runs submit|list|show|logs|cancel`: the runs of a runs server, from the command line, as tables or JSON.
  */
-import { CancelledError } from '../diagnostics/errors.js';
-import { formatLogLine } from '../release/log-lines.js';
+import { CancelledError } from '../../diagnostics/errors.js';
+import { formatLogLine } from '../../release/log-lines.js';
 import {
   logChunkSchema,
   runListSchema,
@@ -11,7 +11,7 @@ import {
   type Run,
   type RunListQuery,
   type RunType,
-} from '../server/api-schema.js';
+} from '../../server/api-schema.js';
 import { followRun } from './events.js';
 import type { ServerClient } from './http.js';
 import { submitBody, type RemoteRunArgs } from './remote-run.js';

@@ -5,9 +5,9 @@
  * 0, 1 (failed, errored) or 130 (cancelled). Ctrl-C once asks the server to cancel the run and waits for it to end;
  * a second Ctrl-C stops waiting.
  */
-import { CancelledError, ExitCode, KappsError, SilentFailure, UsageError } from '../diagnostics/errors.js';
-import type { Reporter } from '../report/events.js';
-import { applyResultSchema, runSchema, type Run, type RunType, type SubmitRun } from '../server/api-schema.js';
+import { CancelledError, ExitCode, KappsError, SilentFailure, UsageError } from '../../diagnostics/errors.js';
+import type { Reporter } from '../../report/events.js';
+import { applyResultSchema, runSchema, type Run, type RunType, type SubmitRun } from '../../server/api-schema.js';
 import { followRun } from './events.js';
 import { ServerClient, serverUrl } from './http.js';
 
@@ -79,7 +79,7 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<voi
 
   const reporters: Reporter[] = [];
   if (type === 'apply' || type === 'destroy') {
-    const { createReporter } = await import('../report/create-reporter.js');
+    const { createReporter } = await import('../../report/create-reporter.js');
     const isTTY = process.stdout.isTTY === true;
     reporters.push(
       await createReporter({
