@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { EngineContext } from '../../src/engine/context.js';
+import type * as Engine from '../../src/engine/index.js';
 import type { LogLine, RunParams } from '../../src/engine/index.js';
 import type { RunEvent } from '../../src/report/events.js';
 import { cleanupProjects, fake, fixtureProject, kapp, waitFor } from '../support/project.js';
@@ -16,7 +17,7 @@ afterAll(cleanupProjects);
 // The built engine, as the server runs it (its steps go through the built process server).
 const { createRunLog, runOperation } = (await import(
   new URL('../../dist/engine/index.js', import.meta.url).href
-)) as typeof import('../../src/engine/index.js');
+)) as typeof Engine;
 
 function params(stackFile: string): RunParams {
   return {

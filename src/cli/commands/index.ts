@@ -10,6 +10,7 @@ import { releaseCommand } from './release.js';
 import { renderCommand } from './render.js';
 import { runsCommand } from './runs.js';
 import { schemaCommand } from './schema.js';
+import { serveCommand } from './serve.js';
 import { cleanCommand, deleteCommand, installCommand, outputCommand, templateCommand } from './run.js';
 import { validateCommand } from './validate.js';
 import { varsCommand } from './vars.js';
@@ -32,4 +33,5 @@ export const commands: CommandModule<{}, any>[] = [
   workspaceCommand,
   renderCommand,
   schemaCommand,
+  serveCommand,
 ];
