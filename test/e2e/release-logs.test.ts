@@ -7,7 +7,16 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BACKENDS, freshBackend, PG_PASSWORD } from '../fixtures/release/harness.js';
-import { cleanupProjects, fake, fixtureProject, kapp, survivors, uniqueMarker, waitFor } from '../support/project.js';
+import {
+  cleanupProjects,
+  fake,
+  fixtureProject,
+  kapp,
+  killMatching,
+  survivors,
+  uniqueMarker,
+  waitFor,
+} from '../support/project.js';
 import { CLI, cliEnv } from '../support/cli.js';
 import { spawn } from 'node:child_process';
 
@@ -135,6 +144,25 @@ describe.each(BACKENDS)('kapps release logs (%s backend)', (kind) => {
 });
 
 describe('release logs and secrets, Ctrl-C and files', () => {
+  it('--follow stops with an error when the run that owns the release died (kill -9)', async () => {
+    const marker = uniqueMarker('kapps-log-dead');
+    const p = shop(['--fork-sleep', '60', marker, '--hang']);
+    const install = p.start('install', ['-y', '--reporter', 'plain']);
+    const logFile = join(p.kappsHome, 'releases', 'project', 'dev', '1.log.ndjson');
+    await waitFor(
+      'the step to print',
+      () => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('"db is up"'),
+      20_000,
+    );
+    install.child.kill('SIGKILL');
+    await install.done;
+    killMatching(marker);
+    const r = await p.run('release', ['logs', p.stackFile, 'dev', '-f'], { bare: true });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('[web:db apply_install/apply] db is up');
+    expect(r.stderr).toMatch(/^kapps: stopped following release 1 of project\/dev: .*the owner looks dead/m);
+  });
+
   it('never hold a sensitive output, even printed by a step', async () => {
     const SECRET = 'hunter2-release-log-secret';
     const p = fixtureProject({

@@ -225,20 +225,22 @@ function refused(
     if (problem.success) {
       title = problem.data.title;
       detail = problem.data.detail;
-      if (problem.data.errors?.length) {
-        fields = ` (${problem.data.errors.map((e) => `${e.field}: ${e.message}`).join('; ')})`;
-      }
+      const listed = (problem.data.errors ?? []).map((e) => `${e.field}: ${e.message}`);
+      // The fields at fault, unless the detail says them already.
+      if (listed.length > 0 && !listed.every((f) => problem.data.detail?.includes(f)))
+        fields = ` (${listed.join('; ')})`;
     }
   } catch {
     // Not a problem document: the status says enough.
   }
   const said = [title, detail].filter((part) => part !== undefined && part !== '').join(': ') || response.statusText;
+  const already = (words: string): string => (said.includes(words) ? '' : `; ${words}`);
   const hint = (() => {
     switch (status) {
       case 401:
-        return '; set KAPPS_TOKEN to a token the server knows';
+        return already('set KAPPS_TOKEN to a token the server knows');
       case 403:
-        return '; the token’s role does not allow this';
+        return said.includes('role') ? '' : '; the token’s role does not allow this';
       case 429: {
         const retry = response.headers.get('retry-after');
         return retry ? `; retry after ${retry} s` : '';

@@ -7,7 +7,14 @@
  */
 import { CancelledError, ExitCode, KappsError, SilentFailure, UsageError } from '../../diagnostics/errors.js';
 import type { Reporter } from '../../report/events.js';
-import { applyResultSchema, runSchema, type Run, type RunType, type SubmitRun } from '../../server/api-schema.js';
+import {
+  applyResultSchema,
+  nameSchema,
+  runSchema,
+  type Run,
+  type RunType,
+  type SubmitRun,
+} from '../../server/api-schema.js';
 import { followRun } from './events.js';
 import { ServerClient, serverUrl } from './http.js';
 
@@ -60,6 +67,16 @@ export function submitBody(type: RunType, project: string, args: RemoteRunArgs):
   };
 }
 
+/** Check a project or stack name as the server takes it (a usage error here rather than a 400 there). */
+export function checkName(value: string, what: string): void {
+  const checked = nameSchema.safeParse(value);
+  if (!checked.success) {
+    throw new UsageError(
+      `${what} ${JSON.stringify(value)} is not a name the server takes: ${checked.error.issues[0]?.message ?? ''}`,
+    );
+  }
+}
+
 /** The client of `--server`, with the token of `KAPPS_TOKEN`. */
 export function clientFor(server: string | undefined, from = '--server'): ServerClient {
   return new ServerClient(serverUrl(server, from), process.env.KAPPS_TOKEN);
@@ -70,6 +87,8 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<voi
   if (args.project === undefined || args.project === '') {
     throw new UsageError("--project is required with --server: name the server's registered project");
   }
+  checkName(args.project, '--project');
+  checkName(args.stackName, 'the stack');
   const client = clientFor(args.server);
   const submitted = await client.json('POST', 'runs', runSchema, {
     body: submitBody(type, args.project, args),

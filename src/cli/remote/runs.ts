@@ -14,7 +14,7 @@ import {
 } from '../../server/api-schema.js';
 import { followRun } from './events.js';
 import type { ServerClient } from './http.js';
-import { submitBody, type RemoteRunArgs } from './remote-run.js';
+import { checkName, submitBody, type RemoteRunArgs } from './remote-run.js';
 
 export type Output = 'table' | 'json';
 
@@ -30,6 +30,8 @@ export async function submitRun(
   args: RemoteRunArgs & { previewRun?: string | undefined; idempotencyKey?: string | undefined },
   output: Output,
 ): Promise<void> {
+  checkName(project, '--project');
+  checkName(args.stackName, 'the stack');
   const body = { ...submitBody(type, project, args), ...(args.previewRun ? { previewRunId: args.previewRun } : {}) };
   const run = await client.json('POST', 'runs', runSchema, {
     body,
