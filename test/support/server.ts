@@ -243,13 +243,12 @@ export async function readEvents(
 export async function waitForRun(
   client: ApiClient,
   id: string,
-  done: (run: any) => boolean = (r: { status: string }) =>
-    ['succeeded', 'failed', 'cancelled', 'errored'].includes(r.status),
+  done: (run: Run) => boolean = (r) => ['succeeded', 'failed', 'cancelled', 'errored'].includes(r.status),
   timeoutMs = 30_000,
-): Promise<any> {
+): Promise<Run> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const r = await client.get(`/api/v1/runs/${id}`);
+    const r = await client.get<Run>(`/api/v1/runs/${id}`);
     if (r.status === 200 && done(r.body)) return r.body;
     if (Date.now() > deadline) throw new Error(`run ${id} not done in ${timeoutMs} ms: ${JSON.stringify(r.body)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
