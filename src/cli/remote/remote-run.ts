@@ -226,7 +226,7 @@ async function finish(
     const result = await client.json('GET', path, applyResultSchema, { what });
     const revision = result.releaseRevision ?? run.releaseRevision;
     if (args.reporter !== 'json' && revision !== null) {
-      process.stdout.write(`Recorded as release ${revision} of ${run.project}/${run.stack} by ${where}\n`);
+      process.stdout.write(`Recorded as release ${revision} of stack ${run.stack} by ${where}\n`);
     }
   }
 }
