@@ -194,33 +194,40 @@ describe('install -y / delete -y --server', () => {
 });
 
 describe('generate and preview --server', () => {
-  it('prints the spec and the preview as the local commands do', async () => {
+  it('prints the spec and the preview as the local commands do; the stack file argument is not read', async () => {
     const p = shop();
     const server = await serve(p);
-    const g = await p.run('generate', ['--server', server.url, '--project', 'shop']);
+    // The stack file named here does not exist: with --server only the stack name and --project count.
+    const remote = (command: string, ...args: string[]) =>
+      p.run(command, ['nowhere.yaml', 'dev', '--server', server.url, '--project', 'shop', ...args], { bare: true });
+    const local = await p.run('generate');
+    expect(local.code, local.stderr).toBe(0);
+    const g = await remote('generate');
     expect(g.code, g.stderr).toBe(0);
-    const spec = parse(g.stdout) as { stack: string; kapps: { id: string }[] };
+    expect(g.stderr).toMatch(/^Run \S+: generate of shop\/dev on http/m);
+    const spec = parse(g.stdout) as { stack: string; kapps: { id: string; dependsOn: string[] }[] };
+    const localSpec = parse(local.stdout) as typeof spec;
     expect(spec.stack).toBe('dev');
-    expect(spec.kapps.map((k) => k.id)).toEqual(['web:db', 'web:api']);
-    const gj = await p.run('generate', ['--server', server.url, '--project', 'shop', '-o', 'json']);
+    expect(spec.kapps.map((k) => [k.id, k.dependsOn])).toEqual(localSpec.kapps.map((k) => [k.id, k.dependsOn]));
+    const gj = await remote('generate', '-o', 'json');
     expect(JSON.parse(gj.stdout)).toEqual(spec);
 
-    const before = await p.run('preview', ['--server', server.url, '--project', 'shop']);
+    const before = await remote('preview');
     expect(before.code, before.stderr).toBe(0);
     expect(before.stdout).toMatch(
       /^Preview against no previous release:\nID\s+ACTION\nweb:db\s+Create\nweb:api\s+Create\n/,
     );
-    const detailed = await p.run('preview', [
-      '--server',
-      server.url,
-      '--project',
-      'shop',
-      '--detailed-exitcode',
-      '-o',
-      'json',
-    ]);
+    const detailed = await remote('preview', '--detailed-exitcode', '-o', 'json');
     expect(detailed.code).toBe(2);
     expect(JSON.parse(detailed.stdout)).toMatchObject({ stack: 'dev', basedOnRevision: null, hasChanges: true });
+    const runs = await client(p, ['runs', 'list', '--server', server.url, '-o', 'json']);
+    const types = (JSON.parse(runs.stdout) as { runs: { type: string; status: string }[] }).runs;
+    expect(types.map((r) => `${r.type} ${r.status}`)).toEqual([
+      'preview succeeded',
+      'preview succeeded',
+      'generate succeeded',
+      'generate succeeded',
+    ]);
   });
 });
 
