@@ -279,6 +279,41 @@ describe('kapps runs', () => {
     ).toEqual(['apply-db', 'apply-api']);
   });
 
+  it('a full queue is one line with its Retry-After (429), a finished run cannot be cancelled (409): exit 1', async () => {
+    const gate = uniqueMarker('gate429');
+    const p = shop(['--wait-file', join('/tmp', gate)]);
+    const config = p.write('kapps-server.yaml', {
+      projects: [{ name: 'shop', stack_file: 'stacks.yaml' }],
+      limits: { max_queued_per_stack: 1 },
+    });
+    const server = await startServer({
+      args: ['--config', config],
+      env: { PATH: p.env.PATH ?? FIXTURE_BIN, KAPPS_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root },
+    });
+    const s = ['--server', server.url];
+    try {
+      const a = await client(p, ['runs', 'submit', 'apply', 'dev', '--project', 'shop', ...s, '-o', 'json']);
+      expect(a.code, a.stderr).toBe(0);
+      await waitFor('the first run to start', () => p.traceLines().some((l) => l.tag === 'apply-db'), 20_000);
+      const b = await client(p, ['runs', 'submit', 'generate', 'dev', '--project', 'shop', ...s]);
+      expect(b.code, b.stderr).toBe(0);
+      const full = await p.run('generate', ['--server', server.url, '--project', 'shop']);
+      expect(full.code).toBe(1);
+      expect(full.stderr).toMatch(
+        /^kapps: http:\/\/127\.0\.0\.1:\d+ refused the generate run of shop\/dev: 429 .*; retry after \d+ s\n$/,
+      );
+    } finally {
+      writeFileSync(join('/tmp', gate), 'go');
+    }
+    const first = await client(p, ['runs', 'list', '--type', 'apply', ...s, '-o', 'json']);
+    const id = (JSON.parse(first.stdout) as { runs: { id: string }[] }).runs[0]?.id ?? '';
+    await client(p, ['runs', 'logs', id, '--follow', ...s]);
+    const late = await client(p, ['runs', 'cancel', id, ...s]);
+    expect(late.code).toBe(1);
+    expect(late.stderr).toMatch(new RegExp(`refused the cancel of run ${id}: 409 `));
+    expect(late.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
   it('one clear line and exit 1 for a bad token, a role that may not, an unknown run, a server that is not there', async () => {
     const p = shop();
     const hash = (t: string) => createHash('sha256').update(t).digest('hex');
