@@ -147,6 +147,30 @@ describe('release logs in files', () => {
   });
 });
 
+describe('the batching log writer', () => {
+  it('tells of a batch it could not store once, and goes on with the next batches', async () => {
+    const stored: string[] = [];
+    let calls = 0;
+    const store = {
+      appendLog: (_p: string, _s: string, _r: number, lines: readonly ReleaseLogLine[]) => {
+        calls++;
+        if (calls <= 2) return Promise.reject(new Error(`disk full ${calls}`));
+        stored.push(...lines.map((l) => l.text));
+        return Promise.resolve();
+      },
+    } as unknown as ReleaseStore;
+    const errors: string[] = [];
+    const writer = new ReleaseLogWriter(store, 'p', 's', 1, {
+      maxLines: 1,
+      onError: (e) => errors.push((e as Error).message),
+    });
+    for (const text of ['a', 'b', 'c', 'd']) writer.write(line(text));
+    await writer.close();
+    expect(errors).toEqual(['disk full 1']);
+    expect(stored).toEqual(['c', 'd']);
+  });
+});
+
 describe('log lines as text', () => {
   it('tags step lines with kapp, phase and step and escapes control characters', () => {
     expect(formatLogLine(line('Install dev'))).toBe('Install dev\n');
