@@ -227,6 +227,7 @@ describe('kapps serve: restarts and crashes', () => {
     const log = await c.get(`/api/v1/runs/${run.body.id}/logs`);
     const text = (log.body.lines ?? []).map((l) => l.text).join('\n');
     expect(text).toContain('the process server stopped: killed by SIGKILL');
+    expect(ended.error).toBe('1 kapp(s) failed; shop:db: the process server stopped: killed by SIGKILL');
     // The server still serves and runs.
     killMatching(m);
     p.write('manifests/shop.yaml', {
@@ -311,6 +312,35 @@ describe('kapps serve: with the CLI', () => {
     expect((byServer.body.command as string[]).slice(0, 2)).toEqual(['kapps', 'serve']);
     const byCli = await c.get('/api/v1/projects/shop/stacks/dev/releases/1');
     expect(byCli.body.command as string[]).toContain('install');
+  });
+});
+
+describe('kapps serve: unlock', () => {
+  it('shows the lock of a CLI killed with -9 as looking dead, and an admin unlocks it, recorded with who did it', async () => {
+    const p = project();
+    p.write('manifests/shop.yaml', {
+      kapps: [kapp('db', { apply_install: [fake('migrate', 'db', ['--wait-file', p.path('go')])], apply_delete: [] })],
+    });
+    const cli = p.start('install', ['-y']);
+    await waitFor('the CLI step to start', () => p.traceLines().some((t) => t.event === 'start'), 20_000);
+    cli.child.kill('SIGKILL');
+    await cli.done;
+    const server = await serve(p);
+    const c = api(server.url);
+    const summary = await c.get('/api/v1/projects/shop/stacks/dev');
+    expect(summary.body.lock).toMatchObject({ revision: 1, operation: 'install', phase: 'applying' });
+    expect((summary.body.lock as { ownerLooksDead: string }).ownerLooksDead).toContain('is not running');
+    const unlocked = await c.post('/api/v1/projects/shop/stacks/dev/unlock');
+    expect(unlocked.status).toBe(200);
+    expect(unlocked.body).toMatchObject({ unlocked: true, revision: 1, previousPhase: 'applying', by: 'anonymous' });
+    const release = await c.get('/api/v1/projects/shop/stacks/dev/releases/1');
+    expect(release.body.phase).toBe('failed');
+    expect((release.body.unlocked as { by: string }).by).toBe('anonymous (kapps serve)');
+    expect((await c.get('/api/v1/projects/shop/stacks/dev')).body.lock).toBeNull();
+    // The stack takes runs again.
+    p.write('go', 'x');
+    const next = await submit(server, {});
+    expect(await waitForRun(c, next.body.id!)).toMatchObject({ status: 'succeeded', releaseRevision: 2 });
   });
 });
 
