@@ -261,6 +261,11 @@ describe('kapps runs', () => {
     expect(cancel.code, cancel.stderr).toBe(0);
     expect(cancel.stdout).toBe(`Run ${b}: cancelled\n`);
 
+    // A remote install now waits behind the running apply, and says so.
+    const queuedInstall = p.start('install', ['-y', ...s, '--project', 'shop', '--reporter', 'plain']);
+    await waitFor('the install to be queued', () => queuedInstall.stderr().includes('Queued behind'), 20_000);
+    expect(queuedInstall.stderr()).toContain(`Queued behind run ${a.id} (position 1)`);
+
     writeFileSync(join('/tmp', gate), 'go');
     const follow = await client(p, ['runs', 'logs', a.id, '--follow', ...s]);
     expect(follow.code, follow.stderr).toBe(0);
@@ -271,12 +276,15 @@ describe('kapps runs', () => {
     expect(logs.stdout.trimEnd().split('\n')).toEqual(['[web:api apply_install/apply] api is up']);
     const shown = await client(p, ['runs', 'show', a.id, ...s, '-o', 'json']);
     expect(JSON.parse(shown.stdout)).toMatchObject({ id: a.id, status: 'succeeded', releaseRevision: 1 });
+    const queuedDone = await queuedInstall.done;
+    expect(queuedDone.code, queuedDone.stderr).toBe(0);
+    expect(queuedDone.stdout).toMatch(/Recorded as release 2 of stack dev by run/);
     expect(
       p
         .traceLines()
         .filter((l) => l.event === 'start')
         .map((l) => l.tag),
-    ).toEqual(['apply-db', 'apply-api']);
+    ).toEqual(['apply-db', 'apply-api', 'apply-db', 'apply-api']);
   });
 
   it('a full queue is one line with its Retry-After (429), a finished run cannot be cancelled (409): exit 1', async () => {
