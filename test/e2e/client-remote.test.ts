@@ -4,7 +4,8 @@
  * and exiting with its outcome (0, 1, 130 on cancel); bad tokens, roles, unknown runs, an unreachable server.
  */
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -26,6 +27,18 @@ import { startServer, stopAllServers, type TestServer } from '../support/server.
 
 afterEach(stopAllServers);
 afterAll(cleanupProjects);
+
+const gates: string[] = [];
+afterAll(() => {
+  for (const file of gates.splice(0)) rmSync(file, { force: true });
+});
+
+/** A file a step waits for (`--wait-file`), removed after the tests. */
+function gateFile(name: string): string {
+  const file = join(tmpdir(), name);
+  gates.push(file);
+  return file;
+}
 
 /** db then api; each prints a line on install; `apiArgs` replaces api's install step arguments. */
 function shop(dbArgs: readonly string[] = [], apiArgs: readonly string[] = []): FixtureProject {
@@ -234,7 +247,7 @@ describe('generate and preview --server', () => {
 describe('kapps runs', () => {
   it('submit, list, show, logs and cancel a queued run', async () => {
     const gate = uniqueMarker('gate');
-    const p = shop(['--wait-file', join('/tmp', gate), '--stdout', 'db done']);
+    const p = shop(['--wait-file', gateFile(gate), '--stdout', 'db done']);
     const server = await serve(p);
     const s = ['--server', server.url];
     const first = await client(p, ['runs', 'submit', 'apply', 'dev', '--project', 'shop', ...s, '-o', 'json']);
@@ -266,7 +279,7 @@ describe('kapps runs', () => {
     await waitFor('the install to be queued', () => queuedInstall.stderr().includes('Queued behind'), 20_000);
     expect(queuedInstall.stderr()).toContain(`Queued behind run ${a.id} (position 1)`);
 
-    writeFileSync(join('/tmp', gate), 'go');
+    writeFileSync(gateFile(gate), 'go');
     const follow = await client(p, ['runs', 'logs', a.id, '--follow', ...s]);
     expect(follow.code, follow.stderr).toBe(0);
     expect(follow.stdout).toContain('[web:db apply_install/apply] db is up');
@@ -289,7 +302,7 @@ describe('kapps runs', () => {
 
   it('a full queue is one line with its Retry-After (429), a finished run cannot be cancelled (409): exit 1', async () => {
     const gate = uniqueMarker('gate429');
-    const p = shop(['--wait-file', join('/tmp', gate)]);
+    const p = shop(['--wait-file', gateFile(gate)]);
     const config = p.write('kapps-server.yaml', {
       projects: [{ name: 'shop', stack_file: 'stacks.yaml' }],
       limits: { max_queued_per_stack: 1 },
@@ -311,7 +324,7 @@ describe('kapps runs', () => {
         /^kapps: http:\/\/127\.0\.0\.1:\d+ refused the generate run of shop\/dev: 429 .*; retry after \d+ s\n$/,
       );
     } finally {
-      writeFileSync(join('/tmp', gate), 'go');
+      writeFileSync(gateFile(gate), 'go');
     }
     const first = await client(p, ['runs', 'list', '--type', 'apply', ...s, '-o', 'json']);
     const id = (JSON.parse(first.stdout) as { runs: { id: string }[] }).runs[0]?.id ?? '';
