@@ -287,6 +287,23 @@ describe('kapps runs', () => {
     expect(follow.stderr).toContain(`Run ${a.id} succeeded`);
     const logs = await client(p, ['runs', 'logs', a.id, '--kapp', 'web:api', ...s]);
     expect(logs.stdout.trimEnd().split('\n')).toEqual(['[web:api apply_install/apply] api is up']);
+    const ndjson = await client(p, ['runs', 'logs', a.id, '-o', 'json', ...s]);
+    const logLines = ndjson.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { stream: string; kapp?: string; text: string });
+    expect(logLines).toContainEqual(expect.objectContaining({ stream: 'stdout', kapp: 'web:db', text: 'db is up' }));
+    expect(logLines.some((l) => l.stream === 'kapps')).toBe(true);
+    // Paging: one run per page, the next page's cursor on stderr.
+    const page1 = await client(p, ['runs', 'list', '--limit', '1', ...s]);
+    const cursor = /^More: kapps runs list --cursor (\S+)$/m.exec(page1.stderr)?.[1];
+    expect(cursor, page1.stderr).toBeDefined();
+    const page2 = await client(p, ['runs', 'list', '--limit', '1', '--cursor', cursor ?? '', ...s, '-o', 'json']);
+    expect(page2.code, page2.stderr).toBe(0);
+    const firstId = page1.stdout.trimEnd().split('\n')[1]?.split(/\s+/)[0];
+    const secondId = (JSON.parse(page2.stdout) as { runs: { id: string }[] }).runs[0]?.id;
+    expect(secondId).toBeDefined();
+    expect(secondId).not.toBe(firstId);
     const shown = await client(p, ['runs', 'show', a.id, ...s, '-o', 'json']);
     expect(JSON.parse(shown.stdout)).toMatchObject({ id: a.id, status: 'succeeded', releaseRevision: 1 });
     const queuedDone = await queuedInstall.done;
