@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { redactArgv, redactCredentials } from '../release/redact.js';
-import type { ReleaseStore } from '../release/store-types.js';
+import type { ReleaseLogLine, ReleaseStore } from '../release/store-types.js';
 import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
 import type { KappResult, RunSummary } from '../execute/types.js';
 import type { StackSpec } from '../plan/spec.js';
@@ -151,6 +151,11 @@ export interface RunRecorder {
   record(result: KappResult): Promise<void>;
   /** No more kapps will be recorded: write the saves still queued at once rather than after the write interval. */
   flush(): void;
+  /**
+   * Add a line to the release's log (written in batches; every line given before `finish`/`close` is stored before
+   * the release's final phase).
+   */
+  log(line: ReleaseLogLine): void;
   /** Close the release with the run's outcome (never `succeeded` while a recorded kapp failed or was cancelled). */
   finish(summary: RunSummary): Promise<void>;
   /** Release the store; a release not finished yet ends with `phase` (the run did not get to finish it). */
@@ -216,6 +221,7 @@ async function openRun(
   ctx: EngineContext,
 ): Promise<RunLock> {
   const { beginRelease, computePreview, specDigest } = await import('../release/index.js');
+  const { ReleaseLogWriter } = await import('../release/log-writer.js');
   const { project, store, where, source } = await openTarget(stack, args, ctx);
   let recorder: ReleaseRecorder;
   try {
@@ -239,6 +245,12 @@ async function openRun(
   let digests = new Map(initialSpec.kapps.map((k) => [k.id, specDigest(k)] as const));
   let started = specRecorded;
   let closed = false;
+  const logWriter = new ReleaseLogWriter(store, project, stack.config.name, recorder.revision, {
+    onError: (error) =>
+      ctx.message(
+        `warning: the log of release ${recorder.revision} could not be written: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`,
+      ),
+  });
   const run: RunLock = {
     revision: recorder.revision,
     previousState,
@@ -274,7 +286,12 @@ async function openRun(
     flush() {
       recorder.flush();
     },
+    log(line) {
+      logWriter.write(line);
+    },
     async finish(summary) {
+      // The whole log is stored before the final phase: a reader that sees the phase has the whole log.
+      await logWriter.close();
       await recorder.finish(summary.status);
       // After the summary, on stdout (the JSON reporter's stdout holds only its events).
       if (args.reporter !== 'json') {
@@ -287,6 +304,7 @@ async function openRun(
       if (closed) return;
       closed = true;
       try {
+        await logWriter.close();
         await recorder.finish(phase);
       } finally {
         await store.close();

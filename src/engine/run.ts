@@ -205,7 +205,8 @@ export async function runOperation(command: RunCommand, params: RunParams, hooks
       env: stepEnv(backendOf(params, s, ctx), ctx),
       secrets: ownSecrets(backendOf(params, s, ctx), ctx),
       killGraceMs: params.killGraceMs,
-      ...(params.allOutput ? { allOutput: true } : {}),
+      // A recorded run keeps every line its steps print in the release's log, what `print` hides too.
+      ...(params.allOutput || (records && mode !== 'plan' && !params.dryRun) ? { allOutput: true } : {}),
     });
     // Checked before the lock, so a refused apply records no release (and again once the workspace is filled).
     if (open.applyNoValue) await noValueCheck(stack, runOptions(stack));
@@ -228,7 +229,22 @@ export async function runOperation(command: RunCommand, params: RunParams, hooks
     if (open.applyNoValue) await noValueCheck(stack, options);
     if (params.validate) await preflight(stack, options);
 
-    const emit = await hooks.begin(stack);
+    const show = await hooks.begin(stack);
+    // The release's log: the plain reporter's lines and every line the steps print, whatever the caller shows.
+    const log = lock;
+    const runLog = log
+      ? (await import('./run-log.js')).createRunLog((line) => log.log(line), { verbose: params.verbose, command })
+      : undefined;
+    const emit = runLog
+      ? (event: RunEvent): void => {
+          show(event);
+          try {
+            runLog.onEvent(event);
+          } catch {
+            // The log is not worth failing the run for; the display showed the event.
+          }
+        }
+      : show;
 
     let only: ReadonlySet<string> | undefined;
     if (release && command === 'install' && mode === 'plan' && !params.dryRun) {
@@ -256,6 +272,7 @@ export async function runOperation(command: RunCommand, params: RunParams, hooks
         onKappsDone: active ? () => active.flush() : undefined,
       },
     );
+    await runLog?.close().catch(() => undefined);
     await hooks.afterRun?.(stack, summary);
     if (recorder) await recorder.finish(summary);
     return { stack, summary, ...(lock ? { revision: lock.revision } : {}) };

@@ -17,7 +17,8 @@
  *   is gone, or the file is older than `STALE_LOCK_MS`) is removed by the next writer.
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { link, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -32,7 +33,8 @@ import {
 import { parseReleaseRecord } from './record-schema.js';
 import { orderKappState, orderRelease } from './record-order.js';
 import { recordYaml } from './record-yaml.js';
-import type { ReleaseStore, UpdateOptions } from './store-types.js';
+import { parseLogLine } from './log-lines.js';
+import type { ReleaseLogChunk, ReleaseLogLine, ReleaseStore, UpdateOptions } from './store-types.js';
 import { summarise, type KappState, type Release, type ReleaseSummary } from './types.js';
 
 const RELEASE_FILE = /^([1-9][0-9]*)\.yaml$/;
@@ -169,6 +171,51 @@ export class FileReleaseStore implements ReleaseStore {
     }
   }
 
+  /** The log of one release: `<revision>.log.ndjson` beside its record. */
+  logFileOf(project: string, stack: string, revision: number): string {
+    return join(this.directoryOf(project, stack), `${checkRevision(revision)}.log.ndjson`);
+  }
+
+  async appendLog(project: string, stack: string, revision: number, lines: readonly ReleaseLogLine[]): Promise<void> {
+    if (lines.length === 0) return;
+    const file = this.logFileOf(project, stack, revision);
+    const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
+    await this.#io(`cannot write ${file}`, async () => {
+      await mkdir(this.directoryOf(project, stack), { recursive: true, mode: 0o700 });
+      // Append-only, never through a symbolic link planted in its place.
+      const flags = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW;
+      const handle = await open(file, flags, 0o600);
+      try {
+        await handle.writeFile(text, 'utf8');
+      } finally {
+        await handle.close();
+      }
+    });
+  }
+
+  async readLog(
+    project: string,
+    stack: string,
+    revision: number,
+    offset: number,
+    maxBytes: number,
+  ): Promise<ReleaseLogChunk> {
+    const file = this.logFileOf(project, stack, revision);
+    const start = Math.max(0, Math.floor(offset));
+    let handle;
+    try {
+      handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return { lines: [], nextOffset: start };
+      throw new ReleaseStoreError(`cannot read ${file}: ${errorMessage(error)}`, { cause: error });
+    }
+    try {
+      return await this.#io(`cannot read ${file}`, () => readLogLines(handle, file, start, Math.max(1, maxBytes)));
+    } finally {
+      await handle.close();
+    }
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }
@@ -302,6 +349,70 @@ export function encodeSegment(name: string, what: string): string {
   }
   if (out === '.' || out === '..') out = out.replace(/\./g, '%2E');
   return out;
+}
+
+/** A revision as a file name: a positive integer, nothing else. */
+function checkRevision(revision: number): number {
+  if (!Number.isSafeInteger(revision) || revision < 1) {
+    throw new ReleaseStoreError(`${String(revision)} is not a release revision`);
+  }
+  return revision;
+}
+
+/**
+ * The complete lines (ending in a newline) of an NDJSON log from byte `start`, about `maxBytes` of them but at least
+ * one. A start inside a line moves to the next line; a last line still being written is left for the next read.
+ */
+async function readLogLines(
+  handle: FileHandle,
+  file: string,
+  start: number,
+  maxBytes: number,
+): Promise<ReleaseLogChunk> {
+  let from = start;
+  if (from > 0) {
+    const before = Buffer.alloc(1);
+    const { bytesRead } = await handle.read(before, 0, 1, from - 1);
+    if (bytesRead === 0) return { lines: [], nextOffset: start };
+    if (before[0] !== 0x0a) {
+      // Inside a line: skip to the start of the next one.
+      const skip = await readUntilNewline(handle, from);
+      if (skip === undefined) return { lines: [], nextOffset: start };
+      from = skip;
+    }
+  }
+  let size = maxBytes;
+  for (;;) {
+    const buffer = Buffer.alloc(size);
+    const { bytesRead } = await handle.read(buffer, 0, size, from);
+    const end = buffer.subarray(0, bytesRead).lastIndexOf(0x0a);
+    if (end < 0) {
+      // No complete line in that much: a line longer than maxBytes (read more), or the end of the log.
+      if (bytesRead < size) return { lines: [], nextOffset: from };
+      size *= 2;
+      continue;
+    }
+    const text = buffer.subarray(0, end).toString('utf8');
+    const lines: ReleaseLogLine[] = [];
+    let at = from;
+    for (const raw of text.split('\n')) {
+      lines.push(parseLogLine(raw, `${file} at byte ${at}`));
+      at += Buffer.byteLength(raw, 'utf8') + 1;
+    }
+    return { lines, nextOffset: from + end + 1 };
+  }
+}
+
+/** The offset just after the next newline at or after `from`, or undefined when there is none yet. */
+async function readUntilNewline(handle: FileHandle, from: number): Promise<number | undefined> {
+  const buffer = Buffer.alloc(64 * 1024);
+  for (let at = from; ;) {
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
+    if (bytesRead === 0) return undefined;
+    const nl = buffer.subarray(0, bytesRead).indexOf(0x0a);
+    if (nl >= 0) return at + nl + 1;
+    at += bytesRead;
+  }
 }
 
 /** A record's lock file older than this is taken to be left by a dead writer (it is held for milliseconds). */

@@ -25,11 +25,12 @@ import { KappsError } from '../diagnostics/errors.js';
 import { parseReleaseRecord } from './record-schema.js';
 import { orderRelease } from './record-order.js';
 import { redactText, redactUrl } from './redact.js';
-import type { ReleaseStore, UpdateOptions } from './store-types.js';
+import { parseLogLine } from './log-lines.js';
+import type { ReleaseLogChunk, ReleaseLogLine, ReleaseStore, UpdateOptions } from './store-types.js';
 import type { Release, ReleaseOperation, ReleaseOwner, ReleasePhase, ReleaseSummary, ReleaseUnlock } from './types.js';
 
 /** The schema version this kapps writes; `kapps_schema.version` after migration. */
-export const PG_SCHEMA_VERSION = 1;
+export const PG_SCHEMA_VERSION = 2;
 
 /** Key of the advisory lock held while migrating ("kapp" in ASCII). */
 const MIGRATION_LOCK_KEY = 0x6b617070;
@@ -57,7 +58,25 @@ const MIGRATIONS: readonly { version: number; statements: readonly string[] }[] 
        )`,
     ],
   },
+  {
+    version: 2,
+    statements: [
+      // The log of each release: one row per line, keyed by its byte offset in the log's NDJSON form.
+      `CREATE TABLE kapps_release_logs (
+         project     text    NOT NULL,
+         stack       text    NOT NULL,
+         revision    integer NOT NULL,
+         byte_offset bigint  NOT NULL,
+         byte_end    bigint  NOT NULL,
+         line        text    NOT NULL,
+         PRIMARY KEY (project, stack, revision, byte_offset)
+       )`,
+    ],
+  },
 ];
+
+/** Rows of a log read at once. */
+const LOG_ROWS = 1000;
 
 interface SummaryRow {
   revision: number | string;
@@ -198,6 +217,75 @@ export class PgReleaseStore implements ReleaseStore {
       } finally {
         client.release();
       }
+    });
+  }
+
+  async appendLog(project: string, stack: string, revision: number, lines: readonly ReleaseLogLine[]): Promise<void> {
+    if (lines.length === 0) return;
+    await this.#run('cannot write a release log', async () => {
+      const client = await this.#pool.connect();
+      try {
+        await client.query('BEGIN');
+        // One writer at a time per log (its owner's batches, in order), so the offsets follow each other.
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1), $2)', [`${project}/${stack}`, revision]);
+        const last = await client.query<{ end: number | string | null }>(
+          `SELECT max(byte_end) AS end FROM kapps_release_logs WHERE project = $1 AND stack = $2 AND revision = $3`,
+          [project, stack, revision],
+        );
+        let at = last.rows[0]?.end == null ? 0 : toInt(last.rows[0].end);
+        const starts: number[] = [];
+        const ends: number[] = [];
+        const texts: string[] = [];
+        for (const line of lines) {
+          const text = JSON.stringify(line);
+          starts.push(at);
+          at += Buffer.byteLength(text, 'utf8') + 1;
+          ends.push(at);
+          texts.push(text);
+        }
+        await client.query(
+          `INSERT INTO kapps_release_logs (project, stack, revision, byte_offset, byte_end, line)
+           SELECT $1, $2, $3, s, e, l FROM unnest($4::bigint[], $5::bigint[], $6::text[]) AS t(s, e, l)`,
+          [project, stack, revision, starts, ends, texts],
+        );
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    });
+  }
+
+  async readLog(
+    project: string,
+    stack: string,
+    revision: number,
+    offset: number,
+    maxBytes: number,
+  ): Promise<ReleaseLogChunk> {
+    const start = Math.max(0, Math.floor(offset));
+    if (!Number.isSafeInteger(revision) || revision < 1 || revision > 2 ** 31 - 1)
+      return { lines: [], nextOffset: start };
+    return this.#run('cannot read a release log', async () => {
+      const result = await this.#pool.query<{ byte_offset: number | string; byte_end: number | string; line: string }>(
+        `SELECT byte_offset, byte_end, line FROM kapps_release_logs
+          WHERE project = $1 AND stack = $2 AND revision = $3 AND byte_offset >= $4
+          ORDER BY byte_offset LIMIT ${LOG_ROWS}`,
+        [project, stack, revision, start],
+      );
+      const lines: ReleaseLogLine[] = [];
+      let next = start;
+      for (const row of result.rows) {
+        const from = toInt(row.byte_offset);
+        // At least one line; then as many as fit in maxBytes.
+        if (lines.length > 0 && toInt(row.byte_end) - start > maxBytes) break;
+        const where = `kapps_release_logs row (${project}, ${stack}, ${revision}, ${from}) in ${this.description}`;
+        lines.push(parseLogLine(row.line, where));
+        next = toInt(row.byte_end);
+      }
+      return { lines, nextOffset: next };
     });
   }
 

@@ -21,6 +21,26 @@ export interface UpdateOptions {
   ifModifiedAt?: string;
 }
 
+/**
+ * One line of a release's log: the plain reporter's lines (`stream: 'kapps'`) and every line a step printed (with its
+ * kapp, phase and step), secrets already redacted. The same shape as the runs server's `LogLine`.
+ */
+export interface ReleaseLogLine {
+  time: string;
+  stream: 'kapps' | 'stdout' | 'stderr';
+  kapp?: string;
+  phase?: string;
+  step?: string;
+  text: string;
+}
+
+/** A piece of a release's log: the lines from an offset, and where the next read starts. */
+export interface ReleaseLogChunk {
+  lines: ReleaseLogLine[];
+  /** The byte offset (in the log's NDJSON form, one line's JSON per line) after the last line returned. */
+  nextOffset: number;
+}
+
 /** A place where releases are kept. */
 export interface ReleaseStore {
   /** The backend, for messages: a directory, or a URL with its password masked. */
@@ -35,6 +55,16 @@ export interface ReleaseStore {
   create(release: Release): Promise<void>;
   /** Replace an existing release as a whole, atomically. Throws `ReleaseNotFoundError` if it does not exist. */
   update(release: Release, options?: UpdateOptions): Promise<void>;
+  /**
+   * Append lines to the log of a release (its owner only, in order). The log is append-only: files
+   * `<revision>.log.ndjson` beside the record, or rows in the database.
+   */
+  appendLog(project: string, stack: string, revision: number, lines: readonly ReleaseLogLine[]): Promise<void>;
+  /**
+   * The log's lines from byte `offset` of its NDJSON form, about `maxBytes` at most (always at least one line when
+   * there is one); `nextOffset` is where the next read starts. A release without a log has none.
+   */
+  readLog(project: string, stack: string, revision: number, offset: number, maxBytes: number): Promise<ReleaseLogChunk>;
   /** Release connections and handles. The store must not be used afterwards. */
   close(): Promise<void>;
 }

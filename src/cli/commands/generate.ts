@@ -2,8 +2,10 @@
 import type { CommandModule } from 'yargs';
 import { PHASES, type Phase } from '../../vocabulary.js';
 import { stackOptions, type StackArgs } from '../stack-args.js';
+import { runRemotely, serverOption, type ServerOptionArgs } from '../server-option.js';
 
-interface GenerateArgs extends StackArgs {
+interface GenerateArgs extends StackArgs, ServerOptionArgs {
+  project?: string;
   output: 'yaml' | 'json';
   phase: Phase[];
 }
@@ -12,7 +14,13 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
   command: 'generate <stack-file> <stack-name> [workspace-dir]',
   describe: 'Print the resolved spec of a stack: each kapp with its dependencies and the run steps of every phase',
   builder: (y) =>
-    stackOptions(y)
+    serverOption(stackOptions(y))
+      .option('project', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'With --server: the project, as the server registers it',
+        group: 'Runs server:',
+      })
       .option('output', {
         alias: 'o',
         choices: ['yaml', 'json'] as const,
@@ -33,6 +41,11 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
           'interface: {"stack", "kapps": [{"id", "dependsOn", "selected", "conditionsOk", "phases": {PHASE: [STEP...]}}]}.',
       ),
   handler: async (args) => {
+    if (args.phase.length > 0 && args.server !== undefined) {
+      const { UsageError } = await import('../../diagnostics/errors.js');
+      throw new UsageError('--phase is not available with --server: the server generates every phase');
+    }
+    if (await runRemotely('generate', args)) return;
     const { generateDocument } = await import('../../engine/generate.js');
     const { cliContext } = await import('../context.js');
     process.stdout.write(await generateDocument(args, cliContext, { phases: args.phase, format: args.output }));

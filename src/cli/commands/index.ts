@@ -8,6 +8,7 @@ import { graphCommand } from './graph.js';
 import { previewCommand } from './preview.js';
 import { releaseCommand } from './release.js';
 import { renderCommand } from './render.js';
+import { runsCommand } from './runs.js';
 import { schemaCommand } from './schema.js';
 import { serveCommand } from './serve.js';
 import { cleanCommand, deleteCommand, installCommand, outputCommand, templateCommand } from './run.js';
@@ -28,6 +29,7 @@ export const commands: CommandModule<{}, any>[] = [
   validateCommand,
   previewCommand,
   releaseCommand,
+  runsCommand,
   workspaceCommand,
   renderCommand,
   schemaCommand,

@@ -1,8 +1,9 @@
 /** `kapps preview`: what an install would do to each selected kapp, against the last release. */
 import type { Argv, CommandModule } from 'yargs';
 import { openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
+import { runRemotely, serverOption, type ServerOptionArgs } from '../server-option.js';
 
-interface PreviewArgs extends StackArgs {
+interface PreviewArgs extends StackArgs, ServerOptionArgs {
   output: 'table' | 'json';
   project?: string;
   backend?: string;
@@ -15,7 +16,7 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
   command: 'preview <stack-file> <stack-name> [workspace-dir]',
   describe: 'Compare the selected kapps with the last release: Create, Update, UnChanged, Delete (Drifted, Unknown)',
   builder: (y) =>
-    stackOptions(y)
+    serverOption(stackOptions(y))
       .option('output', {
         alias: 'o',
         choices: ['table', 'json'] as const,
@@ -48,6 +49,7 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
       ) as unknown as Argv<PreviewArgs>,
   handler: async (args) => {
     try {
+      if (await runRemotely('preview', args)) return;
       const { computePreviewFor, refreshLine } = await import('../../engine/preview.js');
       const { formatPreviewDetails, formatPreviewTable } = await import('../../release/index.js');
       const stack = await openStackFromArgs(args, { planning: true });

@@ -33,6 +33,12 @@ interface DiffArgs extends SharedArgs {
   output: 'text' | 'json';
 }
 
+interface LogsArgs extends SharedArgs {
+  revision?: number;
+  kapp?: string;
+  follow: boolean;
+}
+
 interface UnlockArgs extends SharedArgs {
   yes: boolean;
 }
@@ -153,6 +159,42 @@ const diffCommand: CommandModule<object, DiffArgs> = {
     }),
 };
 
+const logsCommand: CommandModule<object, LogsArgs> = {
+  command: `logs ${STACK}`,
+  describe: 'Print the log of a release (default: the latest), whether the CLI or a server ran it',
+  builder: (y) =>
+    shared(y)
+      .option('revision', {
+        requiresArg: true,
+        coerce: numberArg('revision', { integer: true, min: 1 }),
+        describe: 'The revision whose log to print',
+      })
+      .option('kapp', { type: 'string', requiresArg: true, describe: 'Only the lines of this kapp (manifest:kapp)' })
+      .option('follow', {
+        alias: 'f',
+        type: 'boolean',
+        default: false,
+        describe: 'Keep printing while the release is applying or deleting; stop when it ends',
+      })
+      .epilogue(
+        'Step lines print as `[kapp phase/step] text`, kapps’ own lines as they are; control characters are shown ' +
+          'escaped. Secrets were redacted when the log was written.',
+      ),
+  handler: (argv) =>
+    withStore(argv, async (store, project) => {
+      const { printReleaseLog } = await import('../release-logs.js');
+      await printReleaseLog(store, {
+        project,
+        stack: argv.stackName,
+        revision: argv.revision === undefined ? undefined : revisionArg(argv.revision, '--revision'),
+        kapp: argv.kapp,
+        follow: argv.follow,
+        out: process.stdout,
+        err: process.stderr,
+      });
+    }),
+};
+
 const unlockCommandModule: CommandModule<object, UnlockArgs> = {
   command: `unlock ${STACK}`,
   describe: 'Mark a release left running by a dead run as failed, so the next run can begin',
@@ -210,14 +252,15 @@ const unlockCommandModule: CommandModule<object, UnlockArgs> = {
 /** The `release` command group. */
 export const releaseCommand: CommandModule<object, object> = {
   command: 'release',
-  describe: 'List, show, diff and unlock the releases of a stack',
+  describe: 'List, show, diff, unlock the releases of a stack and print their logs',
   builder: (y) =>
     y
       .command(listCommand)
       .command(showCommand)
       .command(diffCommand)
+      .command(logsCommand)
       .command(unlockCommandModule)
-      .demandCommand(1, 'Name a release command: list, show, diff or unlock.'),
+      .demandCommand(1, 'Name a release command: list, show, diff, logs or unlock.'),
   handler: () => undefined,
 };
 

@@ -1,14 +1,15 @@
 /** The commands that run kapps: install, delete, output, clean, template. */
 import type { CommandModule } from 'yargs';
 import { applyOptions, runOptions, type ApplyArgs, type RunArgs } from '../run-args.js';
+import { runRemotely, serverOption, type ServerOptionArgs } from '../server-option.js';
 
 const STACK = '<stack-file> <stack-name> [workspace-dir]';
 
-export const installCommand: CommandModule<object, ApplyArgs> = {
+export const installCommand: CommandModule<object, ApplyArgs & ServerOptionArgs> = {
   command: `install ${STACK}`,
   describe: 'Install the selected kapps along the DAG (plan only unless --yes or --one-shot)',
   builder: (y) =>
-    applyOptions(y, 'install')
+    serverOption(applyOptions(y, 'install'))
       .example('$0 install stacks.yaml dev', 'Plan: run plan_install of every kapp; nothing destructive')
       .example('$0 install stacks.yaml dev -y', 'Apply: run apply_install, recorded as a release')
       .example('$0 install stacks.yaml dev --one-shot -i web:*', 'Plan then apply the kapps of manifest web')
@@ -19,21 +20,23 @@ export const installCommand: CommandModule<object, ApplyArgs> = {
           '(exit 130); a second Ctrl-C kills the running steps at once. Exit codes: 0 success, 1 failure, 2 usage.',
       ),
   handler: async (args) => {
+    if (await runRemotely('apply', args)) return;
     const { runCommand } = await import('../run-command.js');
     await runCommand('install', args);
   },
 };
 
-export const deleteCommand: CommandModule<object, ApplyArgs> = {
+export const deleteCommand: CommandModule<object, ApplyArgs & ServerOptionArgs> = {
   command: `delete ${STACK}`,
   aliases: ['uninstall'],
   describe: 'Delete the selected kapps, dependents before their dependencies (plan only unless --yes or --one-shot)',
   builder: (y) =>
-    applyOptions(y, 'delete')
+    serverOption(applyOptions(y, 'delete'))
       .example('$0 delete stacks.yaml dev', 'Plan: run plan_delete of every kapp')
       .example('$0 delete stacks.yaml dev -y', 'Delete, recorded as a release')
       .epilogue('Outputs are loaded walking down first, so kapps being deleted can still read them.'),
   handler: async (args) => {
+    if (await runRemotely('destroy', args)) return;
     const { runCommand } = await import('../run-command.js');
     await runCommand('delete', args);
   },

@@ -75,6 +75,27 @@ describe('PostgreSQL release store', () => {
     }
   });
 
+  it('migrates a database of schema version 1 (no release logs) to the logs table, keeping its releases', async () => {
+    const url = await freshDatabase();
+    const project = uniqueProject();
+    const first = new PgReleaseStore(url);
+    await first.create(makeRelease(project, 'dev', 1));
+    await first.close();
+    // As kapps before release logs left it.
+    await sql(url, 'DROP TABLE kapps_release_logs');
+    await sql(url, 'UPDATE kapps_schema SET version = 1');
+    const store = new PgReleaseStore(url);
+    try {
+      expect((await store.get(project, 'dev', 1))?.revision).toBe(1);
+      const line = { time: '2026-01-01T00:00:00.000Z', stream: 'kapps' as const, text: 'hello' };
+      await store.appendLog(project, 'dev', 1, [line]);
+      expect((await store.readLog(project, 'dev', 1, 0, 1000)).lines).toEqual([line]);
+      expect(await sql(url, 'SELECT version FROM kapps_schema')).toEqual([{ version: 2 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a database whose schema is newer than this kapps', async () => {
     const url = await freshDatabase();
     const first = new PgReleaseStore(url);

@@ -277,6 +277,8 @@ describe.each(backends)('release lifecycle ($name backend)', (backend) => {
       list: (p, s) => store.list(p, s),
       create: (r) => store.create(r),
       update: (r, o) => store.update(r, o),
+      appendLog: (p, s, r, l) => store.appendLog(p, s, r, l),
+      readLog: (p, s, r, o, m) => store.readLog(p, s, r, o, m),
       close: () => Promise.resolve(),
     };
     const error = await beginRelease(options(stale, project)).catch((e: unknown) => e);

@@ -1,0 +1,263 @@
+/**
+ * `kapps runs submit|list|show|logs|cancel`: the CLI as a client of a runs server (`kapps serve`). The server is
+ * `--server URL` or env KAPPS_SERVER; the token is env KAPPS_TOKEN (never a flag, so it stays out of shell histories
+ * and process lists).
+ */
+import type { Argv, CommandModule } from 'yargs';
+import { numberArg } from '../number-args.js';
+
+interface ServerArgs {
+  server?: string;
+  output: 'table' | 'json';
+}
+
+interface SubmitArgs extends ServerArgs {
+  type: 'generate' | 'preview' | 'apply' | 'destroy';
+  stackName: string;
+  project: string;
+  include: string[];
+  exclude: string[];
+  parents: boolean;
+  changedOnly: boolean;
+  keepGoing: boolean;
+  refresh: boolean;
+  workers?: number;
+  provider?: string;
+  provisioner?: string;
+  account?: string;
+  region?: string;
+  profile?: string;
+  cluster?: string;
+  previewRun?: string;
+  idempotencyKey?: string;
+}
+
+interface ListArgs extends ServerArgs {
+  project?: string;
+  stack?: string;
+  type?: string;
+  status?: string;
+  createdBy?: string;
+  since?: string;
+  until?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+interface IdArgs extends ServerArgs {
+  id: string;
+}
+
+interface ShowArgs extends IdArgs {
+  result: boolean;
+}
+
+interface LogsArgs extends IdArgs {
+  follow: boolean;
+  kapp?: string;
+}
+
+function serverOptions<T>(y: Argv<T>): Argv<T & ServerArgs> {
+  return y
+    .option('server', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'The runs server, e.g. http://127.0.0.1:7070 (env KAPPS_SERVER); the token is env KAPPS_TOKEN',
+    })
+    .option('output', {
+      alias: 'o',
+      choices: ['table', 'json'] as const,
+      default: 'table' as const,
+      describe: 'Output format',
+    });
+}
+
+async function client(argv: ServerArgs) {
+  const { clientFor } = await import('../remote/remote-run.js');
+  return argv.server !== undefined
+    ? clientFor(argv.server, '--server')
+    : clientFor(process.env.KAPPS_SERVER, 'KAPPS_SERVER');
+}
+
+const RUN_TYPES = ['generate', 'preview', 'apply', 'destroy'] as const;
+const RUN_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'errored'] as const;
+
+const submitCommand: CommandModule<object, SubmitArgs> = {
+  command: 'submit <type> <stack-name>',
+  describe: 'Queue a run on the server and print it (its id, status, place in the queue)',
+  builder: (y) =>
+    serverOptions(y)
+      .positional('type', { choices: RUN_TYPES, demandOption: true, describe: 'What the run does' })
+      .positional('stack-name', { type: 'string', demandOption: true, describe: 'The stack, in the project' })
+      .option('project', {
+        type: 'string',
+        demandOption: true,
+        requiresArg: true,
+        describe: 'The project, as the server registers it',
+      })
+      .option('include', {
+        alias: 'i',
+        type: 'string',
+        array: true,
+        default: [],
+        describe: 'Select kapps (repeatable)',
+      })
+      .option('exclude', {
+        alias: 'x',
+        type: 'string',
+        array: true,
+        default: [],
+        describe: 'Leave out kapps (repeatable)',
+      })
+      .option('parents', {
+        type: 'boolean',
+        default: false,
+        describe: 'Also process the ancestors of the selected kapps',
+      })
+      .option('changed-only', { type: 'boolean', default: false, describe: 'apply: only kapps new or changed' })
+      .option('keep-going', {
+        type: 'boolean',
+        default: false,
+        describe: 'After a failure, run what does not depend on it',
+      })
+      .option('refresh', { type: 'boolean', default: false, describe: 'preview: read the live outputs' })
+      .option('workers', {
+        alias: 'w',
+        requiresArg: true,
+        coerce: numberArg('workers', { integer: true, min: 1 }),
+        describe: 'Kapps processed at once',
+      })
+      .option('provider', { type: 'string', describe: "Override the stack's provider", group: 'Stack overrides:' })
+      .option('provisioner', {
+        type: 'string',
+        describe: "Override the stack's provisioner",
+        group: 'Stack overrides:',
+      })
+      .option('account', { type: 'string', describe: "Override the stack's account", group: 'Stack overrides:' })
+      .option('region', { type: 'string', describe: "Override the stack's region", group: 'Stack overrides:' })
+      .option('profile', { type: 'string', describe: "Override the stack's profile", group: 'Stack overrides:' })
+      .option('cluster', { type: 'string', describe: "Override the stack's cluster", group: 'Stack overrides:' })
+      .option('preview-run', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'apply: apply exactly what this finished preview run showed (refused when the stack changed since)',
+      })
+      .option('idempotency-key', {
+        type: 'string',
+        requiresArg: true,
+        describe: 'Submitting again with the same key returns the run made the first time',
+      })
+      .example(
+        '$0 runs submit apply dev --project shop --server http://127.0.0.1:7070',
+        'Queue an apply of shop/dev',
+      ) as unknown as Argv<SubmitArgs>,
+  handler: async (argv) => {
+    const { submitRun } = await import('../remote/runs.js');
+    await submitRun(await client(argv), argv.type, argv.project, argv, argv.output);
+  },
+};
+
+const listCommand: CommandModule<object, ListArgs> = {
+  command: 'list',
+  describe: 'List runs, newest first (one page; --cursor for the next)',
+  builder: (y) =>
+    serverOptions(y)
+      .option('project', { type: 'string', requiresArg: true, describe: 'Only this project' })
+      .option('stack', { type: 'string', requiresArg: true, describe: 'Only this stack' })
+      .option('type', { choices: RUN_TYPES, describe: 'Only runs of this type' })
+      .option('status', { choices: RUN_STATES, describe: 'Only runs in this state' })
+      .option('created-by', { type: 'string', requiresArg: true, describe: 'Only runs submitted with this token name' })
+      .option('since', { type: 'string', requiresArg: true, describe: 'Created at or after (ISO 8601 time)' })
+      .option('until', { type: 'string', requiresArg: true, describe: 'Created before (ISO 8601 time)' })
+      .option('limit', {
+        requiresArg: true,
+        coerce: numberArg('limit', { integer: true, min: 1 }),
+        describe: 'Runs per page (the server caps it)',
+      })
+      .option('cursor', { type: 'string', requiresArg: true, describe: 'The page after the one that printed it' }),
+  handler: async (argv) => {
+    const { listRuns } = await import('../remote/runs.js');
+    const query: Record<string, string | number> = {};
+    for (const key of [
+      'project',
+      'stack',
+      'type',
+      'status',
+      'createdBy',
+      'since',
+      'until',
+      'limit',
+      'cursor',
+    ] as const) {
+      const value = argv[key];
+      if (value !== undefined) query[key] = value;
+    }
+    await listRuns(await client(argv), query, argv.output);
+  },
+};
+
+function idPositional<T>(y: Argv<T>): Argv<T & IdArgs> {
+  return serverOptions(y).positional('id', {
+    type: 'string',
+    demandOption: true,
+    describe: 'The run id',
+  });
+}
+
+const showCommand: CommandModule<object, ShowArgs> = {
+  command: 'show <id>',
+  describe: 'Print one run; --result prints its result (the spec, the preview, the apply outcome)',
+  builder: (y) =>
+    idPositional(y).option('result', {
+      type: 'boolean',
+      default: false,
+      describe: 'Print the result of the finished run as the server keeps it (YAML or JSON)',
+    }),
+  handler: async (argv) => {
+    const { showRun } = await import('../remote/runs.js');
+    await showRun(await client(argv), argv.id, argv.output, argv.result);
+  },
+};
+
+const logsCommand: CommandModule<object, LogsArgs> = {
+  command: 'logs <id>',
+  describe: 'Print the log of a run (-o json: one JSON line each); --follow until it ends',
+  builder: (y) =>
+    idPositional(y)
+      .option('follow', {
+        alias: 'f',
+        type: 'boolean',
+        default: false,
+        describe: 'Keep printing as the run goes (from its event stream), until it ends',
+      })
+      .option('kapp', { type: 'string', requiresArg: true, describe: 'Only the lines of this kapp (manifest:kapp)' }),
+  handler: async (argv) => {
+    const { runLogs } = await import('../remote/runs.js');
+    await runLogs(await client(argv), argv.id, { follow: argv.follow, kapp: argv.kapp, output: argv.output });
+  },
+};
+
+const cancelCommand: CommandModule<object, IdArgs> = {
+  command: 'cancel <id>',
+  describe: 'Cancel a run: a queued one at once, a running one stops as on Ctrl-C',
+  builder: (y) => idPositional(y),
+  handler: async (argv) => {
+    const { cancelRun } = await import('../remote/runs.js');
+    await cancelRun(await client(argv), argv.id, argv.output);
+  },
+};
+
+/** The `runs` command group. */
+export const runsCommand: CommandModule<object, object> = {
+  command: 'runs',
+  describe: 'Submit, list, show, follow and cancel the runs of a runs server (--server URL, token in KAPPS_TOKEN)',
+  builder: (y) =>
+    y
+      .command(submitCommand)
+      .command(listCommand)
+      .command(showCommand)
+      .command(logsCommand)
+      .command(cancelCommand)
+      .demandCommand(1, 'Name a runs command: submit, list, show, logs or cancel.'),
+  handler: () => undefined,
+};

@@ -1,0 +1,169 @@
+/**
+ * `kapps runs submit|list|show|logs|cancel`: the runs of a runs server, from the command line, as tables or JSON.
+ */
+import { CancelledError } from '../../diagnostics/errors.js';
+import { formatLogLine } from '../../release/log-lines.js';
+import {
+  logChunkSchema,
+  runListSchema,
+  runSchema,
+  type LogLine,
+  type Run,
+  type RunListQuery,
+  type RunType,
+} from '../../server/api-schema.js';
+import { followRun } from './events.js';
+import type { ServerClient } from './http.js';
+import { checkName, submitBody, type RemoteRunArgs } from './remote-run.js';
+
+export type Output = 'table' | 'json';
+
+function runPath(id: string, tail = ''): string {
+  return `runs/${encodeURIComponent(id)}${tail}`;
+}
+
+/** `kapps runs submit`: queue a run and print it. */
+export async function submitRun(
+  client: ServerClient,
+  type: RunType,
+  project: string,
+  args: RemoteRunArgs & { previewRun?: string | undefined; idempotencyKey?: string | undefined },
+  output: Output,
+): Promise<void> {
+  checkName(project, '--project');
+  checkName(args.stackName, 'the stack');
+  const body = { ...submitBody(type, project, args), ...(args.previewRun ? { previewRunId: args.previewRun } : {}) };
+  const run = await client.json('POST', 'runs', runSchema, {
+    body,
+    ...(args.idempotencyKey ? { headers: { 'idempotency-key': args.idempotencyKey } } : {}),
+    what: `the ${type} run of ${project}/${args.stackName}`,
+  });
+  printRun(run, output);
+}
+
+/** `kapps runs list`: one page of the history, newest first; the next page's cursor on stderr. */
+export async function listRuns(client: ServerClient, query: RunListQuery, output: Output): Promise<void> {
+  const page = await client.json('GET', 'runs', runListSchema, {
+    query: query,
+    what: 'the list of runs',
+  });
+  if (output === 'json') {
+    process.stdout.write(`${JSON.stringify(page, null, 2)}\n`);
+    return;
+  }
+  if (page.runs.length === 0) {
+    process.stdout.write('No runs.\n');
+  } else {
+    const rows = page.runs.map((r) => [
+      r.id,
+      r.type,
+      `${r.project}/${r.stack}`,
+      r.status,
+      r.createdBy,
+      r.createdAt,
+      r.releaseRevision === null ? '-' : String(r.releaseRevision),
+    ]);
+    process.stdout.write(table(['ID', 'TYPE', 'STACK', 'STATUS', 'BY', 'CREATED', 'RELEASE'], rows));
+  }
+  if (page.nextCursor !== null) process.stderr.write(`More: kapps runs list --cursor ${page.nextCursor}\n`);
+}
+
+/** `kapps runs show`: one run; with `result`, its result as the server keeps it (the spec YAML, the preview JSON, …). */
+export async function showRun(client: ServerClient, id: string, output: Output, result: boolean): Promise<void> {
+  if (result) {
+    const answer = await client.raw('GET', runPath(id, '/result'), { what: `the result of run ${id}` });
+    process.stdout.write(answer.text.endsWith('\n') || answer.text === '' ? answer.text : `${answer.text}\n`);
+    return;
+  }
+  printRun(await client.json('GET', runPath(id), runSchema, { what: `run ${id}` }), output);
+}
+
+/** `kapps runs cancel`: cancel a queued run at once, or ask a running one to stop. */
+export async function cancelRun(client: ServerClient, id: string, output: Output): Promise<void> {
+  const run = await client.json('POST', runPath(id, '/cancel'), runSchema, { what: `the cancel of run ${id}` });
+  if (output === 'json') {
+    process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
+    return;
+  }
+  const state =
+    run.status === 'running'
+      ? 'running; the server is stopping it'
+      : run.status === 'cancelled'
+        ? 'cancelled'
+        : run.status;
+  process.stdout.write(`Run ${run.id}: ${state}\n`);
+}
+
+/**
+ * `kapps runs logs`: the log of a run as text (or NDJSON lines with `-o json`); `follow` keeps printing, from the
+ * event stream, until the run ends.
+ */
+export async function runLogs(
+  client: ServerClient,
+  id: string,
+  options: { follow: boolean; kapp: string | undefined; output: Output },
+): Promise<void> {
+  const print = (line: LogLine): void => {
+    if (options.kapp !== undefined && line.kapp !== options.kapp) return;
+    process.stdout.write(options.output === 'json' ? `${JSON.stringify(line)}\n` : formatLogLine(line));
+  };
+  if (options.follow) {
+    const stop = new AbortController();
+    const onSignal = (): void => stop.abort(new CancelledError('stopped following (the run goes on)'));
+    process.once('SIGINT', onSignal);
+    try {
+      const run = await followRun(client, id, { onLog: print }, { signal: stop.signal });
+      process.stderr.write(`Run ${run.id} ${run.status}${run.error ? `: ${run.error}` : ''}\n`);
+    } finally {
+      process.off('SIGINT', onSignal);
+    }
+    return;
+  }
+  let offset = 0;
+  for (;;) {
+    const chunk = await client.json('GET', runPath(id, '/logs'), logChunkSchema, {
+      query: { offset },
+      what: `the log of run ${id}`,
+    });
+    for (const line of chunk.lines) print(line);
+    if (chunk.complete || chunk.lines.length === 0 || chunk.nextOffset <= offset) return;
+    offset = chunk.nextOffset;
+  }
+}
+
+function printRun(run: Run, output: Output): void {
+  if (output === 'json') {
+    process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
+    return;
+  }
+  const fields: [string, string | null][] = [
+    ['id', run.id],
+    ['type', run.type],
+    ['project', run.project],
+    ['stack', run.stack],
+    ['status', run.status],
+    ['createdBy', run.createdBy],
+    ['createdAt', run.createdAt],
+    ['startedAt', run.startedAt],
+    ['finishedAt', run.finishedAt],
+    ['queuePosition', run.queuePosition === null ? null : String(run.queuePosition)],
+    ['blockedBy', run.blockedBy],
+    ['releaseRevision', run.releaseRevision === null ? null : String(run.releaseRevision)],
+    ['error', run.error],
+  ];
+  const width = Math.max(...fields.map(([k]) => k.length));
+  const lines = fields.filter(([, v]) => v !== null).map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v ?? ''}`);
+  const options = Object.entries(run.options);
+  if (options.length > 0) lines.push(`${'options:'.padEnd(width + 2)}${JSON.stringify(run.options)}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
+}

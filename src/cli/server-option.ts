@@ -1,0 +1,59 @@
+/**
+ * `--server URL` on generate, preview, install and delete: run on a runs server instead of here (see
+ * src/client/remote-run.ts). Declared once so every command's `--help` says the same.
+ */
+import type { Argv } from 'yargs';
+import { UsageError } from '../diagnostics/errors.js';
+import type { RunType } from '../server/api-schema.js';
+import type { RemoteRunArgs } from './remote/remote-run.js';
+
+export interface ServerOptionArgs {
+  server?: string;
+}
+
+/** Add `--server`. */
+export function serverOption<T>(y: Argv<T>): Argv<T & ServerOptionArgs> {
+  return y.option('server', {
+    type: 'string',
+    requiresArg: true,
+    group: 'Runs server:',
+    describe:
+      'Run it on this runs server (`kapps serve`, token in env KAPPS_TOKEN) and show its progress here: the stack ' +
+      'is <stack-name> of --project (required) as the server registers it; <stack-file> and [workspace-dir] are not ' +
+      'read. Exit 0, 1, or 130 when cancelled; Ctrl-C cancels the run on the server',
+  });
+}
+
+/** Flags that have no meaning on a server run, refused rather than silently dropped. */
+interface LocalOnly {
+  yes?: boolean;
+  oneShot?: boolean;
+  dryRun?: boolean;
+  backend?: string;
+  ignoreErrors?: boolean;
+}
+
+/**
+ * With `--server`, run `type` on the server and return true; without, return false (the caller runs locally).
+ * `install`/`delete` run remotely only with --yes (a plan alone does not run on a server).
+ */
+export async function runRemotely(type: RunType, args: RemoteRunArgs & LocalOnly & ServerOptionArgs): Promise<boolean> {
+  if (args.server === undefined) return false;
+  if (type === 'apply' || type === 'destroy') {
+    const verb = type === 'apply' ? 'install' : 'delete';
+    if (args.oneShot) throw new UsageError(`--one-shot does not run on a server: use ${verb} -y --server`);
+    if (args.dryRun) throw new UsageError(`--dry-run does not run on a server: use kapps generate --server`);
+    if (!args.yes) {
+      throw new UsageError(
+        `${verb} --server needs --yes: a plan does not run on a server (kapps preview --server shows what would change)`,
+      );
+    }
+    if (args.ignoreErrors) throw new UsageError('--ignore-errors is not available on a server run');
+  }
+  if (args.backend !== undefined) {
+    throw new UsageError('--backend does not apply with --server: the server records releases in its own backend');
+  }
+  const { remoteRun } = await import('./remote/remote-run.js');
+  await remoteRun(type, args);
+  return true;
+}

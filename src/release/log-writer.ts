@@ -1,0 +1,74 @@
+/**
+ * Writes a release's log as the run produces it, in batches: the lines gathered are appended every `intervalMs`
+ * (200 ms), at once when `maxLines` (200) are waiting, and all of them at `close()`. Batches are written one after
+ * the other, in order; `close()` returns once every line given before it is stored, so a run that ends (normally or
+ * on Ctrl-C) closes its writer before it writes its release's final phase and loses nothing.
+ */
+import type { ReleaseLogLine, ReleaseStore } from './store-types.js';
+
+export interface LogWriterOptions {
+  readonly intervalMs?: number;
+  readonly maxLines?: number;
+  /** A batch could not be stored (told once; the run goes on). */
+  readonly onError?: (error: unknown) => void;
+}
+
+export class ReleaseLogWriter {
+  readonly #store: ReleaseStore;
+  readonly #key: readonly [string, string, number];
+  readonly #intervalMs: number;
+  readonly #maxLines: number;
+  readonly #onError: (error: unknown) => void;
+  #pending: ReleaseLogLine[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #chain: Promise<void> = Promise.resolve();
+  #failed = false;
+  #closed = false;
+
+  constructor(store: ReleaseStore, project: string, stack: string, revision: number, options: LogWriterOptions = {}) {
+    this.#store = store;
+    this.#key = [project, stack, revision];
+    this.#intervalMs = options.intervalMs ?? 200;
+    this.#maxLines = options.maxLines ?? 200;
+    this.#onError = options.onError ?? (() => undefined);
+  }
+
+  /** Add a line; it is stored within `intervalMs`. Lines given after `close()` are ignored. */
+  write(line: ReleaseLogLine): void {
+    if (this.#closed) return;
+    this.#pending.push(line);
+    if (this.#pending.length >= this.#maxLines) {
+      void this.flush();
+    } else if (!this.#timer) {
+      this.#timer = setTimeout(() => void this.flush(), this.#intervalMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** Store the lines waiting now; resolves once they (and every earlier batch) are stored or reported lost. */
+  flush(): Promise<void> {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    const batch = this.#pending;
+    this.#pending = [];
+    if (batch.length > 0) {
+      const [project, stack, revision] = this.#key;
+      this.#chain = this.#chain.then(() =>
+        this.#store.appendLog(project, stack, revision, batch).catch((error: unknown) => {
+          if (this.#failed) return;
+          this.#failed = true;
+          this.#onError(error);
+        }),
+      );
+    }
+    return this.#chain;
+  }
+
+  /** Store everything given so far; no more lines are taken. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.flush();
+  }
+}
