@@ -4,6 +4,7 @@
 // with its event stream), with the longest batch (a frozen page would show here).
 //
 //   node bench/web-dag.mjs [--kapps 1000] [--batch 50] [--chromium /usr/bin/chromium]
+/* global window */
 import { createReadStream, existsSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
