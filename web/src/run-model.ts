@@ -10,7 +10,7 @@ export type KappState = (typeof KAPP_STATES)[number];
 /** A sign beside the colour, so colour is never the only sign of a state. */
 export const STATE_ICONS: Record<KappState, string> = {
   waiting: '…',
-  queued: '⏸',
+  queued: '◔',
   running: '▶',
   succeeded: '✓',
   failed: '✗',

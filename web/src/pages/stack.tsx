@@ -78,7 +78,7 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
           <dd data-testid="lock">
             {lock ? (
               <>
-                🔒 held by release #{lock.revision} ({lock.operation}, {lock.phase}) of {lock.owner.user}@
+                Locked by release #{lock.revision} ({lock.operation}, {lock.phase}) of {lock.owner.user}@
                 {lock.owner.host}
                 {lock.owner.pid !== undefined ? ` pid ${lock.owner.pid}` : ''} since {formatTime(lock.since)}
                 {lock.ownerLooksDead && <strong class="dead"> — owner looks dead: {lock.ownerLooksDead}</strong>}

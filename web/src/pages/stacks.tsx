@@ -63,7 +63,7 @@ export function StacksPage() {
                   <td>
                     {lock ? (
                       <span class="locked">
-                        🔒 locked by #{lock.revision} ({lock.owner.user}@{lock.owner.host})
+                        locked by #{lock.revision} ({lock.owner.user}@{lock.owner.host})
                         {lock.ownerLooksDead ? `, owner looks dead: ${lock.ownerLooksDead}` : ''}
                       </span>
                     ) : (
