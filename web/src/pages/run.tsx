@@ -174,7 +174,11 @@ export function RunPage(props: { id: string; who: Whoami }) {
       <div class="filters">
         <label>
           Kapp{' '}
-          <select value={filter} onChange={(e) => setFilter((e.target as HTMLSelectElement).value)}>
+          <select
+            value={filter}
+            data-testid="log-filter"
+            onChange={(e) => setFilter((e.target as HTMLSelectElement).value)}
+          >
             <option value="">all</option>
             {m.order.map((id) => (
               <option key={id} value={id}>
