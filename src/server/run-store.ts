@@ -10,6 +10,7 @@
  *   by sequence number (SSE, `Last-Event-ID`) and, for log lines, by byte offset of the log's NDJSON form;
  * - `subscribe` tells this instance about changes made by any instance (wake-ups, cancels, new feed entries).
  */
+import { KappsError } from '../diagnostics/errors.js';
 import type { RunEvent } from '../report/events.js';
 import type { LogLine, Run, RunListQuery, RunRequestOptions, RunState, RunType } from './api-schema.js';
 
@@ -137,3 +138,6 @@ export interface RunStore {
   /** Be told of changes by any instance; returns the unsubscribe function. */
   subscribe(listener: (notice: StoreNotice) => void): () => void;
 }
+
+/** Another live instance holds the (file) run store: the message names it. */
+export class RunStoreBusyError extends KappsError {}

@@ -9,6 +9,7 @@ import { previewCommand } from './preview.js';
 import { releaseCommand } from './release.js';
 import { renderCommand } from './render.js';
 import { schemaCommand } from './schema.js';
+import { serveCommand } from './serve.js';
 import { cleanCommand, deleteCommand, installCommand, outputCommand, templateCommand } from './run.js';
 import { validateCommand } from './validate.js';
 import { varsCommand } from './vars.js';
@@ -30,4 +31,5 @@ export const commands: CommandModule<{}, any>[] = [
   workspaceCommand,
   renderCommand,
   schemaCommand,
+  serveCommand,
 ];

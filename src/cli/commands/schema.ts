@@ -9,22 +9,28 @@ interface SchemaArgs {
   kind: string;
 }
 
-const KINDS = ['config', 'stack', 'manifest', 'kapp', 'preview'] as const;
+const KINDS = ['config', 'stack', 'manifest', 'kapp', 'preview', 'server'] as const;
 
 export const schemaCommand: CommandModule<object, SchemaArgs> = {
   command: 'schema <kind>',
   describe:
-    'Print the JSON Schema of a configuration file (config, stack, manifest, kapp) or of the preview document (preview)',
+    'Print the JSON Schema of a configuration file (config, stack, manifest, kapp, server) or of the preview document (preview)',
   builder: (y) =>
     y.positional('kind', {
       type: 'string',
-      describe: 'config (sugarkube-conf.yaml), stack, manifest, kapp (sugarkube.yaml), or preview (`preview -o json`)',
+      describe:
+        'config (sugarkube-conf.yaml), stack, manifest, kapp (sugarkube.yaml), server (kapps serve --config), or preview (`preview -o json`)',
       demandOption: true,
     }),
   handler: async (argv) => {
     const kind = KINDS.find((k) => k === argv.kind);
     if (!kind) {
       throw new UsageError(`unknown schema kind \`${argv.kind}\`; the kinds are: ${KINDS.join(', ')}`);
+    }
+    if (kind === 'server') {
+      const { serverConfigJsonSchema } = await import('../../server/config.js');
+      process.stdout.write(`${JSON.stringify(serverConfigJsonSchema(), null, 2)}\n`);
+      return;
     }
     if (kind === 'preview') {
       const { previewJsonSchema } = await import('../../release/preview-schema.js');

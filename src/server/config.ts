@@ -1,0 +1,209 @@
+/**
+ * The server's configuration file (`kapps serve --config kapps-server.yaml`): the registered projects, the tokens
+ * and the limits. Read like kapps' other files: every problem reported at once with its file, line and field.
+ * Its JSON Schema is `kapps schema server`.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import { error as errorDiag, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
+import { UsageError } from '../diagnostics/errors.js';
+import { readConfigText, throwIfErrors } from '../config/read-file.js';
+import { sortByLocation, validateTree } from '../config/validate.js';
+import { parseYamlTree, type YamlNode } from '../yaml/read.js';
+import { nameSchema, ROLES, type Role } from './api-schema.js';
+
+const tokenSchema = z
+  .object({
+    name: z.string().min(1).max(128).describe('who the token is: becomes the createdBy of the runs it submits'),
+    role: z.enum(ROLES).describe('read < plan (generate, preview) < apply (apply, destroy, cancel) < admin (unlock)'),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'the hex SHA-256 of the token (64 hex digits; `kapps serve hash-token` prints it)')
+      .describe('the hex SHA-256 of the token; `kapps serve hash-token` reads a token on stdin and prints it'),
+  })
+  .strict();
+
+const limitsSchema = z
+  .object({
+    max_runs: z.number().int().min(1).max(64).describe('runs executed at once (default 2)'),
+    max_queued_per_stack: z.number().int().min(1).max(100_000).describe('queued runs per stack (default 20)'),
+    max_queued_total: z.number().int().min(1).max(1_000_000).describe('queued runs in total (default 200)'),
+    grace_seconds: z.number().min(0).max(86_400).describe('on SIGTERM, how long running runs may finish (default 30)'),
+    lease_seconds: z.number().min(1).max(3600).describe('the lease of a running run (default 30)'),
+  })
+  .partial()
+  .strict();
+
+/** The file as written. */
+export const serverConfigFile = z
+  .object({
+    projects: z
+      .array(
+        z
+          .object({
+            name: nameSchema.describe('the name clients use'),
+            stack_file: z.string().min(1).describe('the stack file, relative to this file'),
+          })
+          .strict(),
+      )
+      .describe('the projects clients may name'),
+    tokens: z.array(tokenSchema).describe('bearer tokens; without any, the server listens on loopback only'),
+    limits: limitsSchema,
+  })
+  .partial()
+  .strict();
+
+export interface ServerLimits {
+  readonly maxRuns: number;
+  readonly maxQueuedPerStack: number;
+  readonly maxQueuedTotal: number;
+  readonly graceSeconds: number;
+  readonly leaseSeconds: number;
+}
+
+export const DEFAULT_LIMITS: ServerLimits = {
+  maxRuns: 2,
+  maxQueuedPerStack: 20,
+  maxQueuedTotal: 200,
+  graceSeconds: 30,
+  leaseSeconds: 30,
+};
+
+export interface TokenEntry {
+  readonly name: string;
+  readonly role: Role;
+  /** The SHA-256 of the token. */
+  readonly digest: Buffer;
+}
+
+export interface ProjectEntry {
+  readonly name: string;
+  /** Absolute. */
+  readonly stackFile: string;
+}
+
+export interface ServerConfig {
+  readonly projects: readonly ProjectEntry[];
+  readonly tokens: readonly TokenEntry[];
+  readonly limits: ServerLimits;
+}
+
+/** The JSON Schema of the server configuration file. */
+export function serverConfigJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(serverConfigFile, { io: 'input' });
+}
+
+/** The hex SHA-256 of a token, as `tokens[].sha256` holds it. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+function nodeAt(node: YamlNode | null, path: readonly (string | number)[]): YamlNode | undefined {
+  let at: YamlNode | undefined = node ?? undefined;
+  for (const p of path) {
+    if (!at) return undefined;
+    if (at.kind === 'map') at = at.entries.find((e) => e.key.text === p)?.value;
+    else if (at.kind === 'seq' && typeof p === 'number') at = at.items[p];
+    else return undefined;
+  }
+  return at;
+}
+
+/** Read and check the configuration file. Throws `ConfigError` with every problem found. */
+export function readServerConfig(file: string): ServerConfig {
+  const text = readConfigText(file, 'server configuration');
+  const root = parseYamlTree(text, { file });
+  throwIfErrors(sortByLocation(validateTree(serverConfigFile, root, { file, unknownKeys: 'error' })));
+  const parsed = serverConfigFile.parse(root ? plain(root) : {});
+  const diagnostics: Diagnostic[] = [];
+  const locOf = (path: (string | number)[]): SourceLocation => nodeAt(root, path)?.loc ?? { file, line: 1, column: 1 };
+  const base = dirname(resolve(file));
+  const projects: ProjectEntry[] = [];
+  const seenProjects = new Set<string>();
+  (parsed.projects ?? []).forEach((p, i) => {
+    if (seenProjects.has(p.name)) {
+      diagnostics.push(
+        errorDiag(`project \`${p.name}\` is registered twice`, locOf(['projects', i, 'name']), {
+          path: `projects[${i}].name`,
+        }),
+      );
+    }
+    seenProjects.add(p.name);
+    const stackFile = resolve(base, p.stack_file);
+    if (!existsSync(stackFile) || !statSync(stackFile).isFile()) {
+      diagnostics.push(
+        errorDiag(`stack file \`${p.stack_file}\` does not exist`, locOf(['projects', i, 'stack_file']), {
+          path: `projects[${i}].stack_file`,
+          hint: 'the path is relative to the server configuration file',
+        }),
+      );
+    }
+    projects.push({ name: p.name, stackFile });
+  });
+  const tokens: TokenEntry[] = [];
+  const seenTokens = new Set<string>();
+  (parsed.tokens ?? []).forEach((t, i) => {
+    if (seenTokens.has(t.name)) {
+      diagnostics.push(
+        errorDiag(`token name \`${t.name}\` is used twice`, locOf(['tokens', i, 'name']), {
+          path: `tokens[${i}].name`,
+        }),
+      );
+    }
+    seenTokens.add(t.name);
+    tokens.push({ name: t.name, role: t.role, digest: Buffer.from(t.sha256.toLowerCase(), 'hex') });
+  });
+  throwIfErrors(diagnostics);
+  const l = parsed.limits ?? {};
+  return {
+    projects,
+    tokens,
+    limits: {
+      maxRuns: l.max_runs ?? DEFAULT_LIMITS.maxRuns,
+      maxQueuedPerStack: l.max_queued_per_stack ?? DEFAULT_LIMITS.maxQueuedPerStack,
+      maxQueuedTotal: l.max_queued_total ?? DEFAULT_LIMITS.maxQueuedTotal,
+      graceSeconds: l.grace_seconds ?? DEFAULT_LIMITS.graceSeconds,
+      leaseSeconds: l.lease_seconds ?? DEFAULT_LIMITS.leaseSeconds,
+    },
+  };
+}
+
+/** The plain value of a validated tree (strings stay as written; numbers and booleans as resolved). */
+function plain(node: YamlNode): unknown {
+  if (node.kind === 'map') return Object.fromEntries(node.entries.map((e) => [e.key.text, plain(e.value)]));
+  if (node.kind === 'seq') return node.items.map(plain);
+  const v = node.value;
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return v;
+  if (typeof v === 'bigint') return Number(v);
+  return node.text;
+}
+
+/** `--project NAME=STACK_FILE` (relative to `cwd`). */
+export function parseProjectFlag(value: string, cwd: string): ProjectEntry {
+  const eq = value.indexOf('=');
+  const name = eq > 0 ? value.slice(0, eq) : '';
+  const file = eq > 0 ? value.slice(eq + 1) : '';
+  if (!name || !file) throw new UsageError(`--project takes NAME=STACK_FILE, got \`${value}\``);
+  const checked = nameSchema.safeParse(name);
+  if (!checked.success)
+    throw new UsageError(`--project ${value}: \`${name}\` is not ${checked.error.issues[0]?.message ?? 'a name'}`);
+  const stackFile = resolve(cwd, file);
+  if (!existsSync(stackFile) || !statSync(stackFile).isFile())
+    throw new UsageError(`--project ${value}: the stack file \`${file}\` does not exist`);
+  return { name, stackFile };
+}
+
+/** Merge the projects of the flags over those of the file (a flag's name replaces the file's). */
+export function mergeProjects(fromFile: readonly ProjectEntry[], fromFlags: readonly ProjectEntry[]): ProjectEntry[] {
+  const out = new Map<string, ProjectEntry>();
+  for (const p of fromFile) out.set(p.name, p);
+  const flagged = new Set<string>();
+  for (const p of fromFlags) {
+    if (flagged.has(p.name)) throw new UsageError(`--project ${p.name} is given twice`);
+    flagged.add(p.name);
+    out.set(p.name, p);
+  }
+  return [...out.values()];
+}

@@ -1,0 +1,270 @@
+/**
+ * The guarantees every `RunStore` gives (src/server/run-store.ts), as one suite each implementation runs:
+ *
+ * ```ts
+ * describeRunStore('file', async () => ({ store: new FileRunStore(dir), cleanup: async () => rm(dir) }));
+ * ```
+ *
+ * `makeStore` returns a fresh, empty store (not opened); `reopen` (optional) a second store on the same data, for
+ * the checks of what survives a restart.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { LogLine } from '../../../src/server/api-schema.js';
+import type { NewRun, RunStore, StoreNotice, SubmitLimits } from '../../../src/server/run-store.js';
+
+export interface StoreFixture {
+  readonly store: RunStore;
+  /** Another store on the same data (not opened), as a restarted server would have. */
+  readonly reopen?: () => RunStore;
+  readonly cleanup: () => Promise<void>;
+}
+
+const LIMITS: SubmitLimits = { maxQueuedPerStack: 20, maxQueuedTotal: 200 };
+const LEASE = 30_000;
+
+function newRun(stack: string, extra: Partial<NewRun> = {}): NewRun {
+  return { type: 'apply', project: 'shop', stack, createdBy: 'ci', options: {}, ...extra };
+}
+
+function logLine(text: string): LogLine {
+  return { time: '2026-11-25T10:00:00.000Z', stream: 'stdout', kapp: 'web:db', phase: 'install', step: 'apply', text };
+}
+
+async function submitted(store: RunStore, run: NewRun, limits: SubmitLimits = LIMITS): Promise<string> {
+  const outcome = await store.submit(run, limits);
+  if (outcome.kind === 'full') throw new Error('queue full');
+  return outcome.run.id;
+}
+
+export function describeRunStore(name: string, makeStore: () => Promise<StoreFixture>): void {
+  describe(`run store contract: ${name}`, () => {
+    const open: StoreFixture[] = [];
+    const extra: RunStore[] = [];
+    afterEach(async () => {
+      for (const s of extra.splice(0)) await s.close().catch(() => undefined);
+      for (const f of open.splice(0)) {
+        await f.store.close().catch(() => undefined);
+        await f.cleanup();
+      }
+    });
+    async function fresh(instance = 'i1'): Promise<StoreFixture> {
+      const f = await makeStore();
+      open.push(f);
+      await f.store.open(instance);
+      return f;
+    }
+
+    it('submits queued runs with distinct ids, readable by get, newest first in list', async () => {
+      const { store } = await fresh();
+      const a = await submitted(store, newRun('dev'));
+      const b = await submitted(store, newRun('prod', { type: 'generate', createdBy: 'alice' }));
+      expect(a).not.toBe(b);
+      const got = await store.get(b);
+      expect(got).toMatchObject({ id: b, type: 'generate', project: 'shop', stack: 'prod', status: 'queued' });
+      expect(got?.createdBy).toBe('alice');
+      expect(got?.startedAt).toBeNull();
+      expect(await store.get('no-such-run')).toBeUndefined();
+      const { runs, nextCursor } = await store.list({ limit: 10 });
+      expect(runs.map((r) => r.id)).toEqual([b, a]);
+      expect(nextCursor).toBeNull();
+    });
+
+    it('claims exclusively: one running per stack, in submission order, other stacks in parallel', async () => {
+      const { store } = await fresh();
+      const d1 = await submitted(store, newRun('dev'));
+      const d2 = await submitted(store, newRun('dev'));
+      const p1 = await submitted(store, newRun('prod'));
+      // Many claims at once: each run is claimed at most once, dev's second waits for its first.
+      const claims = await Promise.all(Array.from({ length: 6 }, () => store.claim('i1', LEASE)));
+      const ids = claims.filter((c) => c !== undefined).map((c) => c.id);
+      expect(ids.sort()).toEqual([d1, p1].sort());
+      expect((await store.get(d1))?.status).toBe('running');
+      expect((await store.get(d1))?.instance).toBe('i1');
+      expect(await store.queueInfo((await store.get(d2))!)).toEqual({ queuePosition: 1, blockedBy: d1 });
+      expect(await store.finish(d1, 'i1', { status: 'succeeded' })).toBe(true);
+      expect((await store.claim('i1', LEASE))?.id).toBe(d2);
+      expect(await store.claim('i1', LEASE)).toBeUndefined();
+    });
+
+    it('gives queue positions in submission order and lists the active runs of a stack', async () => {
+      const { store } = await fresh();
+      const ids = [];
+      for (let i = 0; i < 3; i++) ids.push(await submitted(store, newRun('dev')));
+      await store.claim('i1', LEASE);
+      const [first, second, third] = ids as [string, string, string];
+      expect((await store.active('shop', 'dev')).map((r) => r.id)).toEqual(ids);
+      expect(await store.queueInfo((await store.get(third))!)).toEqual({ queuePosition: 2, blockedBy: second });
+      expect(await store.queueInfo((await store.get(first))!)).toEqual({ queuePosition: null, blockedBy: null });
+      expect(await store.active('shop', 'other')).toEqual([]);
+    });
+
+    it('refuses beyond the queue limits, per stack and in total', async () => {
+      const { store } = await fresh();
+      const limits = { maxQueuedPerStack: 2, maxQueuedTotal: 3 };
+      await submitted(store, newRun('dev'), limits);
+      await submitted(store, newRun('dev'), limits);
+      const full = await store.submit(newRun('dev'), limits);
+      expect(full).toMatchObject({ kind: 'full', scope: 'stack' });
+      if (full.kind === 'full') expect(full.retryAfterSeconds).toBeGreaterThan(0);
+      await submitted(store, newRun('prod'), limits);
+      expect(await store.submit(newRun('qa'), limits)).toMatchObject({ kind: 'full', scope: 'total' });
+      // A running run is not queued: it frees a place.
+      await store.claim('i1', LEASE);
+      expect((await store.submit(newRun('qa'), limits)).kind).toBe('created');
+    });
+
+    it('returns the same run for the same idempotency key from the same submitter', async () => {
+      const { store } = await fresh();
+      const first = await store.submit(newRun('dev'), { ...LIMITS, idempotencyKey: 'k1' });
+      const again = await store.submit(newRun('dev'), { ...LIMITS, idempotencyKey: 'k1' });
+      const other = await store.submit(newRun('dev', { createdBy: 'bob' }), { ...LIMITS, idempotencyKey: 'k1' });
+      expect(first.kind).toBe('created');
+      expect(again.kind).toBe('existing');
+      if (first.kind !== 'full' && again.kind !== 'full' && other.kind !== 'full') {
+        expect(again.run.id).toBe(first.run.id);
+        expect(other.kind).toBe('created');
+        expect(other.run.id).not.toBe(first.run.id);
+      }
+    });
+
+    it('cancels a queued run at once and asks the owner of a running one', async () => {
+      const { store } = await fresh();
+      const notices: StoreNotice[] = [];
+      store.subscribe((n) => notices.push(n));
+      const running = await submitted(store, newRun('dev'));
+      const queued = await submitted(store, newRun('dev'));
+      await store.claim('i1', LEASE);
+      const q = await store.requestCancel(queued, 'ci');
+      expect(q?.status).toBe('cancelled');
+      expect(q?.finishedAt).not.toBeNull();
+      const r = await store.requestCancel(running, 'ci');
+      expect(r?.status).toBe('running');
+      expect(r?.cancelRequested).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(notices).toContainEqual({ type: 'cancel', runId: running });
+      expect(await store.requestCancel('no-such-run', 'ci')).toBeUndefined();
+      expect(await store.finish(running, 'i1', { status: 'cancelled', error: 'cancelled by ci' })).toBe(true);
+      expect((await store.get(running))?.status).toBe('cancelled');
+      // Finished runs stay as they are.
+      expect((await store.requestCancel(running, 'ci'))?.status).toBe('cancelled');
+    });
+
+    it('finishes only runs the instance owns; renew reports the lost ones; setRelease records the revision', async () => {
+      const { store } = await fresh();
+      const id = await submitted(store, newRun('dev'));
+      await store.claim('i1', LEASE);
+      expect(await store.finish(id, 'other', { status: 'succeeded' })).toBe(false);
+      expect(await store.renew('i1', [id, 'gone'], LEASE)).toEqual(['gone']);
+      await store.setRelease(id, 'i1', 7);
+      expect((await store.get(id))?.releaseRevision).toBe(7);
+      expect(await store.finish(id, 'i1', { status: 'failed', error: 'boom' })).toBe(true);
+      expect(await store.get(id)).toMatchObject({ status: 'failed', error: 'boom', releaseRevision: 7 });
+      expect(await store.finish(id, 'i1', { status: 'succeeded' })).toBe(false);
+      expect(await store.renew('i1', [id], LEASE)).toEqual([id]);
+    });
+
+    it('reaps runs whose lease expired as errored, never re-queued', async () => {
+      const { store } = await fresh();
+      const id = await submitted(store, newRun('dev'));
+      const next = await submitted(store, newRun('dev'));
+      await store.claim('i1', 1);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const reaped = await store.reapExpired('the server stopped');
+      expect(reaped.map((r) => r.id)).toEqual([id]);
+      expect(await store.get(id)).toMatchObject({ status: 'errored', error: 'the server stopped' });
+      expect(await store.reapExpired('again')).toEqual([]);
+      // The next run of the stack may start; the errored one never again.
+      expect((await store.claim('i1', LEASE))?.id).toBe(next);
+      expect(await store.claim('i1', LEASE)).toBeUndefined();
+    });
+
+    it('appends and reads the feed by sequence number, ending with the final status', async () => {
+      const { store } = await fresh();
+      const id = await submitted(store, newRun('dev'));
+      await store.claim('i1', LEASE);
+      const last = await store.appendFeed(id, [
+        { kind: 'log', data: logLine('one') },
+        { kind: 'log', data: logLine('two') },
+      ]);
+      await store.finish(id, 'i1', { status: 'succeeded' });
+      const all = await store.readFeed(id, 0, 1000);
+      expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+      expect(all.find((e) => e.seq === last)?.item).toEqual({ kind: 'log', data: logLine('two') });
+      const statuses = all.filter((e) => e.item.kind === 'status').map((e) => e.item.data as { status: string });
+      expect(statuses.map((s) => s.status)).toEqual(['queued', 'running', 'succeeded']);
+      expect(await store.readFeed(id, last - 1, 1)).toHaveLength(1);
+      expect((await store.readFeed(id, last - 1, 1))[0]?.seq).toBe(last);
+      expect(await store.readFeed(id, all.length, 10)).toEqual([]);
+    });
+
+    it('reads the log by byte offset, in pieces, while it grows', async () => {
+      const { store } = await fresh();
+      const id = await submitted(store, newRun('dev'));
+      await store.claim('i1', LEASE);
+      await store.appendFeed(id, [{ kind: 'log', data: logLine('first') }]);
+      const one = await store.readLog(id, 0, 1 << 20);
+      expect(one.lines.map((l) => l.text)).toEqual(['first']);
+      expect(one.nextOffset).toBe(Buffer.byteLength(`${JSON.stringify(logLine('first'))}\n`));
+      await store.appendFeed(id, [
+        { kind: 'log', data: logLine('second') },
+        { kind: 'run-event', data: { type: 'run-finished', status: 'succeeded' } as never },
+        { kind: 'log', data: logLine('third') },
+      ]);
+      const rest = await store.readLog(id, one.nextOffset, 1 << 20);
+      expect(rest.lines.map((l) => l.text)).toEqual(['second', 'third']);
+      // A small maxBytes returns whole lines only (at least one).
+      const piece = await store.readLog(id, one.nextOffset, 10);
+      expect(piece.lines.map((l) => l.text)).toEqual(['second']);
+      expect(await store.readLog(id, rest.nextOffset, 1 << 20)).toEqual({ lines: [], nextOffset: rest.nextOffset });
+    });
+
+    it('pages the history with a cursor and filters it', async () => {
+      const { store } = await fresh();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++)
+        ids.push(await submitted(store, newRun(i % 2 ? 'prod' : 'dev', { type: i < 2 ? 'generate' : 'apply' })));
+      const page1 = await store.list({ limit: 2 });
+      expect(page1.runs.map((r) => r.id)).toEqual([ids[4], ids[3]]);
+      expect(page1.nextCursor).not.toBeNull();
+      const page2 = await store.list({ limit: 2, cursor: page1.nextCursor! });
+      expect(page2.runs.map((r) => r.id)).toEqual([ids[2], ids[1]]);
+      const page3 = await store.list({ limit: 2, cursor: page2.nextCursor! });
+      expect(page3.runs.map((r) => r.id)).toEqual([ids[0]]);
+      expect(page3.nextCursor).toBeNull();
+      expect((await store.list({ limit: 10, stack: 'prod' })).runs.map((r) => r.id)).toEqual([ids[3], ids[1]]);
+      expect((await store.list({ limit: 10, type: 'generate' })).runs.map((r) => r.id)).toEqual([ids[1], ids[0]]);
+      expect((await store.list({ limit: 10, createdBy: 'nobody' })).runs).toEqual([]);
+      const future = new Date(Date.now() + 60_000).toISOString();
+      expect((await store.list({ limit: 10, since: future })).runs).toEqual([]);
+      expect((await store.list({ limit: 10, until: future })).runs).toHaveLength(5);
+    });
+
+    it('keeps results', async () => {
+      const { store } = await fresh();
+      const id = await submitted(store, newRun('dev', { type: 'generate' }));
+      expect(await store.getResult(id)).toBeUndefined();
+      await store.setResult(id, { contentType: 'application/yaml', body: 'a: 1\n' });
+      expect(await store.getResult(id)).toEqual({ contentType: 'application/yaml', body: 'a: 1\n' });
+    });
+
+    it('keeps the queue, the history and the feed across a restart', async () => {
+      const f = await fresh();
+      if (!f.reopen) return;
+      const done = await submitted(f.store, newRun('dev'));
+      const queued = await submitted(f.store, newRun('dev'));
+      await f.store.claim('i1', LEASE);
+      await f.store.appendFeed(done, [{ kind: 'log', data: logLine('kept') }]);
+      await f.store.close();
+      const again = f.reopen();
+      extra.push(again);
+      await again.open('i2');
+      // The run left running by the dead instance is errored; the queued one is claimed next.
+      const reaped = await again.reapExpired('its server stopped');
+      expect(reaped.map((r) => r.id)).toEqual([done]);
+      expect((await again.readLog(done, 0, 1 << 20)).lines.map((l) => l.text)).toEqual(['kept']);
+      expect((await again.claim('i2', LEASE))?.id).toBe(queued);
+      const next = await submitted(again, newRun('dev'));
+      expect((await again.list({ limit: 1 })).runs[0]?.id).toBe(next);
+    });
+  });
+}
