@@ -16,6 +16,7 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [confirm, setConfirm] = useState<RunType | null>(null);
   const [runsKey, setRunsKey] = useState(0);
+  const [releasesKey, setReleasesKey] = useState(0);
 
   const start = async (type: RunType) => {
     setConfirm(null);
@@ -31,6 +32,7 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
       await api.unlock(project, stack);
       setMessage({ text: 'Unlocked: the release is marked failed and the next run may begin.', error: false });
       summary.reload();
+      setReleasesKey((k) => k + 1);
     } catch (e) {
       setMessage({ text: describeError(e), error: true });
     }
@@ -135,7 +137,7 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
           summary.reload();
         }}
       />
-      <ReleaseHistory project={project} stack={stack} />
+      <ReleaseHistory key={releasesKey} project={project} stack={stack} />
     </section>
   );
 }
