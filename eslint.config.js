@@ -21,9 +21,15 @@ export default defineConfig(
     ignores: ['src/cli/**', 'src/report/**'],
     rules: { 'no-console': 'error' },
   },
-  {
-    files: ['src/**/*.ts'],
-    ignores: ['src/process/**'],
+  // Only src/process/ starts processes; nothing imports the CLI (the composition root) or the runs server, except the
+  // CLI, which starts the server.
+  ...[
+    { files: ['src/**/*.ts'], ignores: ['src/process/**', 'src/cli/**', 'src/server/**'], forbid: ['cli', 'server'] },
+    { files: ['src/server/**/*.ts'], ignores: [], forbid: ['cli'] },
+    { files: ['src/cli/**/*.ts'], ignores: [], forbid: [] },
+  ].map(({ files, ignores, forbid }) => ({
+    files,
+    ignores,
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -33,10 +39,14 @@ export default defineConfig(
             { name: 'node:child_process', message: 'Only src/process/ starts processes.', allowTypeImports: true },
             { name: 'child_process', message: 'Only src/process/ starts processes.', allowTypeImports: true },
           ],
+          patterns: forbid.map((folder) => ({
+            group: [`**/${folder}/*`],
+            message: `Nothing imports src/${folder}/ (imports go one way: cli → server → engine → the rest).`,
+          })),
         },
       ],
     },
-  },
+  })),
   {
     files: ['src/vocabulary.ts'],
     rules: {

@@ -10,7 +10,7 @@ import { hideBin } from 'yargs/helpers';
 import { commands } from './commands/index.js';
 import { reportError } from './errors.js';
 import { UsageError } from '../diagnostics/errors.js';
-import { kappsVersion } from './version.js';
+import { kappsVersion } from '../engine/version.js';
 import { guardOutputStreams } from './output-guard.js';
 
 /** `Unknown argument(s): yse, foo` as kapps says it, with the closest known option when one is near. */

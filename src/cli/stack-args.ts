@@ -3,36 +3,14 @@
  * stack overrides, the project config. Declared here once so every command's `--help` says the same.
  */
 import type { Argv } from 'yargs';
-import { parseSubstitutionFlags } from '../config/source-substitution.js';
-import { UsageError } from '../diagnostics/errors.js';
-import type { OpenStackRequest } from '../stack/open-stack.js';
+import type { StackParams } from '../engine/context.js';
+import { flushWarnings as engineFlushWarnings, openStackFor, type OpenOptions } from '../engine/open.js';
 import type { Stack } from '../stack/stack.js';
+import { cliContext } from './context.js';
 
-export interface StackArgs {
-  stackFile: string;
-  stackName: string;
-  workspaceDir?: string;
-  include: string[];
-  exclude: string[];
-  parents: boolean;
-  provider?: string;
-  provisioner?: string;
-  account?: string;
-  region?: string;
-  profile?: string;
-  cluster?: string;
-  config?: string;
-  strictVars: boolean;
-  /**
-   * Git sources: unset, missing ones are fetched and present ones used as they are; `--fetch` (true), run commands
-   * also bring present ones up to date; `--no-fetch` (false), nothing is fetched and a kapp that cannot be read is
-   * an error.
-   */
-  fetch?: boolean;
-  /** `--no-actions` (false): no warning about Sugarkube actions, which kapps never runs. */
-  actions?: boolean;
-  sourceSub?: string[];
-}
+export type { OpenOptions } from '../engine/open.js';
+
+export type StackArgs = StackParams;
 
 /** The positional arguments and the selector, override and config options. */
 export function stackOptions<T>(
@@ -127,81 +105,12 @@ export function stackOptions<T>(
     }) as unknown as Argv<T & StackArgs>;
 }
 
-/** How a command uses the stack it opens. */
-export interface OpenOptions {
-  /**
-   * A command that reports on the kapps without running them (generate, graph, vars, validate, preview, a dry
-   * run): git sources missing from the workspace are fetched first, or with --no-fetch the command fails.
-   */
-  readonly planning?: boolean;
-  /** An install or delete that applies without --allow-no-value: `<no value>` in a step is an error. */
-  readonly applyNoValue?: boolean;
+/** Open the stack the arguments name (fetching the sources a planning command needs) and print its warnings. */
+export async function openStackFromArgs(args: StackArgs, options: OpenOptions = {}): Promise<Stack> {
+  return openStackFor(args, options, cliContext);
 }
-
-/** The request to open the stack the arguments name. */
-export function stackRequest(args: StackArgs, options: OpenOptions = {}): OpenStackRequest {
-  const subs = parseSubstitutionFlags(args.sourceSub ?? [], process.cwd());
-  if (typeof subs === 'string') throw new UsageError(subs);
-  const overrides: Record<string, string> = {};
-  for (const key of ['provider', 'provisioner', 'account', 'region', 'profile', 'cluster'] as const) {
-    const v = args[key];
-    if (v) overrides[key] = v;
-  }
-  return {
-    stackFile: args.stackFile,
-    stackName: args.stackName,
-    ...(args.workspaceDir ? { workspace: args.workspaceDir } : {}),
-    ...(args.config ? { configFile: args.config } : {}),
-    cwd: process.cwd(),
-    overrides,
-    include: args.include,
-    exclude: args.exclude,
-    parents: args.parents ?? false,
-    ...(process.env.KUBECONFIG ? { kubeconfig: process.env.KUBECONFIG } : {}),
-    strict: args.strictVars,
-    ...(options.applyNoValue ? { applyNoValue: true } : {}),
-    ...(args.actions === false ? { quietActions: true } : {}),
-    ...(subs.length ? { sourceSubstitutions: subs } : {}),
-  };
-}
-
-const printed = new WeakMap<Stack, number>();
-/** Warnings already printed by this process: a stack opened again (after a fetch) does not repeat them. */
-const printedOnce = new Set<string>();
 
 /** Print the stack's warnings not printed yet, on stderr. */
 export async function flushWarnings(stack: Stack): Promise<void> {
-  const from = printed.get(stack) ?? 0;
-  if (stack.warnings.length <= from) return;
-  printed.set(stack, stack.warnings.length);
-  const fresh = stack.warnings.slice(from).filter((w) => {
-    const key = `${w.location?.file ?? ''}:${w.location?.line ?? ''}:${w.message}`;
-    if (printedOnce.has(key)) return false;
-    printedOnce.add(key);
-    return true;
-  });
-  if (fresh.length === 0) return;
-  const { formatDiagnostics } = await import('../report/diagnostic-printer.js');
-  process.stderr.write(`${formatDiagnostics(fresh)}\n`);
-}
-
-/** Open the stack and print its warnings so far on stderr. */
-export async function openStackFromArgs(args: StackArgs, options: OpenOptions = {}): Promise<Stack> {
-  const { openStack } = await import('../stack/open-stack.js');
-  let stack = openStack(stackRequest(args, options));
-  if (options.planning || args.fetch === false) {
-    const { fetchMissingSources, missingKapps, missingSourcesError } = await import('./missing-sources.js');
-    // A fetched kapp's sugarkube.yaml can add dependencies, hence sources of new ancestors: fetch until none is missing.
-    const tried = new Set<string>();
-    for (let missing = missingKapps(stack); missing.length > 0; missing = missingKapps(stack)) {
-      if (args.fetch === false) throw missingSourcesError(stack, missing, args);
-      const fresh = missing.filter((id) => !tried.has(id));
-      if (fresh.length === 0) throw missingSourcesError(stack, missing, args);
-      for (const id of fresh) tried.add(id);
-      await fetchMissingSources(stack, fresh);
-      stack = openStack(stackRequest(args, options));
-    }
-  }
-  await flushWarnings(stack);
-  return stack;
+  await engineFlushWarnings(stack, cliContext);
 }

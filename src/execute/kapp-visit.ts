@@ -217,8 +217,18 @@ export async function visitKapp(
         signal,
         ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
         redactor,
-        onOutput: (stream, text) =>
-          emit({ type: 'step-output', time: now(), kapp: kapp.id, phase, step: step.name, stream, text }),
+        ...(options.allOutput ? { allOutput: true } : {}),
+        onOutput: (stream, text, hidden) =>
+          emit({
+            type: 'step-output',
+            time: now(),
+            kapp: kapp.id,
+            phase,
+            step: step.name,
+            stream,
+            text,
+            ...(hidden ? { hidden: true } : {}),
+          }),
       });
       if (outcome.outputAbandoned) {
         emit({

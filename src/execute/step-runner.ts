@@ -40,8 +40,10 @@ export interface StepRunContext {
   readonly signal: AbortSignal;
   readonly killGraceMs?: number;
   readonly redactor: Redactor;
-  /** Output the user should see, as it arrives. */
-  readonly onOutput: (stream: 'stdout' | 'stderr', text: string) => void;
+  /** Also pass on the output the step's `print` does not show (marked hidden), for a run's log. */
+  readonly allOutput?: boolean;
+  /** Output as it arrives: what the user should see, and with `allOutput` the rest, `hidden`. */
+  readonly onOutput: (stream: 'stdout' | 'stderr', text: string, hidden: boolean) => void;
 }
 
 /** Whether output of a step with this `print` setting is shown: `verbose` with -v, `false`/empty never, other text always. */
@@ -117,7 +119,10 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
     };
   }
   const show = showsOutput(step.print, ctx.verbose);
-  const lines = show ? new OutputLines((stream, text) => ctx.onOutput(stream, ctx.redactor.text(text))) : undefined;
+  const lines =
+    show || ctx.allOutput
+      ? new OutputLines((stream, text) => ctx.onOutput(stream, ctx.redactor.text(text), !show))
+      : undefined;
   const result = await runProcess({
     command: resolved,
     args: step.args,

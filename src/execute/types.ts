@@ -37,6 +37,11 @@ export interface RunOptions {
    * result, as a refresh reads the live state. Templates are not rendered.
    */
   readonly readOutputs?: boolean;
+  /**
+   * Emit every line steps print, also what their `print` does not show (as `hidden` step-output events): a run's
+   * log keeps everything, displays show what `print` says.
+   */
+  readonly allOutput?: boolean;
 }
 
 /** How a kapp's visit ended. */

@@ -48,8 +48,10 @@ export interface StepOutputEvent extends Base {
   readonly phase: Phase;
   readonly step: string;
   readonly stream: 'stdout' | 'stderr';
-  /** A chunk of output, already decided to be shown (see the step's `print`). */
+  /** A chunk of output, already decided to be shown (see the step's `print`), unless `hidden`. */
   readonly text: string;
+  /** Output the step's `print` does not show, passed on only for a run's log (displays skip it). */
+  readonly hidden?: boolean;
 }
 
 export interface StepFinishedEvent extends Base {

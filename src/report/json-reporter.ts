@@ -38,6 +38,8 @@ export class JsonReporter implements Reporter {
   /** Write the event as one NDJSON line (and a human line on stderr for warnings and errors). */
   onEvent(event: RunEvent): void {
     if (this.#closed) return;
+    // Output the step's `print` hides is for a run's log only.
+    if (event.type === 'step-output' && event.hidden) return;
     this.#tally.apply(event);
     this.#options.stdout.write(`${JSON.stringify(event)}\n`);
     if (event.type === 'log' && showLog(event, this.#options.verbose)) {

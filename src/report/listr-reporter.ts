@@ -153,6 +153,7 @@ export class ListrReporter implements Reporter {
         }
         break;
       case 'step-output':
+        if (event.hidden) break;
         this.#outputLines(view, this.#lines.push(event.kapp, event.stream, event.text));
         break;
       case 'step-finished': {

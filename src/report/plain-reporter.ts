@@ -60,6 +60,7 @@ export class PlainReporter implements Reporter {
         this.#write(stepStartedLine(event, dryRun));
         return;
       case 'step-output':
+        if (event.hidden) return;
         this.#writeOutput(this.#lines.push(event.kapp, event.stream, event.text));
         return;
       case 'step-finished': {

@@ -3,7 +3,8 @@
  * taking the lock before the stack is complete (`lockRun`), then recording the spec, the kapps and the outcome.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { beginRun, lockRun } from '../../src/cli/release-run.js';
+import { cliContext } from '../../src/cli/context.js';
+import { beginRun, lockRun } from '../../src/engine/release-run.js';
 import type { ApplyArgs } from '../../src/cli/run-args.js';
 import { openStackFromArgs } from '../../src/cli/stack-args.js';
 import type { KappResult } from '../../src/execute/types.js';
@@ -56,12 +57,12 @@ describe.each(BACKENDS)('lockRun and beginRun (%s backend)', (kind) => {
     const args = applyArgs(p, backend.value);
     const stack = await openStackFromArgs(args);
 
-    const lock = await lockRun(stack, args, 'install');
+    const lock = await lockRun(stack, args, 'install', cliContext);
     expect(lock.revision).toBe(1);
     let [release] = await allReleases(backend, 'shop');
     expect(release).toMatchObject({ revision: 1, phase: 'applying', spec: { stack: 'dev', kapps: [] }, state: {} });
 
-    const refused = await lockRun(stack, args, 'install').then(
+    const refused = await lockRun(stack, args, 'install', cliContext).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -92,7 +93,7 @@ describe.each(BACKENDS)('lockRun and beginRun (%s backend)', (kind) => {
     });
 
     // The next run sees db unchanged; a run that ends before it starts is closed failed, with an empty spec.
-    const second = await lockRun(stack, args, 'install');
+    const second = await lockRun(stack, args, 'install', cliContext);
     expect(second.revision).toBe(2);
     expect([...second.changedKapps(stack)]).toEqual(['web:api']);
     await second.close('failed');
@@ -104,7 +105,7 @@ describe.each(BACKENDS)('lockRun and beginRun (%s backend)', (kind) => {
     expect(releases[1]?.state).toEqual(releases[0]?.state);
 
     // beginRun records the spec at once; a kapp that failed makes the release failed whatever the run said.
-    const third = await beginRun(stack, args, 'install', undefined);
+    const third = await beginRun(stack, args, 'install', undefined, cliContext);
     await third.record({ ...succeeded('web:api'), status: 'failed' });
     await third.finish({ status: 'succeeded', results: new Map() });
     await third.close('failed');

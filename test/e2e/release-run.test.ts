@@ -6,7 +6,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { kappsVersion } from '../../src/cli/version.js';
+import { kappsVersion } from '../../src/engine/version.js';
 import {
   BACKENDS,
   PG_PASSWORD,

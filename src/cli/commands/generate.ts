@@ -1,7 +1,7 @@
 /** `kapps generate`: the resolved spec of a stack, without running anything. */
 import type { CommandModule } from 'yargs';
 import { PHASES, type Phase } from '../../vocabulary.js';
-import { flushWarnings, openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
+import { stackOptions, type StackArgs } from '../stack-args.js';
 
 interface GenerateArgs extends StackArgs {
   output: 'yaml' | 'json';
@@ -33,14 +33,8 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
           'interface: {"stack", "kapps": [{"id", "dependsOn", "selected", "conditionsOk", "phases": {PHASE: [STEP...]}}]}.',
       ),
   handler: async (args) => {
-    const stack = await openStackFromArgs(args, { planning: true });
-    const spec = stack.spec(args.phase.length ? { phases: args.phase } : {});
-    await flushWarnings(stack);
-    if (args.output === 'json') {
-      process.stdout.write(`${JSON.stringify(spec, null, 2)}\n`);
-    } else {
-      const { stringify } = await import('yaml');
-      process.stdout.write(stringify(spec, { lineWidth: 0 }));
-    }
+    const { generateDocument } = await import('../../engine/generate.js');
+    const { cliContext } = await import('../context.js');
+    process.stdout.write(await generateDocument(args, cliContext, { phases: args.phase, format: args.output }));
   },
 };

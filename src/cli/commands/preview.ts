@@ -48,10 +48,23 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
       ) as unknown as Argv<PreviewArgs>,
   handler: async (args) => {
     try {
-      const { computePreviewFor, refreshLine } = await import('../preview-run.js');
+      const { computePreviewFor, refreshLine } = await import('../../engine/preview.js');
       const { formatPreviewDetails, formatPreviewTable } = await import('../../release/index.js');
       const stack = await openStackFromArgs(args, { planning: true });
-      const { rows, revision, document } = await computePreviewFor(stack, args);
+      // Ctrl-C (or SIGTERM) stops the output steps of a refresh cleanly, then the command ends as interrupted (130).
+      const controller = new AbortController();
+      const stop = (): void => controller.abort();
+      if (args.refresh) {
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      }
+      const { cliContext } = await import('../context.js');
+      const { rows, revision, document } = await computePreviewFor(stack, args, cliContext, controller.signal).finally(
+        () => {
+          process.removeListener('SIGINT', stop);
+          process.removeListener('SIGTERM', stop);
+        },
+      );
       if (document.refreshed) process.stderr.write(refreshLine(document.refreshed));
       if (args.output === 'json') {
         process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);

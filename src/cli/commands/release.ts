@@ -143,7 +143,7 @@ const diffCommand: CommandModule<object, DiffArgs> = {
       const { diffReleases, formatReleaseDiff } = await import('../../release/history.js');
       const from = await findRelease(store, project, argv.stackName, revisionArg(argv.from, '<from>'));
       const to = await findRelease(store, project, argv.stackName, revisionArg(argv.to, '<to>'));
-      const { recordedSpecs } = await import('../preview-run.js');
+      const { recordedSpecs } = await import('../../engine/preview.js');
       const ids = [...new Set([...Object.keys(from.state), ...Object.keys(to.state)])];
       const diff = diffReleases(from, to, {
         from: await recordedSpecs(store, from, ids),

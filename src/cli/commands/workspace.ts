@@ -22,7 +22,7 @@ const createCommand: CommandModule<object, WorkspaceArgs> = {
       .example('$0 workspace create stacks.yaml dev', 'Fill .kapps-workspace/dev next to the stack file') as never,
   handler: async (args) => {
     const { ensureWorkspace } = await import('../../workspace/workspace.js');
-    const { gitRunner } = await import('../git-runner.js');
+    const { gitRunnerFor } = await import('../../engine/git-runner.js');
     const stack = await openStackFromArgs(args);
     const kapps = stack.selection.nodes.map((n) => stack.kapp(n.id)).filter((k) => k.sources.length > 0);
     for (const k of kapps) {
@@ -34,7 +34,7 @@ const createCommand: CommandModule<object, WorkspaceArgs> = {
     if (!args.dryRun) {
       await ensureWorkspace(
         kapps.map((k) => ({ fqId: k.id, cacheRoot: k.cacheRoot, sources: k.sources })),
-        { update: args.update, run: gitRunner },
+        { update: args.update, run: gitRunnerFor(process.env) },
       );
       process.stdout.write(`Workspace ready at ${stack.workspace}\n`);
     }

@@ -10,13 +10,24 @@ import type { KappResult, RunSummary } from '../execute/types.js';
 import type { StackSpec } from '../plan/spec.js';
 import type { Stack } from '../stack/stack.js';
 import { toJS } from '../go-value/value.js';
-import type { ApplyArgs } from './run-args.js';
+import type { EngineContext, TargetParams } from './context.js';
 import { kappsVersion } from './version.js';
+
+/** What a recorded run needs besides the target: the selectors it records, how it reads the live state. */
+export interface RecordParams extends TargetParams {
+  include: string[];
+  exclude: string[];
+  /** `json`: stdout holds only events, so the "Recorded as release" line is not said. */
+  reporter?: string;
+  refresh?: boolean;
+  workers?: number;
+}
 
 /** The release key and store of a stack. */
 export async function openTarget(
   stack: Stack,
-  args: Pick<ApplyArgs, 'project' | 'backend' | 'stackFile' | 'stackName'>,
+  args: TargetParams,
+  ctx: EngineContext,
 ): Promise<{ project: string; store: ReleaseStore; where: string; source: string }> {
   const {
     resolveBackend,
@@ -32,23 +43,23 @@ export async function openTarget(
     config: stack.project.project,
     configFile: stack.project.file,
     stackFile: args.stackFile,
-    cwd: process.cwd(),
+    cwd: ctx.cwd,
   });
   const project = resolved.project;
   const { spec } = resolveBackend({
     flag: args.backend,
-    env: process.env.KAPPS_BACKEND,
+    env: ctx.env.KAPPS_BACKEND,
     config: stack.project.backend,
     configDir: stack.project.file ? path.dirname(stack.project.file) : undefined,
-    cwd: process.cwd(),
-    kappsHome: kappsHome(process.env.KAPPS_HOME),
+    cwd: ctx.cwd,
+    kappsHome: kappsHome(ctx.env.KAPPS_HOME),
   });
   const store = await openReleaseStore(spec);
-  if (!legacyWarned) {
-    legacyWarned = true;
+  if (!legacyWarned.has(ctx)) {
+    legacyWarned.add(ctx);
     try {
       const hint = await legacyHistoryHint(store, resolved, stack.config.name);
-      if (hint) process.stderr.write(`warning: ${hint}\n`);
+      if (hint) ctx.message(`warning: ${hint}\n`);
     } catch (e) {
       await store.close();
       throw e;
@@ -57,8 +68,8 @@ export async function openTarget(
   return { project, store, where: describeBackend(spec), source: describeProjectSource(resolved.source) };
 }
 
-/** The warning about a history under the former default project is printed once per process. */
-let legacyWarned = false;
+/** The warning about a history under the former default project is said once per context. */
+const legacyWarned = new WeakSet<EngineContext>();
 
 /** The ids the run processes, in stack order. */
 function processedIds(stack: Stack): string[] {
@@ -68,11 +79,12 @@ function processedIds(stack: Stack): string[] {
 /** Preview rows of the processed kapps against the latest release (Delete only for kapps gone from the stack). */
 export async function previewRows(
   stack: Stack,
-  args: Pick<ApplyArgs, 'project' | 'backend' | 'stackFile' | 'stackName'>,
+  args: TargetParams,
+  ctx: EngineContext,
 ): Promise<{ rows: PreviewRow[]; revision: number | null; project: string; spec: StackSpec }> {
   const { computePreview, specDigest } = await import('../release/index.js');
   const spec = stack.spec({ onlyIds: new Set(processedIds(stack)), checkNoValue: false });
-  const { project, store } = await openTarget(stack, args);
+  const { project, store } = await openTarget(stack, args, ctx);
   try {
     const latest = await store.latest(project, stack.config.name);
     const known = new Set(stack.kapps.map((k) => k.id));
@@ -87,11 +99,17 @@ export async function previewRows(
 }
 
 /** Print the preview table (and its details) before a plan; a store that cannot be read is a warning, not a failure. */
-export async function printPreview(stack: Stack, args: ApplyArgs, out: NodeJS.WritableStream): Promise<void> {
+export async function printPreview(
+  stack: Stack,
+  args: RecordParams,
+  ctx: EngineContext,
+  signal: AbortSignal,
+): Promise<void> {
+  const out = { write: (text: string) => ctx.message(text) };
   try {
     const { formatPreviewDetails, formatPreviewTable } = await import('../release/index.js');
-    const { computePreviewFor, refreshLine } = await import('./preview-run.js');
-    const { rows, revision, document } = await computePreviewFor(stack, args);
+    const { computePreviewFor, refreshLine } = await import('./preview.js');
+    const { rows, revision, document } = await computePreviewFor(stack, args, ctx, signal);
     if (document.refreshed) out.write(refreshLine(document.refreshed));
     out.write(`Preview against ${revision === null ? 'no previous release' : `release ${revision}`}:\n`);
     out.write(formatPreviewTable(rows));
@@ -104,21 +122,26 @@ export async function printPreview(stack: Stack, args: ApplyArgs, out: NodeJS.Wr
 }
 
 /** `--changed-only`: the processed kapps that are new or changed (or, with --refresh, drifted) since the latest release. */
-export async function changedKapps(stack: Stack, args: ApplyArgs): Promise<Set<string>> {
+export async function changedKapps(
+  stack: Stack,
+  args: RecordParams,
+  ctx: EngineContext,
+  signal: AbortSignal,
+): Promise<Set<string>> {
   if (args.refresh) {
-    const { changedWithRefresh, refreshLine } = await import('./preview-run.js');
-    const { project, store } = await openTarget(stack, args);
+    const { changedWithRefresh, refreshLine } = await import('./preview.js');
+    const { project, store } = await openTarget(stack, args, ctx);
     let state;
     try {
       state = (await store.latest(project, stack.config.name))?.state;
     } finally {
       await store.close();
     }
-    const { ids, refreshed } = await changedWithRefresh(stack, state, args.workers);
-    process.stderr.write(refreshLine(refreshed));
+    const { ids, refreshed } = await changedWithRefresh(stack, state, args.workers, ctx, signal);
+    ctx.message(refreshLine(refreshed));
     return ids;
   }
-  const { rows } = await previewRows(stack, args);
+  const { rows } = await previewRows(stack, args, ctx);
   return new Set(rows.filter((r) => r.action === 'Create' || r.action === 'Update').map((r) => r.id));
 }
 
@@ -163,30 +186,37 @@ function runSpec(stack: Stack, only: ReadonlySet<string> | undefined): StackSpec
  * run refused by the lock changes nothing. `stack` only needs its project configuration and name here; the spec is
  * recorded by `start` once the stack is complete. Throws `ReleaseLockedError` while another release runs.
  */
-export async function lockRun(stack: Stack, args: ApplyArgs, operation: 'install' | 'delete'): Promise<RunLock> {
-  return openRun(stack, args, operation, { stack: stack.config.name, kapps: [] }, false);
+export async function lockRun(
+  stack: Stack,
+  args: RecordParams,
+  operation: 'install' | 'delete',
+  ctx: EngineContext,
+): Promise<RunLock> {
+  return openRun(stack, args, operation, { stack: stack.config.name, kapps: [] }, false, ctx);
 }
 
 /** Take the lock (create revision N+1) with the spec of the kapps the run processes, and return what records the run. */
 export async function beginRun(
   stack: Stack,
-  args: ApplyArgs,
+  args: RecordParams,
   operation: 'install' | 'delete',
   only: ReadonlySet<string> | undefined,
+  ctx: EngineContext,
 ): Promise<RunRecorder> {
-  const lock = await openRun(stack, args, operation, runSpec(stack, only), true);
+  const lock = await openRun(stack, args, operation, runSpec(stack, only), true, ctx);
   return lock.start(stack, only);
 }
 
 async function openRun(
   stack: Stack,
-  args: ApplyArgs,
+  args: RecordParams,
   operation: 'install' | 'delete',
   initialSpec: StackSpec,
   specRecorded: boolean,
+  ctx: EngineContext,
 ): Promise<RunLock> {
   const { beginRelease, computePreview, specDigest } = await import('../release/index.js');
-  const { project, store, where, source } = await openTarget(stack, args);
+  const { project, store, where, source } = await openTarget(stack, args, ctx);
   let recorder: ReleaseRecorder;
   try {
     recorder = await beginRelease({
@@ -195,7 +225,7 @@ async function openRun(
       stack: stack.config.name,
       operation,
       spec: initialSpec,
-      command: redactArgv(process.argv.slice(1)),
+      command: redactArgv([...ctx.argv]),
       selectors: { include: args.include, exclude: args.exclude },
       kappsVersion: kappsVersion(),
       stackFile: args.stackFile,
@@ -248,7 +278,7 @@ async function openRun(
       await recorder.finish(summary.status);
       // After the summary, on stdout (the JSON reporter's stdout holds only its events).
       if (args.reporter !== 'json') {
-        process.stdout.write(
+        ctx.result(
           `Recorded as release ${recorder.revision} of ${project}/${stack.config.name} (project from ${source}) in ${where}\n`,
         );
       }

@@ -8,7 +8,7 @@
 import { KappsError } from '../diagnostics/errors.js';
 import { formatCommandLine } from '../report/format.js';
 import type { Stack } from '../stack/stack.js';
-import type { StackArgs } from './stack-args.js';
+import type { EngineContext, StackParams } from './context.js';
 
 /** The unfetched kapps the command would read: those of the selection's sub-graph. */
 export function missingKapps(stack: Stack): string[] {
@@ -17,7 +17,7 @@ export function missingKapps(stack: Stack): string[] {
 }
 
 /** The error of `--no-fetch` when sources are missing: the kapps not read, and the command that fetches them. */
-export function missingSourcesError(stack: Stack, ids: readonly string[], args: StackArgs): KappsError {
+export function missingSourcesError(stack: Stack, ids: readonly string[], args: StackParams): KappsError {
   const command = formatCommandLine('kapps', [
     'workspace',
     'create',
@@ -37,20 +37,25 @@ export function missingSourcesError(stack: Stack, ids: readonly string[], args: 
 }
 
 /**
- * Fetch the git sources of the kapps `missingKapps` names (only what is missing; nothing is updated), saying so on
- * stderr.
+ * Fetch the git sources of the kapps `missingKapps` names (only what is missing; nothing is updated), saying so as
+ * a message.
  */
-export async function fetchMissingSources(stack: Stack, ids: readonly string[], signal?: AbortSignal): Promise<void> {
+export async function fetchMissingSources(
+  stack: Stack,
+  ids: readonly string[],
+  ctx: EngineContext,
+  signal?: AbortSignal,
+): Promise<void> {
   const { ensureWorkspace } = await import('../workspace/workspace.js');
-  const { gitRunner } = await import('./git-runner.js');
+  const { gitRunnerFor } = await import('./git-runner.js');
   const kapps = ids.map((id) => stack.kapp(id));
   await ensureWorkspace(
     kapps.map((k) => ({ fqId: k.id, cacheRoot: k.cacheRoot, sources: k.sources.filter((s) => s.kind === 'git') })),
     {
       update: false,
-      run: gitRunner,
+      run: gitRunnerFor(ctx.env),
       ...(signal ? { signal } : {}),
-      onFetch: (id, source) => process.stderr.write(`Fetching ${source.id} for ${id} (not in the workspace)...\n`),
+      onFetch: (id, source) => ctx.message(`Fetching ${source.id} for ${id} (not in the workspace)...\n`),
     },
   );
 }

@@ -13,10 +13,10 @@ import type { ReleaseStore } from '../release/store-types.js';
 import type { Stack } from '../stack/stack.js';
 import { toJS } from '../go-value/value.js';
 import { openTarget } from './release-run.js';
-import type { ApplyArgs } from './run-args.js';
+import type { EngineContext, TargetParams } from './context.js';
 
 /** What `computePreview` needs from the command line. */
-export type PreviewRunArgs = Pick<ApplyArgs, 'project' | 'backend' | 'stackFile' | 'stackName'> & {
+export type PreviewRunArgs = TargetParams & {
   refresh?: boolean;
   workers?: number;
 };
@@ -63,6 +63,8 @@ export async function refreshOutputs(
   stack: Stack,
   rows: readonly PreviewRow[],
   workers: number | undefined,
+  ctx: EngineContext,
+  signal: AbortSignal,
 ): Promise<Map<string, RefreshResult>> {
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) {
     const { UsageError } = await import('../diagnostics/errors.js');
@@ -77,37 +79,27 @@ export async function refreshOutputs(
   if (ids.length === 0) return out;
   const { runStack } = await import('../execute/run-stack.js');
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  for (const [k, v] of Object.entries(ctx.env)) if (v !== undefined) env[k] = v;
   const only = new Set(ids);
-  // Ctrl-C (or SIGTERM) stops the output steps cleanly (they run in their own process groups), then the command
-  // ends as interrupted (exit 130).
-  const controller = new AbortController();
-  const stop = (): void => controller.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  let summary;
-  try {
-    summary = await runStack(
-      stack,
-      {
-        command: 'output',
-        mode: 'plan',
-        dryRun: false,
-        workers: workers ?? stack.project.num_workers,
-        keepGoing: true,
-        ignoreErrors: false,
-        verbose: false,
-        env,
-        only,
-        readOutputs: true,
-      },
-      { emit: () => undefined, signal: controller.signal },
-    );
-  } finally {
-    process.removeListener('SIGINT', stop);
-    process.removeListener('SIGTERM', stop);
-  }
-  if (controller.signal.aborted) {
+  // An abort (Ctrl-C, a cancelled run) stops the output steps cleanly (they run in their own process groups), then
+  // the preview ends as interrupted.
+  const summary = await runStack(
+    stack,
+    {
+      command: 'output',
+      mode: 'plan',
+      dryRun: false,
+      workers: workers ?? stack.project.num_workers,
+      keepGoing: true,
+      ignoreErrors: false,
+      verbose: false,
+      env,
+      only,
+      readOutputs: true,
+    },
+    { emit: () => undefined, signal },
+  );
+  if (signal.aborted) {
     const { CancelledError } = await import('../diagnostics/errors.js');
     throw new CancelledError('interrupted while reading the live outputs');
   }
@@ -123,10 +115,15 @@ export async function refreshOutputs(
 }
 
 /** Compute the preview of the stack's processed kapps against its latest release. */
-export async function computePreviewFor(stack: Stack, args: PreviewRunArgs): Promise<PreviewResult> {
+export async function computePreviewFor(
+  stack: Stack,
+  args: PreviewRunArgs,
+  ctx: EngineContext,
+  signal: AbortSignal,
+): Promise<PreviewResult> {
   const { applyRefresh, computePreview, previewDocument, specDigest } = await import('../release/index.js');
   const spec = stack.spec({ onlyIds: new Set(processedIds(stack)), checkNoValue: false });
-  const { project, store } = await openTarget(stack, args);
+  const { project, store } = await openTarget(stack, args, ctx);
   try {
     const latest = await store.latest(project, stack.config.name);
     const known = new Set(stack.kapps.map((k) => k.id));
@@ -136,7 +133,7 @@ export async function computePreviewFor(stack: Stack, args: PreviewRunArgs): Pro
     ).filter((r) => r.action !== 'Delete' || !known.has(r.id));
     let refreshed: string[] | null = null;
     if (args.refresh) {
-      const live = await refreshOutputs(stack, rows, args.workers);
+      const live = await refreshOutputs(stack, rows, args.workers, ctx, signal);
       refreshed = [...live.keys()];
       rows = applyRefresh(rows, latest?.state, live);
     }
@@ -167,6 +164,8 @@ export async function changedWithRefresh(
   stack: Stack,
   state: ReleaseState | undefined,
   workers: number | undefined,
+  ctx: EngineContext,
+  signal: AbortSignal,
 ): Promise<{ ids: Set<string>; refreshed: string[] }> {
   const { applyRefresh, computePreview, specDigest } = await import('../release/index.js');
   const spec = stack.spec({ onlyIds: new Set(processedIds(stack)), checkNoValue: false });
@@ -174,7 +173,7 @@ export async function changedWithRefresh(
     spec.kapps.map((k) => ({ id: k.id, specDigest: specDigest(k) })),
     state,
   );
-  const live = await refreshOutputs(stack, rows, workers);
+  const live = await refreshOutputs(stack, rows, workers, ctx, signal);
   const refreshedRows = applyRefresh(rows, state, live);
   const ids = refreshedRows
     .filter((r) => r.action === 'Create' || r.action === 'Update' || r.action === 'Drifted')

@@ -1,0 +1,53 @@
+/**
+ * What the engine needs from whoever drives it — the CLI (one process, one run) or the runs server (many runs in
+ * one process): where relative paths start, the environment it reads its settings from and starts steps with, the
+ * command line a release records, and where its messages go. Nothing in `src/engine/` reads `process.env`,
+ * `process.cwd()`, `process.argv` or writes to `process.stdout`/`process.stderr` itself.
+ */
+export interface EngineContext {
+  /** The directory relative paths (stack file, config, workspace, backend) are resolved against. */
+  readonly cwd: string;
+  /** The environment kapps' settings are read from (KAPPS_BACKEND, KAPPS_HOME, KAPPS_WORKERS, …) and steps start from. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The command line recorded in a release (redacted before it is recorded). */
+  readonly argv: readonly string[];
+  /** Messages about the run a CLI prints on stderr: warnings, fetches, the preview before a plan. Whole lines. */
+  message(text: string): void;
+  /** The line saying where a run was recorded (a CLI prints it on stdout). Whole lines. */
+  result(text: string): void;
+}
+
+/** The selection, overrides and source options of a command that opens a stack (the CLI's shared options). */
+export interface StackParams {
+  stackFile: string;
+  stackName: string;
+  workspaceDir?: string;
+  include: string[];
+  exclude: string[];
+  parents: boolean;
+  provider?: string;
+  provisioner?: string;
+  account?: string;
+  region?: string;
+  profile?: string;
+  cluster?: string;
+  config?: string;
+  strictVars: boolean;
+  /**
+   * Git sources: unset, missing ones are fetched and present ones used as they are; `--fetch` (true), run commands
+   * also bring present ones up to date; `--no-fetch` (false), nothing is fetched and a kapp that cannot be read is
+   * an error.
+   */
+  fetch?: boolean;
+  /** `--no-actions` (false): no warning about Sugarkube actions, which kapps never runs. */
+  actions?: boolean;
+  sourceSub?: string[];
+}
+
+/** Where releases are kept and under which project (`--project`, `--backend`). */
+export interface TargetParams {
+  stackFile: string;
+  stackName: string;
+  project?: string;
+  backend?: string;
+}

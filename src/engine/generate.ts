@@ -1,0 +1,34 @@
+/** `kapps generate` and the preview, as documents: what the CLI prints and the runs server keeps as a run's result. */
+import type { Phase } from '../vocabulary.js';
+import type { EngineContext, StackParams, TargetParams } from './context.js';
+import { flushWarnings, openStackFor } from './open.js';
+import type { PreviewResult } from './preview.js';
+
+/** The resolved spec of the stack as YAML (`kapps generate`) or JSON (`-o json`). */
+export async function generateDocument(
+  params: StackParams,
+  ctx: EngineContext,
+  options: { phases?: readonly Phase[]; format?: 'yaml' | 'json'; signal?: AbortSignal } = {},
+): Promise<string> {
+  const stack = await openStackFor(
+    params,
+    { planning: true, ...(options.signal ? { signal: options.signal } : {}) },
+    ctx,
+  );
+  const spec = stack.spec(options.phases?.length ? { phases: [...options.phases] } : {});
+  await flushWarnings(stack, ctx);
+  if (options.format === 'json') return `${JSON.stringify(spec, null, 2)}\n`;
+  const { stringify } = await import('yaml');
+  return stringify(spec, { lineWidth: 0 });
+}
+
+/** The preview of the stack against its last release (`kapps preview`); `refresh` reads the live outputs. */
+export async function previewStack(
+  params: StackParams & TargetParams & { refresh?: boolean; workers?: number },
+  ctx: EngineContext,
+  signal: AbortSignal,
+): Promise<PreviewResult> {
+  const { computePreviewFor } = await import('./preview.js');
+  const stack = await openStackFor(params, { planning: true, signal }, ctx);
+  return computePreviewFor(stack, params, ctx, signal);
+}

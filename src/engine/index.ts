@@ -1,0 +1,10 @@
+/**
+ * The engine: what a command does, in-process, for whoever drives it — the CLI (src/cli/) or the runs server
+ * (src/server/). It owns no process-wide state: no signals, no exit codes, no stdout/stderr (see `EngineContext`).
+ */
+export type { EngineContext, StackParams, TargetParams } from './context.js';
+export { generateDocument, previewStack } from './generate.js';
+export type { PreviewResult } from './preview.js';
+export { runOperation, runMode, type RunHooks, type RunOutcome, type RunParams } from './run.js';
+export { createRunLog, type LogLine } from './run-log.js';
+export { openTarget, type RecordParams, type RunRecorder } from './release-run.js';

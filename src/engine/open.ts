@@ -1,0 +1,89 @@
+/** Opening the stack a command names: the request, fetching missing sources for planning, and its warnings. */
+import { parseSubstitutionFlags } from '../config/source-substitution.js';
+import { UsageError } from '../diagnostics/errors.js';
+import type { OpenStackRequest } from '../stack/open-stack.js';
+import type { Stack } from '../stack/stack.js';
+import type { EngineContext, StackParams } from './context.js';
+
+/** How a command uses the stack it opens. */
+export interface OpenOptions {
+  /**
+   * A command that reports on the kapps without running them (generate, graph, vars, validate, preview, a dry
+   * run): git sources missing from the workspace are fetched first, or with --no-fetch the command fails.
+   */
+  readonly planning?: boolean;
+  /** An install or delete that applies without --allow-no-value: `<no value>` in a step is an error. */
+  readonly applyNoValue?: boolean;
+  /** Stop fetching sources when this is aborted. */
+  readonly signal?: AbortSignal;
+}
+
+/** The request to open the stack the parameters name. */
+export function stackRequest(params: StackParams, options: OpenOptions, ctx: EngineContext): OpenStackRequest {
+  const subs = parseSubstitutionFlags(params.sourceSub ?? [], ctx.cwd);
+  if (typeof subs === 'string') throw new UsageError(subs);
+  const overrides: Record<string, string> = {};
+  for (const key of ['provider', 'provisioner', 'account', 'region', 'profile', 'cluster'] as const) {
+    const v = params[key];
+    if (v) overrides[key] = v;
+  }
+  return {
+    stackFile: params.stackFile,
+    stackName: params.stackName,
+    ...(params.workspaceDir ? { workspace: params.workspaceDir } : {}),
+    ...(params.config ? { configFile: params.config } : {}),
+    cwd: ctx.cwd,
+    overrides,
+    include: params.include,
+    exclude: params.exclude,
+    parents: params.parents ?? false,
+    ...(ctx.env.KUBECONFIG ? { kubeconfig: ctx.env.KUBECONFIG } : {}),
+    strict: params.strictVars,
+    ...(options.applyNoValue ? { applyNoValue: true } : {}),
+    ...(params.actions === false ? { quietActions: true } : {}),
+    ...(subs.length ? { sourceSubstitutions: subs } : {}),
+  };
+}
+
+/** Per context: how many of each stack's warnings were said, and which warnings (a stack reopened after a fetch repeats them). */
+const said = new WeakMap<EngineContext, { counts: WeakMap<Stack, number>; keys: Set<string> }>();
+
+/** Say the stack's warnings not said yet in this context. */
+export async function flushWarnings(stack: Stack, ctx: EngineContext): Promise<void> {
+  let memory = said.get(ctx);
+  if (!memory) said.set(ctx, (memory = { counts: new WeakMap(), keys: new Set() }));
+  const from = memory.counts.get(stack) ?? 0;
+  if (stack.warnings.length <= from) return;
+  memory.counts.set(stack, stack.warnings.length);
+  const keys = memory.keys;
+  const fresh = stack.warnings.slice(from).filter((w) => {
+    const key = `${w.location?.file ?? ''}:${w.location?.line ?? ''}:${w.message}`;
+    if (keys.has(key)) return false;
+    keys.add(key);
+    return true;
+  });
+  if (fresh.length === 0) return;
+  const { formatDiagnostics } = await import('../report/diagnostic-printer.js');
+  ctx.message(`${formatDiagnostics(fresh, { cwd: ctx.cwd })}\n`);
+}
+
+/** Open the stack (fetching the sources a planning command needs) and say its warnings so far. */
+export async function openStackFor(params: StackParams, options: OpenOptions, ctx: EngineContext): Promise<Stack> {
+  const { openStack } = await import('../stack/open-stack.js');
+  let stack = openStack(stackRequest(params, options, ctx));
+  if (options.planning || params.fetch === false) {
+    const { fetchMissingSources, missingKapps, missingSourcesError } = await import('./missing-sources.js');
+    // A fetched kapp's sugarkube.yaml can add dependencies, hence sources of new ancestors: fetch until none is missing.
+    const tried = new Set<string>();
+    for (let missing = missingKapps(stack); missing.length > 0; missing = missingKapps(stack)) {
+      if (params.fetch === false) throw missingSourcesError(stack, missing, params);
+      const fresh = missing.filter((id) => !tried.has(id));
+      if (fresh.length === 0) throw missingSourcesError(stack, missing, params);
+      for (const id of fresh) tried.add(id);
+      await fetchMissingSources(stack, fresh, ctx, options.signal);
+      stack = openStack(stackRequest(params, options, ctx));
+    }
+  }
+  await flushWarnings(stack, ctx);
+  return stack;
+}

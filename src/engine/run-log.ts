@@ -1,0 +1,99 @@
+/**
+ * A run's log as lines: what the plain reporter prints about the run (`stream: 'kapps'`) and every line a step
+ * printed, tagged with its kapp, phase, step and stream. The runs server keeps it per run, the release store per
+ * release. Secrets are already redacted in the events this is built from.
+ */
+import type { Reporter, RunEvent } from '../report/events.js';
+import { PlainReporter } from '../report/plain-reporter.js';
+
+export interface LogLine {
+  readonly time: string;
+  readonly stream: 'kapps' | 'stdout' | 'stderr';
+  readonly kapp?: string;
+  readonly phase?: string;
+  readonly step?: string;
+  readonly text: string;
+}
+
+/** Splits written text into whole lines. */
+class Lines {
+  #partial = '';
+  push(text: string): string[] {
+    const parts = (this.#partial + text).split(/\r?\n/);
+    this.#partial = parts.pop() ?? '';
+    return parts;
+  }
+  flush(): string[] {
+    const rest = this.#partial;
+    this.#partial = '';
+    return rest === '' ? [] : [rest];
+  }
+}
+
+/**
+ * A reporter that turns the run's events into log lines. `close()` adds the summary lines, as the plain reporter
+ * prints them.
+ */
+export function createRunLog(
+  onLine: (line: LogLine) => void,
+  options: { verbose?: boolean; command?: string } = {},
+): Reporter {
+  const kappsLines = new Lines();
+  const now = (): string => new Date().toISOString();
+  // The plain reporter only ever calls `write`: a stand-in stream that cuts what it writes into lines, at once.
+  const sink = {
+    write(chunk: string | Uint8Array): boolean {
+      for (const text of kappsLines.push(chunk.toString())) onLine({ time: now(), stream: 'kapps', text });
+      return true;
+    },
+  } as unknown as NodeJS.WritableStream;
+  const plain = new PlainReporter({
+    out: sink,
+    verbose: options.verbose ?? false,
+    color: false,
+    ...(options.command ? { mode: { command: options.command } } : {}),
+  });
+  /** Step output per (kapp, phase, step, stream), cut into lines. */
+  const steps = new Map<
+    string,
+    { lines: Lines; kapp: string; phase: string; step: string; stream: 'stdout' | 'stderr' }
+  >();
+  const flushSteps = (kapp?: string): void => {
+    for (const [key, s] of steps) {
+      if (kapp !== undefined && s.kapp !== kapp) continue;
+      for (const text of s.lines.flush())
+        onLine({ time: now(), stream: s.stream, kapp: s.kapp, phase: s.phase, step: s.step, text });
+      steps.delete(key);
+    }
+  };
+  return {
+    onEvent(event: RunEvent): void {
+      if (event.type === 'step-output') {
+        const key = JSON.stringify([event.kapp, event.phase, event.step, event.stream]);
+        let s = steps.get(key);
+        if (!s) {
+          s = { lines: new Lines(), kapp: event.kapp, phase: event.phase, step: event.step, stream: event.stream };
+          steps.set(key, s);
+        }
+        for (const text of s.lines.push(event.text))
+          onLine({
+            time: event.time,
+            stream: event.stream,
+            kapp: event.kapp,
+            phase: event.phase,
+            step: event.step,
+            text,
+          });
+        return;
+      }
+      if (event.type === 'step-finished' || event.type === 'kapp-finished') flushSteps(event.kapp);
+      if (event.type === 'run-finished') flushSteps();
+      plain.onEvent(event);
+    },
+    async close(): Promise<void> {
+      flushSteps();
+      await plain.close();
+      for (const text of kappsLines.flush()) onLine({ time: now(), stream: 'kapps', text });
+    },
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * The flow of install, delete, output, clean and template, in-process and without owning the process: open the
+ * stack, take the release lock (install/delete that apply; before anything is touched), fill the workspace, check
+ * the commands, run, record every kapp in the release. The CLI drives it for one run (and owns signals, the display
+ * and exit codes); the runs server drives it for many runs at once (each with its own abort signal and sinks).
+ */
+import { CancelledError, KappsError } from '../diagnostics/errors.js';
+import type { KappResult, RunCommand, RunMode, RunOptions, RunSummary } from '../execute/types.js';
+import type { RunEvent } from '../report/events.js';
+import type { Stack } from '../stack/stack.js';
+import { urlSecrets } from '../release/redact.js';
+import type { EngineContext, StackParams } from './context.js';
+import { openStackFor, type OpenOptions } from './open.js';
+import type { RunLock, RunRecorder } from './release-run.js';
+
+/** The options of a run command (the CLI's flags). */
+export interface RunParams extends StackParams {
+  dryRun: boolean;
+  keepGoing: boolean;
+  workers?: number;
+  verbose: boolean;
+  /** Check before running that every command exists. */
+  validate: boolean;
+  /** Between SIGTERM and SIGKILL when a step is stopped. */
+  killGraceMs: number;
+  yes?: boolean;
+  oneShot?: boolean;
+  project?: string;
+  backend?: string;
+  ignoreErrors?: boolean;
+  changedOnly?: boolean;
+  refresh?: boolean;
+  allowNoValue?: boolean;
+  /** The reporter the caller shows events with (`json`: no "Recorded as release" line). */
+  reporter?: string;
+  /** Emit every line steps print, what `print` hides marked `hidden` (for a run's log). */
+  allOutput?: boolean;
+}
+
+/** What the caller of a run provides. */
+export interface RunHooks {
+  readonly ctx: EngineContext;
+  /** Aborted: stop cleanly (no new kapps; running steps stopped), as on Ctrl-C. */
+  readonly signal: AbortSignal;
+  /** The kapps are about to run (lock taken, workspace filled, checks passed): the sink of the run's events. */
+  begin(stack: Stack): Promise<(event: RunEvent) => void> | ((event: RunEvent) => void);
+  /** The release that records this run exists (its lock is taken). */
+  onRecorder?(recorder: RunRecorder, revision: number): void;
+  /** The kapps ran; the release is not closed yet. */
+  afterRun?(stack: Stack, summary: RunSummary): Promise<void>;
+}
+
+export interface RunOutcome {
+  readonly stack: Stack;
+  readonly summary: RunSummary;
+  /** The release this run recorded, if it recorded one. */
+  readonly revision?: number;
+}
+
+export function runMode(params: Pick<RunParams, 'oneShot' | 'yes'>): RunMode {
+  if (params.oneShot) return 'one-shot';
+  return params.yes ? 'apply' : 'plan';
+}
+
+function workersFrom(params: RunParams, stack: Stack, ctx: EngineContext): number {
+  const fromEnv = ctx.env.KAPPS_WORKERS ? Number(ctx.env.KAPPS_WORKERS) : undefined;
+  const n = params.workers ?? fromEnv ?? stack.project.num_workers;
+  if (!Number.isInteger(n) || n < 1)
+    throw new KappsError(`the number of workers must be a whole number ≥ 1, got ${String(n)}`);
+  return n;
+}
+
+/** Variables kapps reads for itself: never passed to steps (a kapp asks for one by name in its `env_vars`). */
+const OWN_ENV = ['KAPPS_BACKEND', 'KAPPS_HOME', 'KAPPS_WORKERS', 'KAPPS_INPROCESS_SPAWN', 'KAPPS_TOKEN'];
+/** The connection variables the PostgreSQL driver reads: kapps' own while its release backend is PostgreSQL. */
+const PG_ENV = [
+  'PGHOST',
+  'PGHOSTADDR',
+  'PGPORT',
+  'PGUSER',
+  'PGPASSWORD',
+  'PGPASSFILE',
+  'PGDATABASE',
+  'PGSSLMODE',
+  'PGSSLCERT',
+  'PGSSLKEY',
+  'PGSSLROOTCERT',
+  'PGSERVICE',
+  'PGOPTIONS',
+  'PGAPPNAME',
+  'PGCONNECT_TIMEOUT',
+];
+
+/** The release backend a run uses, as given (flag, environment, sugarkube-conf.yaml), when there is one. */
+function backendOf(params: RunParams, stack: Stack, ctx: EngineContext): string | undefined {
+  return params.backend ?? ctx.env.KAPPS_BACKEND ?? stack.project.backend;
+}
+
+/** The environment steps start from: kapps' own without kapps' own configuration. */
+export function stepEnv(backend: string | undefined, ctx: EngineContext): Record<string, string> {
+  const own = new Set(OWN_ENV);
+  if (backend !== undefined && /^postgres(ql)?:/i.test(backend)) for (const name of PG_ENV) own.add(name);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(ctx.env)) if (v !== undefined && !own.has(k)) env[k] = v;
+  return env;
+}
+
+/** kapps' own credentials, redacted wherever a step or a kapp passes them on. */
+export function ownSecrets(backend: string | undefined, ctx: EngineContext): string[] {
+  const secrets: string[] = [];
+  for (const url of [backend, ctx.env.KAPPS_BACKEND]) {
+    if (url && /^[a-z][a-z0-9+.-]*:\/\//i.test(url)) secrets.push(url, ...urlSecrets(url));
+  }
+  if (backend !== undefined && /^postgres(ql)?:/i.test(backend) && ctx.env.PGPASSWORD) secrets.push(ctx.env.PGPASSWORD);
+  if (ctx.env.KAPPS_TOKEN) secrets.push(ctx.env.KAPPS_TOKEN);
+  return secrets;
+}
+
+/** Fill the workspace for the kapps of the sub-graph that have sources; reopen the stack when anything was there to fetch. */
+async function prepareWorkspace(
+  stack: Stack,
+  params: RunParams,
+  open: OpenOptions,
+  ctx: EngineContext,
+  signal: AbortSignal,
+): Promise<Stack> {
+  const withSources = stack.selection.nodes.map((n) => stack.kapp(n.id)).filter((k) => k.sources.length > 0);
+  if (withSources.length === 0) return stack;
+  const { ensureWorkspace } = await import('../workspace/workspace.js');
+  const { gitRunnerFor } = await import('./git-runner.js');
+  await ensureWorkspace(
+    withSources.map((k) => ({ fqId: k.id, cacheRoot: k.cacheRoot, sources: k.sources })),
+    {
+      update: params.fetch === true,
+      run: gitRunnerFor(ctx.env),
+      signal,
+      onFetch: (id, source) => ctx.message(`Fetching ${source.id} for ${id}...\n`),
+    },
+  );
+  return openStackFor(params, open, ctx);
+}
+
+/** Commands that cannot run: checked before anything runs (the first planning of every kapp the run visits). */
+async function preflight(stack: Stack, options: RunOptions): Promise<void> {
+  const { checkCommands } = await import('../execute/preflight.js');
+  const { plannedPhases } = await import('../execute/run-stack.js');
+  // A dry run may have no workspace yet: only commands looked up on PATH can be checked.
+  const missing = checkCommands(stack, options, plannedPhases(stack, options), { pathOnly: options.dryRun });
+  if (missing.length) {
+    throw new KappsError(
+      `${missing.length} command(s) not found, nothing was run:\n${missing.map((m) => `  kapp ${m.kapp}, ${m.phase} step '${m.step}': '${m.command}' not found ${m.where}`).join('\n')}\n(--no-validate skips this check)`,
+    );
+  }
+}
+
+/** Steps that render `<no value>` in an apply: an error before anything runs. */
+async function noValueCheck(stack: Stack, options: RunOptions): Promise<void> {
+  const { noValueProblems } = await import('../execute/preflight.js');
+  const { plannedPhases } = await import('../execute/run-stack.js');
+  const { ConfigError } = await import('../diagnostics/errors.js');
+  const problems = noValueProblems(stack, plannedPhases(stack, options));
+  if (problems.length) throw new ConfigError(problems);
+}
+
+/**
+ * Run one of the run commands. Errors before the kapps run (bad configuration, the lock, a missing command) are
+ * thrown; an abort before they run throws `CancelledError`. Once they ran, the outcome is returned whatever it is
+ * (the summary's status says failed or cancelled). The release is always closed before this returns or throws.
+ */
+export async function runOperation(command: RunCommand, params: RunParams, hooks: RunHooks): Promise<RunOutcome> {
+  const { ctx, signal } = hooks;
+  const { runStack } = await import('../execute/run-stack.js');
+  const mode = runMode(params);
+  if (params.changedOnly && mode === 'plan') throw new KappsError('--changed-only needs --yes or --one-shot');
+  const operation = command === 'install' || command === 'delete' ? command : undefined;
+  const records = operation !== undefined;
+  let recorder: RunRecorder | undefined;
+  try {
+    // A dry run reads every kapp it reports on: missing git sources are fetched (or --no-fetch fails).
+    // An apply stops on `<no value>` in a step before anything runs (unless --allow-no-value).
+    const open: OpenOptions = {
+      planning: params.dryRun,
+      applyNoValue: records && mode !== 'plan' && !params.dryRun && !params.allowNoValue,
+      signal,
+    };
+    let stack = await openStackFor(params, open, ctx);
+    const release = records ? await import('./release-run.js') : undefined;
+    // The release lock is taken before anything is touched (the workspace included): a run refused by the lock
+    // changes nothing. The spec is recorded once the workspace is filled and the stack complete.
+    let lock: RunLock | undefined;
+    const runOptions = (s: Stack): RunOptions => ({
+      command,
+      mode,
+      dryRun: params.dryRun,
+      workers: workersFrom(params, s, ctx),
+      keepGoing: params.keepGoing,
+      ignoreErrors: params.ignoreErrors ?? false,
+      verbose: params.verbose,
+      env: stepEnv(backendOf(params, s, ctx), ctx),
+      secrets: ownSecrets(backendOf(params, s, ctx), ctx),
+      killGraceMs: params.killGraceMs,
+      ...(params.allOutput ? { allOutput: true } : {}),
+    });
+    // Checked before the lock, so a refused apply records no release (and again once the workspace is filled).
+    if (open.applyNoValue) await noValueCheck(stack, runOptions(stack));
+    if (release && operation && mode !== 'plan' && !params.dryRun) {
+      lock = await release.lockRun(stack, params, operation, ctx);
+      recorder = lock;
+      hooks.onRecorder?.(lock, lock.revision);
+    }
+    if (!params.dryRun) {
+      try {
+        stack = await prepareWorkspace(stack, params, open, ctx, signal);
+      } catch (e) {
+        // A fetch stopped by an abort fails; the interruption is what the user needs to hear about.
+        if (signal.aborted) throw new CancelledError('interrupted while fetching sources');
+        throw e;
+      }
+    }
+    if (signal.aborted) throw new CancelledError('interrupted');
+    const options = runOptions(stack);
+    if (open.applyNoValue) await noValueCheck(stack, options);
+    if (params.validate) await preflight(stack, options);
+
+    const emit = await hooks.begin(stack);
+
+    let only: ReadonlySet<string> | undefined;
+    if (release && command === 'install' && mode === 'plan' && !params.dryRun) {
+      await release.printPreview(stack, params, ctx, signal);
+    }
+    if (release && params.changedOnly && lock && params.refresh) {
+      const { changedWithRefresh, refreshLine } = await import('./preview.js');
+      const changed = await changedWithRefresh(stack, lock.previousState, params.workers, ctx, signal);
+      ctx.message(refreshLine(changed.refreshed));
+      only = changed.ids;
+    } else if (release && params.changedOnly)
+      only = lock ? lock.changedKapps(stack) : await release.changedKapps(stack, params, ctx, signal);
+    if (lock) {
+      recorder = await lock.start(stack, only);
+      hooks.onRecorder?.(recorder, lock.revision);
+    }
+    const active = recorder;
+    const summary = await runStack(
+      stack,
+      { ...options, ...(only ? { only } : {}) },
+      {
+        emit,
+        signal,
+        onKappFinished: active ? (r: KappResult) => active.record(r) : undefined,
+        onKappsDone: active ? () => active.flush() : undefined,
+      },
+    );
+    await hooks.afterRun?.(stack, summary);
+    if (recorder) await recorder.finish(summary);
+    return { stack, summary, ...(lock ? { revision: lock.revision } : {}) };
+  } finally {
+    if (recorder) await recorder.close(signal.aborted ? 'cancelled' : 'failed');
+  }
+}
