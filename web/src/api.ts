@@ -2,7 +2,20 @@
  * The page's only way to the server: the public `/api/v1` API, with the token from the session as
  * `Authorization: Bearer`. The event stream is read with fetch streaming (EventSource cannot send headers).
  */
-import type { LogChunk, LogLine, Problem, Role, Run, RunListQuery, SubmitRun } from '../../src/server/api-schema';
+import type { z } from 'zod';
+import type {
+  LogChunk,
+  LogLine,
+  Problem,
+  Role,
+  Run,
+  RunListQuery,
+  SubmitRun,
+  projectListSchema,
+  runListSchema,
+  stackSummarySchema,
+  whoamiSchema,
+} from '../../src/server/api-schema';
 
 const TOKEN_KEY = 'kapps.token';
 
@@ -94,40 +107,10 @@ export async function postJson<T>(path: string, body: unknown = {}): Promise<T> 
   return (await (await request('POST', path, body)).json()) as T;
 }
 
-export interface Whoami {
-  name: string;
-  role: Role;
-}
-export interface ProjectList {
-  projects: { name: string; stacks: string[] }[];
-}
-export interface StackLock {
-  revision: number;
-  operation: string;
-  phase: string;
-  owner: { user: string; host: string; pid?: number };
-  since: string;
-  ownerLooksDead: string | null;
-}
-export interface StackSummary {
-  project: string;
-  stack: string;
-  latestRelease: {
-    revision: number;
-    operation: string;
-    phase: string;
-    createdAt: string;
-    modifiedAt: string;
-    owner: { user: string; host: string };
-  } | null;
-  lock: StackLock | null;
-  running: Run[];
-  queued: Run[];
-}
-export interface RunList {
-  runs: Run[];
-  nextCursor: string | null;
-}
+export type Whoami = z.infer<typeof whoamiSchema>;
+export type ProjectList = z.infer<typeof projectListSchema>;
+export type StackSummary = z.infer<typeof stackSummarySchema>;
+export type RunList = z.infer<typeof runListSchema>;
 /** A release as `kapps release list -o json` shows it. */
 export interface ReleaseEntry {
   revision: number;

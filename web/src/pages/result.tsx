@@ -1,5 +1,6 @@
 /** The result of a finished run: generate's spec, preview's actions and side-by-side changes, apply's outcome. */
 import { useState } from 'preact/hooks';
+import type { ApplyResult } from '../../../src/server/api-schema';
 import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
 import { SideBySide, asText } from '../diff-view';
 import { href } from '../format';
@@ -21,11 +22,6 @@ interface PreviewDocument {
   basedOnRevision: number | null;
   kapps: PreviewKapp[];
   hasChanges: boolean;
-}
-interface ApplyOutcome {
-  message: string;
-  releaseRevision: number | null;
-  kapps: { succeeded: number; failed: number; skipped: number; cancelled: number };
 }
 
 const ACTION_ICONS: Record<string, string> = {
@@ -57,7 +53,7 @@ export function RunResult(props: { run: Run; who: Whoami }) {
     );
   if (run.type === 'preview')
     return <PreviewResult run={run} who={props.who} doc={JSON.parse(text) as PreviewDocument} />;
-  const outcome = JSON.parse(text) as ApplyOutcome;
+  const outcome = JSON.parse(text) as ApplyResult;
   return (
     <section aria-labelledby="result-h" data-testid="apply-result">
       <h2 id="result-h">Result</h2>
