@@ -4,6 +4,7 @@
  * the result once it is finished. Stream messages are folded into a model as they arrive and shown once per
  * animation frame; the DAG is laid out once and then only its nodes' classes change.
  */
+import { Component } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, describeError, followEvents, isFinal, roleAtLeast, type LogLine, type Run, type Whoami } from '../api';
 import { DagView } from '../dag';
@@ -180,11 +181,7 @@ export function RunPage(props: { id: string; who: Whoami }) {
             onChange={(e) => setFilter((e.target as HTMLSelectElement).value)}
           >
             <option value="">all</option>
-            {m.order.map((id) => (
-              <option key={id} value={id}>
-                {id}
-              </option>
-            ))}
+            <KappOptions order={m.order} count={m.order.length} />
           </select>
         </label>
         <label>
@@ -194,14 +191,47 @@ export function RunPage(props: { id: string; who: Whoami }) {
         <span>{log.length} lines</span>
       </div>
       <div class="log" ref={logBox} tabindex={0} role="log" aria-labelledby="log-h" data-testid="log">
-        {log.length > LOG_SHOWN && <div class="more">… {log.length - LOG_SHOWN} earlier lines</div>}
-        {log.slice(-LOG_SHOWN).map((l, i) => (
-          <LogRow key={i} line={l} />
-        ))}
+        <LogLines lines={log} count={m.log.length} filter={filter} />
       </div>
       {run && isFinal(run.status) && <RunResult run={run} who={props.who} />}
     </section>
   );
+}
+
+/** The tail of the log; rendered again only when lines arrived or the filter changed (not on every frame). */
+class LogLines extends Component<{ lines: LogLine[]; count: number; filter: string }> {
+  override shouldComponentUpdate(next: { count: number; filter: string }): boolean {
+    return next.count !== this.props.count || next.filter !== this.props.filter;
+  }
+  override render() {
+    const { lines } = this.props;
+    return (
+      <>
+        {lines.length > LOG_SHOWN && <div class="more">… {lines.length - LOG_SHOWN} earlier lines</div>}
+        {lines.slice(-LOG_SHOWN).map((l, i) => (
+          <LogRow key={i} line={l} />
+        ))}
+      </>
+    );
+  }
+}
+
+/** The per-kapp filter's options; rendered again only when kapps were added. */
+class KappOptions extends Component<{ order: string[]; count: number }> {
+  override shouldComponentUpdate(next: { count: number }): boolean {
+    return next.count !== this.props.count;
+  }
+  override render() {
+    return (
+      <>
+        {this.props.order.map((id) => (
+          <option key={id} value={id}>
+            {id}
+          </option>
+        ))}
+      </>
+    );
+  }
 }
 
 function LogRow(props: { line: LogLine }) {
