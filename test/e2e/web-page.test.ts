@@ -187,6 +187,19 @@ describe('the web page', () => {
     await expect.poll(() => page.getByRole('alert').first().textContent(), POLL).toMatch(/stale/i);
   });
 
+  it('generates the spec from the page, one collapsible section per kapp', async () => {
+    const page = await login(TOKENS.apply);
+    await page.goto(`${server.url}/#/stacks/broken/dev`);
+    await page.getByRole('button', { name: 'Generate', exact: true }).click();
+    await expect.poll(() => runStatus(page), POLL).toBe('succeeded');
+    const sections = page.locator('details.kapp-yaml');
+    await expect.poll(() => sections.locator('summary').allTextContents(), POLL).toEqual(['web:bad', 'web:after']);
+    expect(await sections.first().getAttribute('open')).toBeNull();
+    await sections.first().locator('summary').click();
+    expect(await sections.first().locator('pre').textContent()).toContain('fatal-disk-full');
+    expect(await sections.first().locator('.y-key').first().textContent()).toBe('id');
+  });
+
   it('cancels a running run from the page', async () => {
     const page = await login(TOKENS.apply);
     await page.goto(`${server.url}/#/stacks/slow/dev`);
