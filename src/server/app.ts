@@ -29,7 +29,6 @@ import {
   whoamiSchema,
   type Role,
   type Run,
-  type SubmitRun,
 } from './api-schema.js';
 import { allows, type Authenticator, type Caller } from './auth.js';
 import type { ServerLimits } from './config.js';
@@ -53,7 +52,7 @@ export interface AppContext {
   readonly auth: Authenticator;
   readonly limits: ServerLimits;
   /** An apply naming a preview: throws a 409 `stale-preview` problem when the stack changed since that preview. */
-  readonly checkPreview?: (preview: StoredRun, submit: SubmitRun) => Promise<void>;
+  readonly checkPreview?: (preview: StoredRun) => Promise<void>;
   /** Whether the backend answers (for /readyz). */
   readonly ready: () => Promise<boolean>;
   /** Whether the server is stopping (no new runs are accepted). */
@@ -254,7 +253,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           throw invalid('body.previewRunId', `preview run ${preview.id} is of ${preview.project}/${preview.stack}`);
         if (preview.status !== 'succeeded')
           throw new HttpProblem(409, 'conflict', `preview run ${preview.id} is ${preview.status}, not succeeded`);
-        await ctx.checkPreview?.(preview, body);
+        await ctx.checkPreview?.(preview);
       }
       const { type, project, stack, ...options } = body;
       const key = request.headers['idempotency-key'];

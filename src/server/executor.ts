@@ -33,6 +33,8 @@ export interface RunOutcome {
 /** Runs one run (src/engine behind it). */
 export interface RunEngine {
   execute(run: StoredRun, io: RunIO): Promise<RunOutcome>;
+  /** An apply naming this preview run: throws a 409 `stale-preview` problem when the stack changed since. */
+  checkPreview?(preview: StoredRun): Promise<void>;
 }
 
 export interface ExecutorOptions {

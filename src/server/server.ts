@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { UsageError } from '../diagnostics/errors.js';
 import { describeBackend, kappsHome, openReleaseStore, resolveBackend } from '../release/index.js';
@@ -94,7 +95,7 @@ function limitsFrom(config: ServerConfig | undefined, options: ServeOptions): Se
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const { host, port } = parseListen(options.listen);
-  const config = options.config !== undefined ? readServerConfig(join(options.cwd, options.config)) : undefined;
+  const config = options.config !== undefined ? readServerConfig(resolve(options.cwd, options.config)) : undefined;
   const projects = mergeProjects(
     config?.projects ?? [],
     options.projects.map((p) => parseProjectFlag(p, options.cwd)),
@@ -114,7 +115,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   });
   const dataDir =
     options.dataDir !== undefined
-      ? join(options.cwd, options.dataDir)
+      ? resolve(options.cwd, options.dataDir)
       : spec.kind === 'file'
         ? join(spec.root, 'server')
         : join(kappsHome(options.env.KAPPS_HOME), 'server');
@@ -147,6 +148,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       projects: registry,
       auth,
       limits,
+      ...(engine.checkPreview ? { checkPreview: (preview: StoredRun) => engine.checkPreview!(preview) } : {}),
       ready: async () => {
         try {
           await store.list({ limit: 1 });
@@ -157,7 +159,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       },
       stopping: () => executor.stopping,
       ...(Number.isInteger(keepAlive) && keepAlive > 0 ? { keepAliveMs: keepAlive } : {}),
-      webRoot: defaultWebRoot(),
+      // KAPPS_SERVE_WEB_DIR: another built page (tests, development of the page).
+      webRoot: options.env.KAPPS_SERVE_WEB_DIR
+        ? pathToFileURL(`${resolve(options.cwd, options.env.KAPPS_SERVE_WEB_DIR)}/`)
+        : defaultWebRoot(),
     });
     await app.listen({ host, port });
     const address = app.server.address();

@@ -18,6 +18,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { LogLine, Problem, Run } from '../../src/server/api-schema.js';
 import { CLI, cliEnv } from './cli.js';
 
 export interface StartServerOptions {
@@ -126,9 +127,25 @@ export interface ApiResponse<T = unknown> {
   readonly body: T;
 }
 
+/**
+ * What an answer may hold, loosely: a run, a page of runs, a problem, a log chunk… (tests name the fields they
+ * assert on; pass a type argument for anything else).
+ */
+export type ApiBody = Partial<Run> &
+  Partial<Omit<Problem, 'type' | 'status'>> & {
+    readonly type?: string;
+    readonly status?: string | number;
+    readonly runs?: Run[];
+    readonly nextCursor?: string | null;
+    readonly lines?: LogLine[];
+    readonly nextOffset?: number;
+    readonly complete?: boolean;
+    readonly offset?: number;
+  } & Record<string, unknown>;
+
 export interface ApiClient {
-  get<T = any>(path: string, headers?: Record<string, string>): Promise<ApiResponse<T>>;
-  post<T = any>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+  get<T = ApiBody>(path: string, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+  post<T = ApiBody>(path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
 }
 
 async function answer<T>(response: Response): Promise<ApiResponse<T>> {
@@ -226,13 +243,12 @@ export async function readEvents(
 export async function waitForRun(
   client: ApiClient,
   id: string,
-  done: (run: any) => boolean = (r: { status: string }) =>
-    ['succeeded', 'failed', 'cancelled', 'errored'].includes(r.status),
+  done: (run: Run) => boolean = (r) => ['succeeded', 'failed', 'cancelled', 'errored'].includes(r.status),
   timeoutMs = 30_000,
-): Promise<any> {
+): Promise<Run> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const r = await client.get(`/api/v1/runs/${id}`);
+    const r = await client.get<Run>(`/api/v1/runs/${id}`);
     if (r.status === 200 && done(r.body)) return r.body;
     if (Date.now() > deadline) throw new Error(`run ${id} not done in ${timeoutMs} ms: ${JSON.stringify(r.body)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
