@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, newPage, screenshot } from '../support/browser.js';
-import { startServer } from '../support/server.js';
+import { api, startServer } from '../support/server.js';
 import {
   cleanup,
   fakeKapp,
@@ -46,14 +46,10 @@ beforeAll(async () => {
   gates = tempDir('kapps-web-gates-');
   shop = makeProject('shop', backend, [
     { id: 'db', descriptor: kapp('db', 'db-v1') },
-    { id: 'api', dependsOn: ['db'], descriptor: kapp('api', 'api-v1') },
-  ]);
-  const installed = await shop.run(['install', 'stacks.yaml', 'dev', '-y']);
-  expect(installed.code, installed.stderr).toBe(0);
-  // The stack changes after its release: both kapps now wait for a gate the test opens.
-  shop.writeKapps([
-    { id: 'db', descriptor: kapp('db', 'db-v2-ready', join(gates, 'db')) },
-    { id: 'api', dependsOn: ['db'], descriptor: kapp('api', 'api-v2-ready', join(gates, 'api')) },
+    { id: 'cache', descriptor: kapp('cache', 'cache-v1') },
+    { id: 'api', dependsOn: ['db', 'cache'], descriptor: kapp('api', 'api-v1') },
+    { id: 'jobs', dependsOn: ['db'], descriptor: kapp('jobs', 'jobs-v1') },
+    { id: 'front', dependsOn: ['api'], descriptor: kapp('front', 'front-v1') },
   ]);
   const slow = makeProject('slow', backend, [
     { id: 'hang', descriptor: fakeKapp({ apply: `--tag hang --stdout hanging-now --fork-sleep 60 ${MARKER} --hang` }) },
@@ -87,6 +83,24 @@ beforeAll(async () => {
     env: shop.env,
     cwd: configDir,
   });
+  // Release 1 of shop, applied by the server; then the stack changes: db, api and front change, db and api now
+  // wait for a gate the test opens.
+  const client = api(server.url, TOKENS.apply);
+  const submitted = await client.post<{ id: string }>('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+  expect(submitted.status).toBe(202);
+  let status = 'queued';
+  for (let i = 0; i < 600 && !['succeeded', 'failed', 'cancelled', 'errored'].includes(status); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    status = (await client.get<{ status: string }>(`/api/v1/runs/${submitted.body.id}`)).body.status;
+  }
+  expect(status, 'the first apply of shop').toBe('succeeded');
+  shop.writeKapps([
+    { id: 'db', descriptor: kapp('db', 'db-v2-ready', join(gates, 'db')) },
+    { id: 'cache', descriptor: kapp('cache', 'cache-v1') },
+    { id: 'api', dependsOn: ['db', 'cache'], descriptor: kapp('api', 'api-v2-ready', join(gates, 'api')) },
+    { id: 'jobs', dependsOn: ['db'], descriptor: kapp('jobs', 'jobs-v1') },
+    { id: 'front', dependsOn: ['api'], descriptor: kapp('front', 'front-v2') },
+  ]);
   browser = await launchBrowser();
 }, 120_000);
 
@@ -141,6 +155,22 @@ describe('the web page', () => {
     await expect.poll(() => runStatus(page), POLL).toBe('succeeded');
     const result = page.getByTestId('preview-result');
     await expect.poll(() => result.locator('tr[data-kapp="web:api"]').getAttribute('data-action'), POLL).toBe('Update');
+    const actions: string[] = [];
+    for (const row of await result.locator('tr[data-kapp]').all())
+      actions.push(`${await row.getAttribute('data-kapp')} ${await row.getAttribute('data-action')}`);
+    expect(actions).toEqual([
+      'web:db Update',
+      'web:cache UnChanged',
+      'web:api Update',
+      'web:jobs UnChanged',
+      'web:front Update',
+    ]);
+    // Only the changed kapps get a side-by-side view.
+    expect(await result.locator('details.kapp-diff summary').allTextContents()).toEqual([
+      'web:db: Update',
+      'web:api: Update',
+      'web:front: Update',
+    ]);
     // The changed kapp's spec from the last release and now, side by side, the differing lines marked.
     const apiDiff = result.locator('details[data-kapp="web:api"]');
     expect(await apiDiff.locator('td.del[data-side="before"]').allTextContents()).toEqual(
@@ -163,6 +193,8 @@ describe('the web page', () => {
     writeFileSync(join(gates, 'db'), 'go');
     await expect.poll(() => node(page, 'web:db').getAttribute('data-state'), POLL).toBe('succeeded');
     await expect.poll(() => node(page, 'web:api').getAttribute('data-state'), POLL).toBe('running');
+    await expect.poll(() => node(page, 'web:jobs').getAttribute('data-state'), POLL).toBe('succeeded');
+    expect(await node(page, 'web:front').getAttribute('data-state')).toBe('waiting');
     // The steps' own output lines, as they arrive.
     const printed = () => page.locator('[data-testid="log"] .l-stdout').allTextContents();
     await expect.poll(printed, POLL).toContain('[web:db apply_install/apply] db-v2-ready');
@@ -176,7 +208,8 @@ describe('the web page', () => {
     expect(await panel.locator('tbody tr').first().textContent()).toMatch(/apply_installapplysucceeded0/);
     writeFileSync(join(gates, 'api'), 'go');
     await expect.poll(() => runStatus(page), POLL).toBe('succeeded');
-    expect(await node(page, 'web:api').getAttribute('data-state')).toBe('succeeded');
+    for (const id of ['web:db', 'web:cache', 'web:api', 'web:jobs', 'web:front'])
+      expect(await node(page, id).getAttribute('data-state'), id).toBe('succeeded');
     await expect.poll(printed, POLL).toContain('[web:api apply_install/apply] api-v2-ready');
     // Per-kapp filter of the whole log.
     await page.getByTestId('log-filter').selectOption('web:db');
