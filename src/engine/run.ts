@@ -63,8 +63,14 @@ export function runMode(params: Pick<RunParams, 'oneShot' | 'yes'>): RunMode {
 }
 
 function workersFrom(params: RunParams, stack: Stack, ctx: EngineContext): number {
-  const fromEnv = ctx.env.KAPPS_WORKERS ? Number(ctx.env.KAPPS_WORKERS) : undefined;
-  const n = params.workers ?? fromEnv ?? stack.project.num_workers;
+  if (params.workers === undefined && ctx.env.KAPPS_WORKERS) {
+    const text = ctx.env.KAPPS_WORKERS;
+    const n = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
+    if (!Number.isInteger(n) || n < 1)
+      throw new KappsError(`KAPPS_WORKERS must be a whole number ≥ 1, got ${JSON.stringify(text)}`);
+    return n;
+  }
+  const n = params.workers ?? stack.project.num_workers;
   if (!Number.isInteger(n) || n < 1)
     throw new KappsError(`the number of workers must be a whole number ≥ 1, got ${String(n)}`);
   return n;

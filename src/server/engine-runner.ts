@@ -179,7 +179,12 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
         afterRun: () => log.close(),
       });
       const counts = { succeeded: 0, failed: 0, skipped: 0, cancelled: 0 };
-      for (const r of outcome.summary.results.values()) if (r.role === 'selected') counts[r.status]++;
+      let firstFailure: string | undefined;
+      for (const r of outcome.summary.results.values()) {
+        if (r.role !== 'selected') continue;
+        counts[r.status]++;
+        if (r.status === 'failed') firstFailure ??= `${r.id}: ${(r.reason ?? 'failed').split('\n')[0]}`;
+      }
       const status = outcome.summary.status;
       const releaseRevision = outcome.revision ?? revision;
       const message =
@@ -189,7 +194,12 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
       const result: ApplyResult = { message, releaseRevision, kapps: counts };
       return {
         status,
-        error: status === 'failed' ? `${counts.failed} kapp(s) failed` : status === 'cancelled' ? 'cancelled' : null,
+        error:
+          status === 'failed'
+            ? `${counts.failed} kapp(s) failed${firstFailure ? `; ${firstFailure}` : ''}`
+            : status === 'cancelled'
+              ? 'cancelled'
+              : null,
         releaseRevision,
         result: { contentType: 'application/json', body: JSON.stringify(result) },
       };

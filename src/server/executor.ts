@@ -229,7 +229,10 @@ export class Executor {
       const status = controller.signal.aborted && outcome.status !== 'failed' ? 'cancelled' : outcome.status;
       ending = {
         status,
-        error: outcome.error ?? (status === 'cancelled' ? this.#cancelReason(controller) : null),
+        error:
+          status === 'cancelled' && controller.signal.aborted
+            ? this.#cancelReason(controller)
+            : (outcome.error ?? (status === 'cancelled' ? 'cancelled' : null)),
         releaseRevision: outcome.releaseRevision ?? revision,
       };
     } catch (error) {

@@ -77,7 +77,7 @@ describe('workers', () => {
     const p = project(kapp('a', step('a')));
     const r = await p.run('install', ['-y'], { env: { KAPPS_WORKERS: 'many' } });
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('workers');
+    expect(r.stderr).toBe('kapps: KAPPS_WORKERS must be a whole number ≥ 1, got "many"\n');
     expect(r.trace).toEqual([]);
   });
 });
