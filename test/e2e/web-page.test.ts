@@ -299,6 +299,42 @@ describe('the web page', () => {
       .toContain('failed');
   });
 
+  it('filters the run history and pages it with the cursor', async () => {
+    // 21 more generate runs of broken (which already has a generate and a failed apply): two pages of 20.
+    const client = api(server.url, TOKENS.apply);
+    const ids: string[] = [];
+    for (let i = 0; i < 21; i++) {
+      const r = await client.post<{ id: string }>('/api/v1/runs', {
+        type: 'generate',
+        project: 'broken',
+        stack: 'dev',
+      });
+      expect(r.status).toBe(202);
+      ids.push(r.body.id);
+    }
+    // They run one after the other; the last one finished means all did.
+    await expect
+      .poll(async () => (await client.get<{ status: string }>(`/api/v1/runs/${ids[20]}`)).body.status, POLL)
+      .toBe('succeeded');
+    const page = await login(TOKENS.read);
+    await page.goto(`${server.url}/#/stacks/broken/dev`);
+    const rows = page.locator('table[aria-label="Run history"] tr[data-run]');
+    await expect.poll(() => rows.count(), POLL).toBe(20);
+    // Newest first: the last one submitted heads the first page.
+    expect(await rows.first().getAttribute('data-run')).toBe(ids[20]);
+    await page.getByRole('button', { name: 'Older' }).first().click();
+    await expect.poll(() => rows.count(), POLL).toBe(3);
+    expect(await page.locator('.pager span').textContent()).toBe('Page 2');
+    const second = (await rows.locator('td:nth-child(2)').allTextContents()).sort();
+    expect(second).toEqual(['apply', 'generate', 'generate']);
+    await page.getByRole('button', { name: 'Newer' }).first().click();
+    await expect.poll(() => rows.first().getAttribute('data-run'), POLL).toBe(ids[20]);
+    // Filtered by type: the one apply.
+    await page.getByLabel('Type').selectOption('apply');
+    await expect.poll(() => rows.count(), POLL).toBe(1);
+    expect(await rows.locator('td:nth-child(2)').textContent()).toBe('apply');
+  });
+
   it('shows the release and the difference between two releases', async () => {
     const page = await login(TOKENS.read);
     await page.goto(`${server.url}/#/stacks/shop/dev/releases/2`);
