@@ -28,6 +28,9 @@ describe('the kapps command', () => {
     const files = new Map((pack?.files ?? []).map((f) => [f.path, f.mode]));
     expect((files.get('dist/cli/main.js') ?? 0) & 0o111).toBe(0o111);
     expect(files.has('kapps/static-site/sugarkube.yaml')).toBe(true);
+    // The web page kapps serve serves: its index and its hashed assets.
+    expect(files.has('dist/web/index.html')).toBe(true);
+    expect([...files.keys()].filter((f) => /^dist\/web\/assets\/index-[\w-]+\.js$/.test(f))).toHaveLength(1);
     expect(files.has('README.md')).toBe(true);
     expect([...files.keys()].filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
     expect(readFileSync(CLI, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');
