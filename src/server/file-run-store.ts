@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { LogLine, RunListQuery } from './api-schema.js';
@@ -175,7 +175,7 @@ export class FileRunStore implements RunStore {
       }
       feedSize = start;
       // A torn last line (killed while appending) is cut off.
-      if (start < feed.length) await (await open(join(this.#dir, id, 'feed.ndjson'), 'r+')).truncate(start);
+      if (start < feed.length) await truncate(join(this.#dir, id, 'feed.ndjson'), start);
     } catch {
       // No feed yet.
     }

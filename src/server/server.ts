@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { UsageError } from '../diagnostics/errors.js';
+import { KappsError, UsageError } from '../diagnostics/errors.js';
 import { describeBackend, kappsHome, openReleaseStore, resolveBackend } from '../release/index.js';
 import type { BackendSpec } from '../release/store.js';
 import type { ReleaseStore } from '../release/store-types.js';
@@ -164,7 +164,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         ? pathToFileURL(`${resolve(options.cwd, options.env.KAPPS_SERVE_WEB_DIR)}/`)
         : defaultWebRoot(),
     });
-    await app.listen({ host, port });
+    try {
+      await app.listen({ host, port });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const why: Record<string, string> = {
+        EADDRINUSE: 'the address is in use (another server listens there)',
+        EACCES: 'permission denied',
+        EADDRNOTAVAIL: 'the address is not one of this machine',
+        ENOTFOUND: 'the host name is unknown',
+      };
+      if (code !== undefined && why[code]) throw new KappsError(`cannot listen on ${options.listen}: ${why[code]}`);
+      throw error;
+    }
     const address = app.server.address();
     const bound = typeof address === 'object' && address ? address : { address: host, port };
     const shownHost = bound.address.includes(':') ? `[${bound.address}]` : bound.address;

@@ -88,6 +88,18 @@ describe('kapps serve: start-up', () => {
     expect(`${bad.stderr}${missing.stderr}${listen.stderr}`).not.toMatch(/\n\s+at /);
   });
 
+  it('says why it cannot listen, without a stack trace (exit 1)', async () => {
+    const p = project();
+    const first = await startServer({ args: ['--project', `shop=${p.stackFile}`] });
+    const port = new URL(first.url).port;
+    const r = await runCli(['serve', '--listen', `127.0.0.1:${port}`, '--backend', p.path('other')], {
+      killAfterMs: 20_000,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`cannot listen on 127.0.0.1:${port}: the address is in use`);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('reports every problem of the configuration file with its line and field', async () => {
     const p = project();
     const file = p.write(

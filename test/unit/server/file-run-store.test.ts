@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,5 +64,28 @@ describe('file run store: the instance lock', () => {
     stores.push(second);
     await second.open('b');
     expect(JSON.parse(readFileSync(lock, 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
+  });
+
+  it('cuts a torn last line of a feed (a writer killed mid-append) and goes on numbering after it', async () => {
+    const dir = tempDir();
+    const first = new FileRunStore(dir);
+    await first.open('a');
+    const outcome = await first.submit(
+      { type: 'generate', project: 'shop', stack: 'dev', createdBy: 'ci', options: {} },
+      { maxQueuedPerStack: 5, maxQueuedTotal: 5 },
+    );
+    if (outcome.kind === 'full') throw new Error('full');
+    const id = outcome.run.id;
+    await first.close();
+    appendFileSync(join(dir, 'runs', id, 'feed.ndjson'), '{"seq":2,"kind":"log","da');
+    const second = new FileRunStore(dir);
+    stores.push(second);
+    await second.open('b');
+    expect((await second.readFeed(id, 0, 10)).map((e) => e.seq)).toEqual([1]);
+    const last = await second.appendFeed(id, [
+      { kind: 'log', data: { time: '2026-11-25T10:00:00Z', stream: 'kapps', text: 'after' } },
+    ]);
+    expect(last).toBe(2);
+    expect((await second.readFeed(id, 1, 10)).map((e) => [e.seq, e.item.kind])).toEqual([[2, 'log']]);
   });
 });
