@@ -148,13 +148,15 @@ export function dagSvg(nodes: readonly DagNode[], layout: Layout): string {
   for (const n of nodes) {
     const p = layout.nodes.get(n.id);
     if (!p) continue;
+    // Ids and states come from the server: escaped like any text put into markup.
     const id = esc(n.id);
+    const state = esc(n.state);
     parts.push(
-      `<g class="kapp s-${n.state}" data-kapp="${id}" data-state="${n.state}" transform="translate(${p.x},${p.y})" tabindex="0" role="button" aria-label="${esc(nodeLabel(n.id, n.state))}">`,
+      `<g class="kapp s-${state}" data-kapp="${id}" data-state="${state}" transform="translate(${p.x},${p.y})" tabindex="0" role="button" aria-label="${esc(nodeLabel(n.id, n.state))}">`,
       `<title>${id}</title><rect width="${W}" height="${H}" rx="5"/>`,
-      `<text class="icon" x="10" y="23" aria-hidden="true">${STATE_ICONS[n.state]}</text>`,
+      `<text class="icon" x="10" y="23" aria-hidden="true">${STATE_ICONS[n.state] ?? '?'}</text>`,
       `<text class="name" x="28" y="15">${esc(short(n.id))}</text>`,
-      `<text class="state" x="28" y="29">${n.state}</text></g>`,
+      `<text class="state" x="28" y="29">${state}</text></g>`,
     );
   }
   parts.push('</g></svg>');
@@ -199,7 +201,7 @@ export class DagView {
       g.setAttribute('data-state', n.state);
       g.setAttribute('aria-label', nodeLabel(n.id, n.state));
       const texts = g.getElementsByTagName('text');
-      texts[0]!.textContent = STATE_ICONS[n.state];
+      texts[0]!.textContent = STATE_ICONS[n.state] ?? '?';
       texts[2]!.textContent = n.state;
     }
   }
