@@ -166,10 +166,13 @@ export function RunPage(props: { id: string; who: Whoami }) {
         </>
       )}
       {m.failure && <Failure failure={m.failure} log={m.log} onShow={setSelected} />}
-      <h2>Kapps</h2>
-      <Legend model={m} />
-      <div class="dag-box" ref={dagBox} data-testid="dag" />
-      {!m.started && <p>{status === 'queued' ? 'Waiting for the run to start…' : 'No kapps yet.'}</p>}
+      {/* A finished run that visited no kapps (a generate, a preview without refresh) has no DAG to show. */}
+      <section hidden={!m.started && !!status && isFinal(status)} aria-labelledby="kapps-h">
+        <h2 id="kapps-h">Kapps</h2>
+        <Legend model={m} />
+        <div class="dag-box" ref={dagBox} data-testid="dag" />
+        {!m.started && <p>{status === 'queued' ? 'Waiting for the run to start…' : 'No kapps yet.'}</p>}
+      </section>
       {kapp && <KappPanel kapp={kapp} log={m.log} onClose={() => setSelected(null)} />}
       <h2 id="log-h">Log</h2>
       <div class="filters">
@@ -188,7 +191,7 @@ export function RunPage(props: { id: string; who: Whoami }) {
           <input type="checkbox" checked={follow} onChange={(e) => setFollow((e.target as HTMLInputElement).checked)} />{' '}
           Follow the tail
         </label>
-        <span>{log.length} lines</span>
+        <span>{log.length === 1 ? '1 line' : `${log.length} lines`}</span>
       </div>
       <div class="log" ref={logBox} tabindex={0} role="log" aria-labelledby="log-h" data-testid="log">
         <LogLines lines={log} count={m.log.length} filter={filter} />
