@@ -127,6 +127,12 @@ function fieldOf(context: string | undefined, instancePath: string): string {
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: 1 << 20, return503OnClosing: true });
+  // Event streams end when the server closes (else a client following a queued run would hold the stop up).
+  const closing = new AbortController();
+  app.addHook('preClose', (done) => {
+    closing.abort();
+    done();
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
@@ -378,6 +384,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         response: reply.raw,
         keepAliveMs: ctx.keepAliveMs ?? 15_000,
         toApi: (r) => apiRun(ctx.store, r),
+        closing: closing.signal,
       });
     },
   );

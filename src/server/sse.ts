@@ -16,6 +16,8 @@ export interface StreamOptions {
   readonly response: ServerResponse;
   readonly keepAliveMs: number;
   readonly toApi: (run: StoredRun) => Promise<Run>;
+  /** Aborted when the server closes: the stream ends (the client resumes elsewhere or later). */
+  readonly closing: AbortSignal;
 }
 
 const PAGE = 500;
@@ -49,6 +51,8 @@ export async function streamRunEvents(options: StreamOptions): Promise<void> {
   };
   options.request.on('close', onClose);
   response.on('close', onClose);
+  options.closing.addEventListener('abort', onClose);
+  if (options.closing.aborted) closed = true;
   const write = (text: string): Promise<void> =>
     new Promise((resolve) => {
       if (closed) return resolve();
@@ -104,6 +108,7 @@ export async function streamRunEvents(options: StreamOptions): Promise<void> {
   } finally {
     unsubscribe();
     options.request.off('close', onClose);
+    options.closing.removeEventListener('abort', onClose);
     if (!response.writableEnded) response.end();
   }
 }

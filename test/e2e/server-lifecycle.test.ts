@@ -16,7 +16,7 @@ import {
   uniqueMarker,
   waitFor,
 } from '../support/project.js';
-import { api, startServer, stopAllServers, waitForRun, type TestServer } from '../support/server.js';
+import { api, readEvents, startServer, stopAllServers, waitForRun, type TestServer } from '../support/server.js';
 
 const markers: string[] = [];
 afterEach(async () => {
@@ -258,7 +258,13 @@ describe('kapps serve: graceful stop', () => {
     const run = await submit(server, {});
     const queued = await submit(server, {});
     await waitFor('the step to start', () => p.traceLines().length === 1 && processesMatching(m).length >= 2, 20_000);
+    // A client following the queued run does not hold the stop up: its stream is closed.
+    const following = readEvents(`${server.url}/api/v1/runs/${queued.body.id}/events`, { timeoutMs: 15_000 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await server.stop('SIGTERM')).toEqual({ code: 0 });
+    const followed = await following;
+    expect(followed.events.map((e) => (e.data as Run).status)).toEqual(['queued']);
+    expect(followed.ended).toBe(true);
     expect(server.stderr()).toContain(`cancelling run ${run.body.id}`);
     expect(processesMatching(m)).toEqual([]);
     const after = await serve(p);
