@@ -203,6 +203,7 @@ export async function followEvents(
   runId: string,
   onBatch: (messages: StreamMessage[]) => void,
   signal: AbortSignal,
+  onConnection: (connected: boolean) => void = () => {},
 ): Promise<void> {
   let lastId: number | null = null;
   let failures = 0;
@@ -216,6 +217,7 @@ export async function followEvents(
         signal,
       );
       if (!res.body) return;
+      onConnection(true);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
       for (;;) {
@@ -242,6 +244,7 @@ export async function followEvents(
       failures++;
     }
     if (ended || signal.aborted) return;
+    onConnection(false);
     await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** failures)));
   }
 }

@@ -59,6 +59,7 @@ export function RunPage(props: { id: string; who: Whoami }) {
             schedule();
           },
           abort.signal,
+          (connected) => setNotice(connected ? null : 'The event stream was cut: reconnecting…'),
         );
         if (abort.signal.aborted) return;
         const final = await api.run(props.id);
