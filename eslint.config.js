@@ -3,7 +3,9 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/.kapps-workspace/**'] },
+  {
+    ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/.kapps-workspace/**', 'bench/out/**', 'test-results/**'],
+  },
   eslint.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

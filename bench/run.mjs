@@ -3,7 +3,7 @@
 // measured in the same run (Go's text/template for rendering, GNU make and a bare Node spawn loop for running DAGs);
 // absolute times on a shared machine are noise.
 //
-//   node bench/run.mjs [--only startup,template,generate,workloads,spawn,process-server,yaml,server]
+//   node bench/run.mjs [--only startup,template,generate,workloads,spawn,process-server,yaml,server,web]
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -27,6 +27,7 @@ const suites = [
   },
   { name: 'yaml', file: 'yaml.mjs', what: 'the fast YAML reader and the record writer vs the yaml package' },
   { name: 'server', file: 'server.mjs', what: '`kapps serve`: submit-to-first-step, W2 through a warm server, reads' },
+  { name: 'web', file: 'web-dag.mjs', what: 'the web page: first draw and per-event update of a 1,000-kapp DAG' },
 ];
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg >= 0 ? new Set(process.argv[onlyArg + 1]?.split(',')) : undefined;

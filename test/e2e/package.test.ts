@@ -31,6 +31,9 @@ describe('the kapps command', () => {
     expect(files.has('dist/bin/process-server.js')).toBe(true);
     expect(pkgJson.bin).toEqual({ kapps: 'dist/bin/kapps.js' });
     expect(files.has('kapps/static-site/sugarkube.yaml')).toBe(true);
+    // The web page kapps serve serves: its index and its hashed assets.
+    expect(files.has('dist/web/index.html')).toBe(true);
+    expect([...files.keys()].filter((f) => /^dist\/web\/assets\/index-[\w-]+\.js$/.test(f))).toHaveLength(1);
     expect(files.has('README.md')).toBe(true);
     expect([...files.keys()].filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
     expect(readFileSync(CLI, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');

@@ -1,0 +1,278 @@
+/**
+ * The page's only way to the server: the public `/api/v1` API, with the token from the session as
+ * `Authorization: Bearer`. The event stream is read with fetch streaming (EventSource cannot send headers).
+ */
+import type { z } from 'zod';
+import type {
+  LogChunk,
+  LogLine,
+  Problem,
+  Role,
+  Run,
+  RunListQuery,
+  SubmitRun,
+  projectListSchema,
+  runListSchema,
+  stackSummarySchema,
+  whoamiSchema,
+} from '../../src/server/api-schema';
+
+const TOKEN_KEY = 'kapps.token';
+
+export function getToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(token: string | null): void {
+  if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+/** A failed call: the server's problem document, or why the server could not be reached. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly problem?: Problem,
+  ) {
+    super(message);
+  }
+  get slug(): string {
+    return this.problem?.type.split('/').pop() ?? (this.status === 0 ? 'unreachable' : 'error');
+  }
+}
+
+/** A sentence for the user about a failed call. */
+export function describeError(error: unknown): string {
+  if (!(error instanceof ApiError)) return error instanceof Error ? error.message : String(error);
+  if (error.status === 0) return `The server cannot be reached (${error.message}). Is kapps serve running?`;
+  if (error.status === 401) return 'Not logged in: the server refused the token. Log in again.';
+  if (error.status === 403)
+    return `Not allowed: your token's role may not do this${error.problem?.detail ? ` (${error.problem.detail})` : ''}.`;
+  if (error.slug === 'stale-preview')
+    return `This preview is stale: the stack changed since it ran. Start a new preview.${error.problem?.detail ? ` (${error.problem.detail})` : ''}`;
+  const p = error.problem;
+  return p ? `${p.title}${p.detail ? `: ${p.detail}` : ''} (${p.status})` : `${error.message} (${error.status})`;
+}
+
+/** Called when the server says the token is missing or wrong (the app goes back to the login page). */
+let onUnauthorized: () => void = () => {};
+export function setUnauthorizedHandler(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const token = getToken();
+  return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra };
+}
+
+async function request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(signal ? { signal } : {}),
+    });
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw new ApiError(0, error instanceof Error ? error.message : String(error));
+  }
+  if (!res.ok) {
+    let problem: Problem | undefined;
+    try {
+      const data: unknown = await res.json();
+      if (data && typeof data === 'object' && 'title' in data) problem = data as Problem;
+    } catch {
+      // not a problem document
+    }
+    if (res.status === 401) onUnauthorized();
+    if (res.status >= 502 && res.status <= 504 && !problem) throw new ApiError(0, `HTTP ${res.status}`);
+    throw new ApiError(res.status, problem?.title ?? res.statusText, problem);
+  }
+  return res;
+}
+
+export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  return (await (await request('GET', path, undefined, signal)).json()) as T;
+}
+
+export async function getText(path: string): Promise<{ type: string; text: string }> {
+  const res = await request('GET', path);
+  return { type: res.headers.get('content-type') ?? '', text: await res.text() };
+}
+
+export async function postJson<T>(path: string, body: unknown = {}): Promise<T> {
+  return (await (await request('POST', path, body)).json()) as T;
+}
+
+export type Whoami = z.infer<typeof whoamiSchema>;
+export type ProjectList = z.infer<typeof projectListSchema>;
+export type StackSummary = z.infer<typeof stackSummarySchema>;
+export type RunList = z.infer<typeof runListSchema>;
+/** A release as `kapps release list -o json` shows it. */
+export interface ReleaseEntry {
+  revision: number;
+  operation: string;
+  phase: string;
+  kappsCount: number;
+  owner: { user: string; host: string; pid?: number };
+  createdAt: string;
+  modifiedAt?: string;
+  finishedAt?: string;
+  durationMs?: number | null;
+  unlocked?: { by: string; at: string };
+}
+export interface ReleaseList {
+  releases: ReleaseEntry[];
+  nextCursor: string | null;
+}
+
+export const ROLE_ORDER: readonly Role[] = ['read', 'plan', 'apply', 'admin'];
+export function roleAtLeast(role: Role | undefined, needed: Role): boolean {
+  return role !== undefined && ROLE_ORDER.indexOf(role) >= ROLE_ORDER.indexOf(needed);
+}
+
+export const api = {
+  whoami: () => getJson<Whoami>('/api/v1/whoami'),
+  projects: () => getJson<ProjectList>('/api/v1/projects'),
+  stack: (p: string, s: string) => getJson<StackSummary>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}`),
+  runs: (query: RunListQuery) => getJson<RunList>(`/api/v1/runs?${qs(query)}`),
+  run: (id: string) => getJson<Run>(`/api/v1/runs/${enc(id)}`),
+  submit: (body: SubmitRun) => postJson<Run>('/api/v1/runs', body),
+  cancel: (id: string) => postJson<Run>(`/api/v1/runs/${enc(id)}/cancel`),
+  result: (id: string) => getText(`/api/v1/runs/${enc(id)}/result`),
+  logs: (id: string, offset: number) => getJson<LogChunk>(`/api/v1/runs/${enc(id)}/logs?offset=${offset}`),
+  releases: async (p: string, s: string, query: { limit?: number; cursor?: string } = {}): Promise<ReleaseList> => {
+    const data = await getJson<unknown>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/releases?${qs(query)}`);
+    // The list may come bare (as `kapps release list -o json`) or paged.
+    if (Array.isArray(data)) return { releases: data as ReleaseEntry[], nextCursor: null };
+    const d = data as { releases?: ReleaseEntry[]; nextCursor?: string | null };
+    return { releases: d.releases ?? [], nextCursor: d.nextCursor ?? null };
+  },
+  release: (p: string, s: string, rev: number) =>
+    getJson<Release>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/releases/${rev}`),
+  unlock: (p: string, s: string) => postJson<unknown>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/unlock`),
+};
+
+/** A release as `kapps release show -o json` shows it (the parts the page uses). */
+export interface Release extends ReleaseEntry {
+  project: string;
+  stack: string;
+  command?: string[];
+  state: Record<
+    string,
+    {
+      status: string;
+      outputs: unknown;
+      steps: { phase: string; name: string; status: string; exitCode: number | null; durationMs: number }[];
+      revision: number;
+    }
+  >;
+  spec: { stack: string; kapps: SpecKapp[] };
+}
+export interface SpecKapp {
+  id: string;
+  dependsOn: string[];
+  [key: string]: unknown;
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}
+
+function qs(query: Record<string, string | number | boolean | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') params.set(k, String(v));
+  return params.toString();
+}
+
+/** One message of a run's event stream. */
+export interface StreamMessage {
+  id: number | null;
+  event: string;
+  data: unknown;
+}
+
+/**
+ * Follow `GET /runs/{id}/events` with fetch streaming, resuming after the last seen id when the connection drops,
+ * until the stream ends with a final status or `signal` aborts. `onBatch` gets the messages that arrived together.
+ */
+export async function followEvents(
+  runId: string,
+  onBatch: (messages: StreamMessage[]) => void,
+  signal: AbortSignal,
+  onConnection: (connected: boolean) => void = () => {},
+): Promise<void> {
+  let lastId: number | null = null;
+  let failures = 0;
+  for (;;) {
+    let ended = false;
+    try {
+      const res = await request(
+        'GET',
+        `/api/v1/runs/${enc(runId)}/events${lastId === null ? '' : `?after=${lastId}`}`,
+        undefined,
+        signal,
+      );
+      if (!res.body) return;
+      onConnection(true);
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        const batch: StreamMessage[] = [];
+        let cut: number;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const message = parseBlock(block);
+          if (!message) continue;
+          if (message.id !== null) lastId = message.id;
+          batch.push(message);
+          if (message.event === 'status' && isFinal((message.data as Run).status)) ended = true;
+        }
+        if (batch.length) onBatch(batch);
+        failures = 0;
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      if (error instanceof ApiError && error.status !== 0) throw error;
+      failures++;
+    }
+    if (ended || signal.aborted) return;
+    onConnection(false);
+    await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** failures)));
+  }
+}
+
+function parseBlock(block: string): StreamMessage | null {
+  let id: number | null = null;
+  let event = 'message';
+  const data: string[] = [];
+  for (const line of block.replace(/\r/g, '').split('\n')) {
+    if (line.startsWith(':') || line === '') continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'id') id = Number(value);
+    else if (field === 'event') event = value;
+    else if (field === 'data') data.push(value);
+  }
+  if (!data.length) return null;
+  try {
+    return { id, event, data: JSON.parse(data.join('\n')) as unknown };
+  } catch {
+    return null;
+  }
+}
+
+export const FINAL_STATES = ['succeeded', 'failed', 'cancelled', 'errored'];
+export function isFinal(status: string): boolean {
+  return FINAL_STATES.includes(status);
+}
+
+export type { LogLine, Run, Role };

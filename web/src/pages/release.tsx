@@ -1,0 +1,151 @@
+/** One release (spec and state per kapp) and the side-by-side diff of two revisions. */
+import { api, type Release } from '../api';
+import { SideBySide, asText } from '../diff-view';
+import { formatDuration, formatTime, href } from '../format';
+import { useLoad } from '../use-load';
+
+export function ReleasePage(props: { project: string; stack: string; revision: number }) {
+  const { project, stack, revision } = props;
+  const { data: r, error } = useLoad(() => api.release(project, stack, revision), [project, stack, revision]);
+  return (
+    <section>
+      <p class="crumbs">
+        <a href={href.stacks()}>Stacks</a> / <a href={href.stack(project, stack)}>{`${project} / ${stack}`}</a>
+      </p>
+      <h1>
+        Release #{revision} of {project}/{stack}
+      </h1>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {r && (
+        <>
+          <dl class="facts">
+            <dt>Operation</dt>
+            <dd>{r.operation}</dd>
+            <dt>Phase</dt>
+            <dd>
+              <span class={`badge r-${r.phase}`}>{r.phase}</span>
+              {r.unlocked && ` (unlocked by ${r.unlocked.by} at ${formatTime(r.unlocked.at)})`}
+            </dd>
+            <dt>Owner</dt>
+            <dd>
+              {r.owner.user}@{r.owner.host}
+            </dd>
+            <dt>Started</dt>
+            <dd>{formatTime(r.createdAt)}</dd>
+            <dt>Finished</dt>
+            <dd>{formatTime(r.finishedAt)}</dd>
+          </dl>
+          {revision > 1 && (
+            <p>
+              <a href={href.releaseDiff(project, stack, revision - 1, revision)}>Compare with #{revision - 1}</a>
+            </p>
+          )}
+          <h2>State</h2>
+          <table class="list" aria-label="State per kapp">
+            <thead>
+              <tr>
+                <th scope="col">Kapp</th>
+                <th scope="col">Status</th>
+                <th scope="col">Revision</th>
+                <th scope="col">Steps</th>
+                <th scope="col">Outputs</th>
+              </tr>
+            </thead>
+            <tbody>
+              {Object.entries(r.state).map(([id, s]) => (
+                <tr key={id} data-kapp={id}>
+                  <td>{id}</td>
+                  <td>
+                    <span class={`badge k-${s.status}`}>{s.status}</span>
+                  </td>
+                  <td>#{s.revision}</td>
+                  <td>
+                    <ul class="steps">
+                      {s.steps.map((st, i) => (
+                        <li key={i}>
+                          {st.phase}/{st.name}: {st.status}, exit {st.exitCode ?? '—'}, {formatDuration(st.durationMs)}
+                        </li>
+                      ))}
+                    </ul>
+                  </td>
+                  <td>
+                    <pre class="outputs">{JSON.stringify(s.outputs, null, 2)}</pre>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <h2>Spec</h2>
+          {r.spec.kapps.map((k) => (
+            <details key={k.id} class="kapp-yaml">
+              <summary>{k.id}</summary>
+              <pre>{JSON.stringify(k, null, 2)}</pre>
+            </details>
+          ))}
+        </>
+      )}
+    </section>
+  );
+}
+
+function kappText(release: Release, id: string): string {
+  const spec = release.spec.kapps.find((k) => k.id === id) ?? null;
+  const state = release.state[id];
+  return asText({
+    status: state?.status ?? null,
+    outputs: state?.outputs ?? null,
+    spec,
+  });
+}
+
+export function ReleaseDiffPage(props: { project: string; stack: string; from: number; to: number }) {
+  const { project, stack, from, to } = props;
+  const { data, error } = useLoad(
+    () => Promise.all([api.release(project, stack, from), api.release(project, stack, to)]),
+    [project, stack, from, to],
+  );
+  const ids = data
+    ? [
+        ...new Set([
+          ...data[0].spec.kapps.map((k) => k.id),
+          ...Object.keys(data[0].state),
+          ...data[1].spec.kapps.map((k) => k.id),
+          ...Object.keys(data[1].state),
+        ]),
+      ]
+    : [];
+  const changed = data ? ids.filter((id) => kappText(data[0], id) !== kappText(data[1], id)) : [];
+  return (
+    <section>
+      <p class="crumbs">
+        <a href={href.stacks()}>Stacks</a> / <a href={href.stack(project, stack)}>{`${project} / ${stack}`}</a>
+      </p>
+      <h1>
+        Releases #{from} → #{to} of {project}/{stack}
+      </h1>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {data && changed.length === 0 && <p>No kapp differs.</p>}
+      {data &&
+        changed.map((id) => (
+          <details key={id} open class="kapp-diff" data-kapp={id}>
+            <summary>{id}</summary>
+            <SideBySide
+              label={`${id}: #${from} and #${to}`}
+              before={kappText(data[0], id)}
+              after={kappText(data[1], id)}
+              beforeTitle={`#${from}`}
+              afterTitle={`#${to}`}
+            />
+          </details>
+        ))}
+    </section>
+  );
+}

@@ -1,0 +1,151 @@
+/** The result of a finished run: generate's spec, preview's actions and side-by-side changes, apply's outcome. */
+import { useState } from 'preact/hooks';
+import type { ApplyResult } from '../../../src/server/api-schema';
+import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
+import { SideBySide, asText } from '../diff-view';
+import { href } from '../format';
+import { useLoad } from '../use-load';
+import { GenerateResult } from '../yaml-view';
+
+interface PreviewKapp {
+  id: string;
+  action: string;
+  from: unknown;
+  to: unknown;
+  changes: { path: string[]; from: unknown; to: unknown }[];
+  drift: { path: string[]; from: unknown; to: unknown }[];
+  reason: string | null;
+}
+interface PreviewDocument {
+  stack: string;
+  project: string;
+  basedOnRevision: number | null;
+  kapps: PreviewKapp[];
+  hasChanges: boolean;
+}
+
+const ACTION_ICONS: Record<string, string> = {
+  Create: '+',
+  Update: '~',
+  UnChanged: '=',
+  Delete: '−',
+  Drifted: '≠',
+  Unknown: '?',
+};
+
+export function RunResult(props: { run: Run; who: Whoami }) {
+  const { run } = props;
+  const result = useLoad(() => api.result(run.id), [run.id, run.status]);
+  if (result.error)
+    return run.status === 'succeeded' || run.type === 'apply' || run.type === 'destroy' ? (
+      <p class="error" role="alert">
+        Result: {result.error}
+      </p>
+    ) : null;
+  if (!result.data) return <p>Loading the result…</p>;
+  const { type, text } = result.data;
+  if (run.type === 'generate' || type.includes('yaml'))
+    return (
+      <section aria-labelledby="result-h">
+        <h2 id="result-h">Result</h2>
+        <GenerateResult yaml={text} />
+      </section>
+    );
+  if (run.type === 'preview')
+    return <PreviewResult run={run} who={props.who} doc={JSON.parse(text) as PreviewDocument} />;
+  const outcome = JSON.parse(text) as ApplyResult;
+  return (
+    <section aria-labelledby="result-h" data-testid="apply-result">
+      <h2 id="result-h">Result</h2>
+      <p>{outcome.message}</p>
+      <p>
+        Kapps: {outcome.kapps.succeeded} succeeded, {outcome.kapps.failed} failed, {outcome.kapps.skipped} skipped,{' '}
+        {outcome.kapps.cancelled} cancelled.
+      </p>
+      {outcome.releaseRevision !== null && (
+        <p>
+          <a href={href.release(run.project, run.stack, outcome.releaseRevision)}>Release #{outcome.releaseRevision}</a>
+        </p>
+      )}
+    </section>
+  );
+}
+
+function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
+  const { run, doc } = props;
+  const [message, setMessage] = useState<string | null>(null);
+  const changed = doc.kapps.filter((k) => k.action !== 'UnChanged');
+  const counts = new Map<string, number>();
+  for (const k of doc.kapps) counts.set(k.action, (counts.get(k.action) ?? 0) + 1);
+  const applyThis = async () => {
+    setMessage(null);
+    try {
+      const apply = await api.submit({ type: 'apply', project: run.project, stack: run.stack, previewRunId: run.id });
+      location.hash = href.run(apply.id);
+    } catch (e) {
+      setMessage(describeError(e));
+    }
+  };
+  return (
+    <section aria-labelledby="result-h" data-testid="preview-result">
+      <h2 id="result-h">Preview</h2>
+      <p>
+        Compared with{' '}
+        {doc.basedOnRevision === null ? 'no release (nothing installed yet)' : `release #${doc.basedOnRevision}`}:{' '}
+        {[...counts].map(([a, n]) => `${n} ${a}`).join(', ') || 'no kapps'}.
+      </p>
+      {run.status === 'succeeded' && doc.hasChanges && roleAtLeast(props.who.role, 'apply') && (
+        <button type="button" onClick={() => void applyThis()}>
+          Apply this
+        </button>
+      )}
+      {message && (
+        <p role="alert" class="error">
+          {message}
+        </p>
+      )}
+      <table class="list" aria-label="Preview actions">
+        <thead>
+          <tr>
+            <th scope="col">Kapp</th>
+            <th scope="col">Action</th>
+            <th scope="col">Changes</th>
+          </tr>
+        </thead>
+        <tbody>
+          {doc.kapps.map((k) => (
+            <tr key={k.id} data-kapp={k.id} data-action={k.action}>
+              <td>{k.id}</td>
+              <td>
+                <span class={`badge a-${k.action}`}>
+                  <span aria-hidden="true">{ACTION_ICONS[k.action] ?? ''}</span> {k.action}
+                </span>
+              </td>
+              <td>
+                {k.changes.map((c) => c.path.join('.')).join(', ')}
+                {k.drift.length > 0 && ` drift: ${k.drift.map((c) => c.path.join('.')).join(', ')}`}
+                {k.reason ?? ''}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {changed.map((k) => (
+        <details key={k.id} open class="kapp-diff" data-kapp={k.id}>
+          <summary>
+            {k.id}: {k.action}
+          </summary>
+          <SideBySide
+            label={`${k.id}: last release and now`}
+            before={asText(k.from)}
+            after={asText(k.to)}
+            beforeTitle={
+              doc.basedOnRevision === null ? 'Last release (none)' : `Last release (#${doc.basedOnRevision})`
+            }
+            afterTitle="Now"
+          />
+        </details>
+      ))}
+    </section>
+  );
+}

@@ -1,0 +1,345 @@
+/**
+ * A run, live: status and timeline, the DAG of its kapps coloured and labelled by state, the selected kapp's
+ * steps and log, the whole log following the tail (filtered per kapp), the failing step's last lines first, and
+ * the result once it is finished. Stream messages are folded into a model as they arrive and shown once per
+ * animation frame; the DAG is laid out once and then only its nodes' classes change.
+ */
+import { Component } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, describeError, followEvents, isFinal, roleAtLeast, type LogLine, type Run, type Whoami } from '../api';
+import { DagView } from '../dag';
+import { durationBetween, formatDuration, formatTime, href } from '../format';
+import { applyMessage, emptyModel, STATE_ICONS, type KappView, type RunModel } from '../run-model';
+import { RunResult } from './result';
+
+const LOG_SHOWN = 2000;
+
+export function RunPage(props: { id: string; who: Whoami }) {
+  const model = useRef<RunModel>(emptyModel());
+  const [, setVersion] = useState(0);
+  const [run, setRun] = useState<Run | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [filter, setFilter] = useState('');
+  const [follow, setFollow] = useState(true);
+  const [notice, setNotice] = useState<string | null>(null);
+  const dagBox = useRef<HTMLDivElement>(null);
+  const dag = useRef<DagView | null>(null);
+  const logBox = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    const abort = new AbortController();
+    let frame = 0;
+    const flush = () => {
+      frame = 0;
+      const m = model.current;
+      if (dag.current) {
+        if (m.graphChanged) {
+          m.graphChanged = false;
+          dag.current.draw(m.order.map((id) => m.kapps.get(id)!));
+        } else if (m.dirty.size) {
+          dag.current.update([...m.dirty].map((id) => m.kapps.get(id)!));
+        }
+        m.dirty.clear();
+      }
+      if (m.status) setRun(m.status);
+      setVersion((v) => v + 1);
+    };
+    const schedule = () => {
+      if (!frame) frame = requestAnimationFrame(flush);
+    };
+    api
+      .run(props.id)
+      .then(async (r) => {
+        setRun(r);
+        await followEvents(
+          props.id,
+          (batch) => {
+            for (const msg of batch) applyMessage(model.current, msg.event, msg.data);
+            schedule();
+          },
+          abort.signal,
+          (connected) => setNotice(connected ? null : 'The event stream was cut: reconnecting…'),
+        );
+        if (abort.signal.aborted) return;
+        const final = await api.run(props.id);
+        model.current.status = final;
+        if (isFinal(final.status) && model.current.log.length === 0) {
+          // A server that replays no log on the stream still has it by offset.
+          let offset = 0;
+          for (;;) {
+            const chunk = await api.logs(props.id, offset);
+            model.current.log.push(...chunk.lines);
+            if (chunk.complete || chunk.nextOffset === offset) break;
+            offset = chunk.nextOffset;
+          }
+        }
+        schedule();
+      })
+      .catch((e: unknown) => {
+        if (!abort.signal.aborted) setError(describeError(e));
+      });
+    return () => {
+      abort.abort();
+      if (frame) cancelAnimationFrame(frame);
+    };
+  }, [props.id]);
+
+  useEffect(() => {
+    if (!dagBox.current) return;
+    dag.current = new DagView(dagBox.current, (id) => setSelected((s) => (s === id ? null : id)));
+    const m = model.current;
+    if (m.order.length) dag.current.draw(m.order.map((id) => m.kapps.get(id)!));
+    m.graphChanged = false;
+    m.dirty.clear();
+  }, []);
+
+  useEffect(() => dag.current?.select(selected), [selected]);
+
+  useEffect(() => {
+    if (follow && logBox.current) logBox.current.scrollTop = logBox.current.scrollHeight;
+  });
+
+  const m = model.current;
+  const status = run?.status;
+  const cancel = async () => {
+    try {
+      setRun(await api.cancel(props.id));
+      setNotice('Cancel requested.');
+    } catch (e) {
+      setNotice(describeError(e));
+    }
+  };
+  const log = filter ? m.log.filter((l) => l.kapp === filter) : m.log;
+  const kapp = selected ? m.kapps.get(selected) : undefined;
+
+  return (
+    <section class="run">
+      {run && (
+        <p class="crumbs">
+          <a href={href.stacks()}>Stacks</a> /{' '}
+          <a href={href.stack(run.project, run.stack)}>{`${run.project} / ${run.stack}`}</a>
+        </p>
+      )}
+      <h1>
+        {run ? `${run.type[0]!.toUpperCase()}${run.type.slice(1)}` : 'Run'} {props.id}{' '}
+        {status && (
+          <span class={`badge r-${status}`} data-testid="run-status">
+            {status}
+          </span>
+        )}
+      </h1>
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {notice && <p role="status">{notice}</p>}
+      {run && (
+        <>
+          <ol class="timeline" aria-label="Timeline">
+            <li>
+              Queued {formatTime(run.createdAt)} by {run.createdBy}
+              {run.queuePosition !== null && `, #${run.queuePosition} in the queue`}
+              {run.blockedBy && (
+                <>
+                  , waiting for <a href={href.run(run.blockedBy)}>{run.blockedBy}</a>
+                </>
+              )}
+            </li>
+            <li>Started {formatTime(run.startedAt)}</li>
+            <li>
+              Finished {formatTime(run.finishedAt)}
+              {run.finishedAt &&
+                ` (${formatDuration(durationBetween(run.startedAt ?? run.createdAt, run.finishedAt))})`}
+            </li>
+          </ol>
+          {run.error && (
+            <p class="error" data-testid="run-error">
+              {run.error}
+            </p>
+          )}
+          {run.actions.cancelable && roleAtLeast(props.who.role, 'apply') && (
+            <button type="button" class="danger" onClick={() => void cancel()}>
+              Cancel run
+            </button>
+          )}
+        </>
+      )}
+      {m.failure && <Failure failure={m.failure} log={m.log} onShow={setSelected} />}
+      {/* A finished run that visited no kapps (a generate, a preview without refresh) has no DAG to show. */}
+      <section hidden={!m.started && !!status && isFinal(status)} aria-labelledby="kapps-h">
+        <h2 id="kapps-h">Kapps</h2>
+        <Legend model={m} />
+        <div class="dag-box" ref={dagBox} data-testid="dag" />
+        {!m.started && <p>{status === 'queued' ? 'Waiting for the run to start…' : 'No kapps yet.'}</p>}
+      </section>
+      {kapp && <KappPanel kapp={kapp} log={m.log} onClose={() => setSelected(null)} />}
+      <h2 id="log-h">Log</h2>
+      <div class="filters">
+        <label>
+          Kapp{' '}
+          <select
+            value={filter}
+            data-testid="log-filter"
+            onChange={(e) => setFilter((e.target as HTMLSelectElement).value)}
+          >
+            <option value="">all</option>
+            <KappOptions order={m.order} count={m.order.length} />
+          </select>
+        </label>
+        <label>
+          <input type="checkbox" checked={follow} onChange={(e) => setFollow((e.target as HTMLInputElement).checked)} />{' '}
+          Follow the tail
+        </label>
+        <span>{log.length === 1 ? '1 line' : `${log.length} lines`}</span>
+      </div>
+      <div class="log" ref={logBox} tabindex={0} role="log" aria-labelledby="log-h" data-testid="log">
+        <LogLines lines={log} count={m.log.length} filter={filter} />
+      </div>
+      {run && isFinal(run.status) && <RunResult run={run} who={props.who} />}
+    </section>
+  );
+}
+
+/** The tail of the log; rendered again only when lines arrived or the filter changed (not on every frame). */
+class LogLines extends Component<{ lines: LogLine[]; count: number; filter: string }> {
+  override shouldComponentUpdate(next: { count: number; filter: string }): boolean {
+    return next.count !== this.props.count || next.filter !== this.props.filter;
+  }
+  override render() {
+    const { lines } = this.props;
+    return (
+      <>
+        {lines.length > LOG_SHOWN && <div class="more">… {lines.length - LOG_SHOWN} earlier lines</div>}
+        {lines.slice(-LOG_SHOWN).map((l, i) => (
+          <LogRow key={i} line={l} />
+        ))}
+      </>
+    );
+  }
+}
+
+/** The per-kapp filter's options; rendered again only when kapps were added. */
+class KappOptions extends Component<{ order: string[]; count: number }> {
+  override shouldComponentUpdate(next: { count: number }): boolean {
+    return next.count !== this.props.count;
+  }
+  override render() {
+    return (
+      <>
+        {this.props.order.map((id) => (
+          <option key={id} value={id}>
+            {id}
+          </option>
+        ))}
+      </>
+    );
+  }
+}
+
+function LogRow(props: { line: LogLine }) {
+  const l = props.line;
+  return (
+    <div class={`l-${l.stream}`}>
+      {l.kapp && (
+        <span class="l-kapp">
+          [{l.kapp}
+          {l.step ? ` ${l.phase}/${l.step}` : ''}]{' '}
+        </span>
+      )}
+      {l.text}
+    </div>
+  );
+}
+
+function Legend(props: { model: RunModel }) {
+  const counts = new Map<string, number>();
+  for (const k of props.model.kapps.values()) counts.set(k.state, (counts.get(k.state) ?? 0) + 1);
+  return (
+    <ul class="legend" aria-label="Kapps by state" data-testid="legend">
+      {(Object.keys(STATE_ICONS) as (keyof typeof STATE_ICONS)[]).map((s) => (
+        <li key={s} class={`s-${s}`} data-state={s}>
+          <span class="swatch" aria-hidden="true">
+            {STATE_ICONS[s]}
+          </span>{' '}
+          {s}: {counts.get(s) ?? 0}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Failure(props: { failure: NonNullable<RunModel['failure']>; log: LogLine[]; onShow: (id: string) => void }) {
+  const { kapp, step } = props.failure;
+  const lines =
+    step.outputTail && step.outputTail.length
+      ? step.outputTail
+      : props.log
+          .filter((l) => l.kapp === kapp && l.step === step.name && l.stream !== 'kapps')
+          .slice(-20)
+          .map((l) => l.text);
+  return (
+    <section class="failure" aria-labelledby="failure-h" data-testid="failure">
+      <h2 id="failure-h">
+        ✗ Failed: {kapp}, step {step.phase}/{step.name}
+        {step.exitCode !== null ? ` (exit ${step.exitCode})` : ''}
+      </h2>
+      {step.reason && <p>{step.reason}</p>}
+      <pre class="tail">{lines.join('\n')}</pre>
+      <button type="button" onClick={() => props.onShow(kapp)}>
+        Show {kapp}
+      </button>
+    </section>
+  );
+}
+
+function KappPanel(props: { kapp: KappView; log: LogLine[]; onClose: () => void }) {
+  const k = props.kapp;
+  const lines = props.log.filter((l) => l.kapp === k.id);
+  return (
+    <section class="kapp-panel" aria-labelledby="kapp-h" data-testid="kapp-panel">
+      <h2 id="kapp-h">
+        {STATE_ICONS[k.state]} {k.id}: {k.state}
+      </h2>
+      <button type="button" onClick={props.onClose}>
+        Close
+      </button>
+      {k.reason && <p>{k.reason}</p>}
+      {k.dependsOn.length > 0 && <p>Depends on: {k.dependsOn.join(', ')}</p>}
+      <table class="list" aria-label={`Steps of ${k.id}`}>
+        <thead>
+          <tr>
+            <th scope="col">Phase</th>
+            <th scope="col">Step</th>
+            <th scope="col">Status</th>
+            <th scope="col">Exit code</th>
+            <th scope="col">Duration</th>
+          </tr>
+        </thead>
+        <tbody>
+          {k.steps.map((s, i) => (
+            <tr key={i}>
+              <td>{s.phase}</td>
+              <td>{s.name}</td>
+              <td>{s.status}</td>
+              <td>{s.exitCode ?? '—'}</td>
+              <td>{formatDuration(s.durationMs)}</td>
+            </tr>
+          ))}
+          {k.steps.length === 0 && (
+            <tr>
+              <td colSpan={5}>No steps ran.</td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+      <div class="log small" role="log" aria-label={`Log of ${k.id}`}>
+        {lines.slice(-LOG_SHOWN).map((l, i) => (
+          <LogRow key={i} line={l} />
+        ))}
+        {lines.length === 0 && <div>No log lines.</div>}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,361 @@
+/**
+ * One stack: its lock and latest release, buttons to start runs (per role), its run history (filtered, paged by
+ * cursor) and its release history (paged), with a diff of two revisions.
+ */
+import { useState } from 'preact/hooks';
+import type { RunType } from '../../../src/server/api-schema';
+import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
+import { durationBetween, formatDuration, formatTime, href } from '../format';
+import { useLoad } from '../use-load';
+
+const PAGE = 20;
+
+export function StackPage(props: { project: string; stack: string; who: Whoami }) {
+  const { project, stack, who } = props;
+  const summary = useLoad(() => api.stack(project, stack), [project, stack]);
+  const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
+  const [confirm, setConfirm] = useState<RunType | null>(null);
+  const [runsKey, setRunsKey] = useState(0);
+  const [releasesKey, setReleasesKey] = useState(0);
+
+  const start = async (type: RunType) => {
+    setConfirm(null);
+    try {
+      const run = await api.submit({ type, project, stack });
+      location.hash = href.run(run.id);
+    } catch (e) {
+      setMessage({ text: describeError(e), error: true });
+    }
+  };
+  const unlock = async () => {
+    try {
+      await api.unlock(project, stack);
+      setMessage({ text: 'Unlocked: the release is marked failed and the next run may begin.', error: false });
+      summary.reload();
+      setReleasesKey((k) => k + 1);
+    } catch (e) {
+      setMessage({ text: describeError(e), error: true });
+    }
+  };
+  const lock = summary.data?.lock;
+  const types: { type: RunType; role: 'plan' | 'apply'; confirm: boolean }[] = [
+    { type: 'generate', role: 'plan', confirm: false },
+    { type: 'preview', role: 'plan', confirm: false },
+    { type: 'apply', role: 'apply', confirm: true },
+    { type: 'destroy', role: 'apply', confirm: true },
+  ];
+  const allowed = types.filter((t) => roleAtLeast(who.role, t.role));
+  return (
+    <section>
+      <p class="crumbs">
+        <a href={href.stacks()}>Stacks</a> / {project}
+      </p>
+      <h1>
+        {project} / {stack}
+      </h1>
+      {summary.error && (
+        <p role="alert" class="error">
+          {summary.error}
+        </p>
+      )}
+      {message && (
+        <p role={message.error ? 'alert' : 'status'} class={message.error ? 'error' : 'ok'}>
+          {message.text}
+        </p>
+      )}
+      {summary.data && (
+        <dl class="facts">
+          <dt>Latest release</dt>
+          <dd>
+            {summary.data.latestRelease ? (
+              <a href={href.release(project, stack, summary.data.latestRelease.revision)}>
+                #{summary.data.latestRelease.revision} {summary.data.latestRelease.operation}{' '}
+                {summary.data.latestRelease.phase}
+              </a>
+            ) : (
+              'none yet'
+            )}
+          </dd>
+          <dt>Lock</dt>
+          <dd data-testid="lock">
+            {lock ? (
+              <>
+                Locked by release #{lock.revision} ({lock.operation}, {lock.phase}) of {lock.owner.user}@
+                {lock.owner.host}
+                {lock.owner.pid !== undefined ? ` pid ${lock.owner.pid}` : ''} since {formatTime(lock.since)}
+                {lock.ownerLooksDead && <strong class="dead"> — owner looks dead: {lock.ownerLooksDead}</strong>}
+                {roleAtLeast(who.role, 'admin') && (
+                  <button type="button" onClick={() => void unlock()}>
+                    Unlock
+                  </button>
+                )}
+              </>
+            ) : (
+              'free'
+            )}
+          </dd>
+          <dt>Running</dt>
+          <dd>{summary.data.running.length}</dd>
+          <dt>Queued</dt>
+          <dd>{summary.data.queued.length}</dd>
+        </dl>
+      )}
+      {allowed.length > 0 && (
+        <div class="actions" role="group" aria-label="Start a run">
+          {allowed.map((t) => (
+            <button
+              key={t.type}
+              type="button"
+              class={t.type === 'destroy' ? 'danger' : ''}
+              onClick={() => (t.confirm ? setConfirm(t.type) : void start(t.type))}
+            >
+              {t.type[0]!.toUpperCase() + t.type.slice(1)}
+            </button>
+          ))}
+        </div>
+      )}
+      {confirm && (
+        <div class="confirm" role="alertdialog" aria-label={`Confirm ${confirm}`}>
+          <p>
+            {confirm === 'destroy' ? 'Delete' : 'Install'} every selected kapp of {project}/{stack}?
+          </p>
+          <button type="button" class={confirm === 'destroy' ? 'danger' : ''} onClick={() => void start(confirm)}>
+            Confirm {confirm}
+          </button>
+          <button type="button" onClick={() => setConfirm(null)}>
+            Cancel
+          </button>
+        </div>
+      )}
+      <RunHistory
+        key={runsKey}
+        project={project}
+        stack={stack}
+        who={who}
+        onChange={() => {
+          setRunsKey((k) => k + 1);
+          summary.reload();
+        }}
+      />
+      <ReleaseHistory key={releasesKey} project={project} stack={stack} />
+    </section>
+  );
+}
+
+function RunHistory(props: { project: string; stack: string; who: Whoami; onChange: () => void }) {
+  const [type, setType] = useState('');
+  const [status, setStatus] = useState('');
+  const [createdBy, setCreatedBy] = useState('');
+  const [cursors, setCursors] = useState<string[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const cursor = cursors[cursors.length - 1];
+  const runs = useLoad(
+    () =>
+      api.runs({
+        project: props.project,
+        stack: props.stack,
+        limit: PAGE,
+        ...(type ? { type: type as RunType } : {}),
+        ...(status ? { status: status as Run['status'] } : {}),
+        ...(createdBy ? { createdBy } : {}),
+        ...(cursor ? { cursor } : {}),
+      }),
+    [props.project, props.stack, type, status, createdBy, cursor],
+  );
+  const filter = (set: (v: string) => void) => (ev: Event) => {
+    set((ev.target as HTMLInputElement).value);
+    setCursors([]);
+  };
+  const cancel = async (id: string) => {
+    try {
+      await api.cancel(id);
+      props.onChange();
+    } catch (e) {
+      setError(describeError(e));
+    }
+  };
+  return (
+    <section aria-labelledby="runs-h">
+      <h2 id="runs-h">Runs</h2>
+      <div class="filters">
+        <label>
+          Type{' '}
+          <select value={type} onChange={filter(setType)}>
+            <option value="">any</option>
+            {['generate', 'preview', 'apply', 'destroy'].map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Status{' '}
+          <select value={status} onChange={filter(setStatus)}>
+            <option value="">any</option>
+            {['queued', 'running', 'succeeded', 'failed', 'cancelled', 'errored'].map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          By <input type="text" value={createdBy} onChange={filter(setCreatedBy)} size={12} />
+        </label>
+        <button type="button" onClick={runs.reload}>
+          Refresh
+        </button>
+      </div>
+      {(runs.error ?? error) && (
+        <p role="alert" class="error">
+          {runs.error ?? error}
+        </p>
+      )}
+      <table class="list" aria-label="Run history">
+        <thead>
+          <tr>
+            <th scope="col">Run</th>
+            <th scope="col">Type</th>
+            <th scope="col">Status</th>
+            <th scope="col">By</th>
+            <th scope="col">Created</th>
+            <th scope="col">Duration</th>
+            <th scope="col">
+              <span class="sr-only">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.data?.runs.map((r) => (
+            <tr key={r.id} data-run={r.id}>
+              <td>
+                <a href={href.run(r.id)}>{r.id}</a>
+              </td>
+              <td>{r.type}</td>
+              <td>
+                <span class={`badge r-${r.status}`}>{r.status}</span>
+                {r.queuePosition !== null && ` (#${r.queuePosition} in queue)`}
+              </td>
+              <td>{r.createdBy}</td>
+              <td>{formatTime(r.createdAt)}</td>
+              <td>{formatDuration(durationBetween(r.startedAt, r.finishedAt))}</td>
+              <td>
+                {r.actions.cancelable && roleAtLeast(props.who.role, 'apply') && (
+                  <button type="button" aria-label={`Cancel run ${r.id}`} onClick={() => void cancel(r.id)}>
+                    Cancel
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+          {runs.data?.runs.length === 0 && (
+            <tr>
+              <td colSpan={7}>No runs.</td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+      <div class="pager">
+        <button type="button" disabled={!cursors.length} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Newer
+        </button>
+        <span>Page {cursors.length + 1}</span>
+        <button
+          type="button"
+          disabled={!runs.data?.nextCursor}
+          onClick={() => runs.data?.nextCursor && setCursors([...cursors, runs.data.nextCursor])}
+        >
+          Older
+        </button>
+      </div>
+    </section>
+  );
+}
+
+function ReleaseHistory(props: { project: string; stack: string }) {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const [from, setFrom] = useState('');
+  const [to, setTo] = useState('');
+  const cursor = cursors[cursors.length - 1];
+  const list = useLoad(
+    () => api.releases(props.project, props.stack, { limit: PAGE, ...(cursor ? { cursor } : {}) }),
+    [props.project, props.stack, cursor],
+  );
+  return (
+    <section aria-labelledby="releases-h">
+      <h2 id="releases-h">Releases</h2>
+      {list.error && (
+        <p role="alert" class="error">
+          {list.error}
+        </p>
+      )}
+      <table class="list" aria-label="Release history">
+        <thead>
+          <tr>
+            <th scope="col">Revision</th>
+            <th scope="col">Operation</th>
+            <th scope="col">Phase</th>
+            <th scope="col">Kapps</th>
+            <th scope="col">Owner</th>
+            <th scope="col">Started</th>
+            <th scope="col">Duration</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.data?.releases.map((r) => (
+            <tr key={r.revision} data-revision={r.revision}>
+              <td>
+                <a href={href.release(props.project, props.stack, r.revision)}>#{r.revision}</a>
+              </td>
+              <td>{r.operation}</td>
+              <td>
+                <span class={`badge r-${r.phase}`}>{r.phase}</span>
+                {r.unlocked ? ` (unlocked by ${r.unlocked.by})` : ''}
+              </td>
+              <td>{r.kappsCount}</td>
+              <td>
+                {r.owner.user}@{r.owner.host}
+              </td>
+              <td>{formatTime(r.createdAt)}</td>
+              <td>{r.durationMs === null ? 'running' : formatDuration(r.durationMs)}</td>
+            </tr>
+          ))}
+          {list.data?.releases.length === 0 && (
+            <tr>
+              <td colSpan={7}>No releases yet.</td>
+            </tr>
+          )}
+        </tbody>
+      </table>
+      <div class="pager">
+        <button type="button" disabled={!cursors.length} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Newer
+        </button>
+        <button
+          type="button"
+          disabled={!list.data?.nextCursor}
+          onClick={() => list.data?.nextCursor && setCursors([...cursors, list.data.nextCursor])}
+        >
+          Older
+        </button>
+      </div>
+      <form
+        class="filters"
+        aria-label="Compare two releases"
+        onSubmit={(ev) => {
+          ev.preventDefault();
+          if (from && to) location.hash = href.releaseDiff(props.project, props.stack, Number(from), Number(to));
+        }}
+      >
+        <label>
+          From revision{' '}
+          <input type="number" min={1} value={from} onInput={(e) => setFrom((e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          To revision{' '}
+          <input type="number" min={1} value={to} onInput={(e) => setTo((e.target as HTMLInputElement).value)} />
+        </label>
+        <button type="submit" disabled={!from || !to}>
+          Compare
+        </button>
+      </form>
+    </section>
+  );
+}
