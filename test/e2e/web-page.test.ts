@@ -269,7 +269,7 @@ describe('the web page', () => {
 
   it('shows a stale lock, which an admin unlocks and a read-only token cannot', async () => {
     const cli = stale.start(['install', 'stacks.yaml', 'dev', '-y']);
-    await waitFor(() => stale.traceLines().some((l) => l.event === 'start'), 'the step of the CLI run to start');
+    await waitFor('the step of the CLI run to start', () => stale.traceLines().some((l) => l.event === 'start'));
     cli.child.kill('SIGKILL');
     await cli.done;
     await killLeftovers(MARKER);
