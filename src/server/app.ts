@@ -87,9 +87,16 @@ const problemResponses = {
   503: problemSchema,
 };
 
-/** A run as the API shows it. */
-export async function apiRun(store: RunStore, run: StoredRun): Promise<Run> {
-  const queue = await store.queueInfo(run);
+/**
+ * A run as the API shows it. A run read as queued may have been claimed before its queue position was computed:
+ * then it is read again, so a queued run always has a position (except in the feed's past status entries).
+ */
+export async function apiRun(store: RunStore, run: StoredRun, options: { snapshot?: boolean } = {}): Promise<Run> {
+  let queue = await store.queueInfo(run);
+  if (!options.snapshot && run.status === 'queued' && queue.queuePosition === null) {
+    run = (await store.get(run.id)) ?? run;
+    queue = await store.queueInfo(run);
+  }
   return {
     id: run.id,
     type: run.type,
@@ -383,7 +390,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         request: request.raw,
         response: reply.raw,
         keepAliveMs: ctx.keepAliveMs ?? 15_000,
-        toApi: (r) => apiRun(ctx.store, r),
+        toApi: (r) => apiRun(ctx.store, r, { snapshot: true }),
         closing: closing.signal,
       });
     },
