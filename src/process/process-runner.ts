@@ -71,6 +71,14 @@ function finished(id: number, p: Pending): void {
 function failAll(server: Server, reason: string): void {
   for (const [id, p] of pending) {
     if (p.server !== server) continue;
+    // The server that supervised this step is gone: nothing would stop the step's process group any more.
+    if (p.pid !== undefined) {
+      try {
+        process.kill(-p.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
     finished(id, p);
     p.reject(new Error(`the process server stopped: ${reason}`));
   }

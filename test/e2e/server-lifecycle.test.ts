@@ -13,6 +13,7 @@ import {
   kapp,
   killMatching,
   processesMatching,
+  survivors,
   uniqueMarker,
   waitFor,
 } from '../support/project.js';
@@ -228,8 +229,9 @@ describe('kapps serve: restarts and crashes', () => {
     const text = (log.body.lines ?? []).map((l) => l.text).join('\n');
     expect(text).toContain('the process server stopped: killed by SIGKILL');
     expect(ended.error).toBe('1 kapp(s) failed; shop:db: the process server stopped: killed by SIGKILL');
+    // The step the dead child supervised does not outlive it.
+    expect(await survivors(m)).toEqual([]);
     // The server still serves and runs.
-    killMatching(m);
     p.write('manifests/shop.yaml', {
       kapps: [kapp('db', { apply_install: [fake('migrate', 'db', ['--stdout', 'fine'])], apply_delete: [] })],
     });
