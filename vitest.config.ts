@@ -1,13 +1,46 @@
 import { defineConfig } from 'vitest/config';
 import SummaryReporter from './test/support/summary-reporter.js';
 
+/**
+ * Unit tests that need a real PostgreSQL server or the built CLI (the store contract suites on both backends,
+ * the process server as built, processes killed mid-write): they run in the `e2e` project, beside the
+ * end-to-end tests, with its global setup.
+ */
+const needsBuildOrPostgres = [
+  'test/unit/process/server-protocol.test.ts',
+  'test/unit/release/pg-store.test.ts',
+  'test/unit/release/processes.test.ts',
+  'test/unit/release/recorder.test.ts',
+  'test/unit/release/release-log.test.ts',
+  'test/unit/release/store.test.ts',
+  'test/unit/server/pg-run-store.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     hookTimeout: 60_000,
     testTimeout: 60_000,
     pool: 'forks',
     reporters: ['default', new SummaryReporter()],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          // Pure modules, imported from src/: neither the build nor PostgreSQL (`npm run test:unit`).
+          include: ['test/unit/**/*.test.ts'],
+          exclude: needsBuildOrPostgres,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          // The built CLI, real servers, PostgreSQL, git and Chromium (`npm test` builds first).
+          include: ['test/e2e/**/*.test.ts', ...needsBuildOrPostgres],
+          globalSetup: ['test/support/global-setup.ts'],
+        },
+      },
+    ],
   },
 });
