@@ -123,6 +123,16 @@ function checkManifestIds(r: ConfigReader, refs: ManifestRefConfig[], at: FieldP
 }
 
 /**
+ * The stacks of a stack file's top level: the entries that map names to settings with a `manifests` key. Other
+ * top-level keys (Sugarkube's `defaults: &defaults` anchor of shared settings) are not stacks.
+ */
+export function stackNames(root: YamlNode | null | undefined): string[] {
+  return entriesOf(root ?? undefined)
+    .filter((e) => e.value.kind === 'map' && mapEntry(e.value, 'manifests') !== undefined)
+    .map((e) => e.key.text);
+}
+
+/**
  * Load stack `name` from `file`. Throws `ConfigError` if the file is missing, the stack does not exist (listing the
  * valid names) or the stack is invalid (every problem at once); returns the warnings otherwise.
  */
@@ -141,9 +151,7 @@ export function loadStack(
   }
   const entry = root?.kind === 'map' ? mapEntry(root, name) : undefined;
   if (!entry) {
-    const names = entriesOf(root ?? undefined)
-      .filter((e) => e.value.kind === 'map')
-      .map((e) => e.key.text);
+    const names = stackNames(root);
     const hint = didYouMean(name, names);
     throw new ConfigError([
       errorDiag(
@@ -251,6 +259,18 @@ export function loadStack(
     if (v !== undefined && v !== '') stack[setting] = v;
   }
   const diagnostics = sortByLocation(r.diagnostics);
+  if (node.kind !== 'map' || mapEntry(node, 'manifests') === undefined) {
+    // A misspelled `manifests:` or a top-level anchor of shared settings: said after the warnings that explain it.
+    const others = stackNames(root).filter((n) => n !== name);
+    diagnostics.push(
+      errorDiag(`\`${name}\` has no \`manifests\`, so it is not a stack`, entry.key.loc, {
+        path: formatPath([name, 'manifests']),
+        hint: others.length
+          ? `the stacks of \`${file}\` are: ${others.join(', ')}`
+          : 'a stack lists its manifests under `manifests:`',
+      }),
+    );
+  }
   throwIfErrors(diagnostics);
   return { stack, warnings: diagnostics };
 }

@@ -8,6 +8,7 @@ import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { loadProjectConfig } from '../config/index.js';
 import { readConfigText } from '../config/read-file.js';
+import { stackNames } from '../config/stack.js';
 import { resolveProject } from '../release/target.js';
 import { parseYamlTree } from '../yaml/read.js';
 import type { ProjectEntry } from './config.js';
@@ -53,7 +54,7 @@ export class ProjectRegistry {
     let stacks: string[] = [];
     try {
       const root = parseYamlTree(readConfigText(project.stackFile, 'stack file'), { file: project.stackFile });
-      if (root?.kind === 'map') stacks = root.entries.map((e) => e.key.text);
+      stacks = stackNames(root);
     } catch {
       // A broken stack file lists no stacks; a run on it reports why.
     }

@@ -147,17 +147,67 @@ describe('stack files', () => {
         dev:
           <<: *d
           cluster: a
+          manifests: []
         prod:
           <<: *d
           cluster: b
+          manifests: []
       `,
     });
     const r = await kapps(dir, ['graph', 'stacks.yaml', 'dve']);
     expect(r.code).toBe(1);
+    // `defaults` holds no manifests: an anchor of shared settings, not a stack.
     expect(r.stderr).toBe(
-      'error: no stack called `dve` in stack file `stacks.yaml`; valid stack names are: defaults, dev, prod\n' +
+      'error: no stack called `dve` in stack file `stacks.yaml`; valid stack names are: dev, prod\n' +
         "  hint: did you mean 'dev'?\n",
     );
+  });
+
+  it('say that a top-level key without manifests is not a stack, naming the stacks', async () => {
+    const dir = project({
+      'stacks.yaml': text`
+        defaults: &d
+          provider: local
+        dev:
+          <<: *d
+          manifests: []
+      `,
+    });
+    const r = await kapps(dir, ['generate', 'stacks.yaml', 'defaults']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      [
+        'stacks.yaml:1:1: error: `defaults` has no `manifests`, so it is not a stack (at defaults.manifests)',
+        '  |',
+        '1 | defaults: &d',
+        '  | ^^^^^^^^',
+        '  hint: the stacks of `stacks.yaml` are: dev',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('print the warnings of a misspelled stack key before the error they explain, with "did you mean"', async () => {
+    const dir = project({
+      'stacks.yaml': text`
+        dev:
+          provider: local
+          provider_var_dirs: [./providers]
+          manifets:
+            - uri: m.yaml
+      `,
+    });
+    const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
+    expect(r.code).toBe(1);
+    const warning1 = r.stderr.indexOf('warning: unknown field `provider_var_dirs`');
+    const warning2 = r.stderr.indexOf('warning: unknown field `manifets`');
+    const error = r.stderr.indexOf('error: `dev` has no `manifests`, so it is not a stack');
+    expect([warning1 >= 0, warning2 >= 0, error >= 0]).toEqual([true, true, true]);
+    expect(warning1).toBeLessThan(warning2);
+    expect(warning2).toBeLessThan(error);
+    expect(r.stderr).toContain("hint: did you mean 'provider_vars_dirs'?");
+    expect(r.stderr).toContain("hint: did you mean 'manifests'?");
+    expect(r.stderr).not.toContain('nothing was matched');
   });
 });
 

@@ -31,7 +31,12 @@ afterEach(async () => {
 
 function project() {
   return fixtureProject({
-    stacks: { dev: { provider: 'local', manifests: [] }, prod: { provider: 'local', manifests: [] } },
+    stacks: {
+      // Shared settings without manifests (Sugarkube's `defaults: &defaults` anchor): not listed as a stack.
+      defaults: { provider: 'local' },
+      dev: { provider: 'local', manifests: [] },
+      prod: { provider: 'local', manifests: [] },
+    },
   });
 }
 

@@ -24,7 +24,7 @@ describe('loadStack: Sugarkube stack tests', () => {
   it('fails for a missing stack name, listing the valid names', () => {
     expect(printedError(() => loadStack(fixture('stacks.yaml'), 'lrge'))).toBe(
       lines(
-        `error: no stack called \`lrge\` in stack file \`${fixture('stacks.yaml')}\`; valid stack names are: defaults, large, kops, web`,
+        `error: no stack called \`lrge\` in stack file \`${fixture('stacks.yaml')}\`; valid stack names are: large, kops, web`,
         "  hint: did you mean 'large'?",
       ),
     );
