@@ -307,6 +307,33 @@ describe('the variable map', () => {
     expect(stepLines(spec, 'm:api', 'apply_install')).toEqual(['call: curl <no value>']);
   });
 
+  it('fails generate and validate on a template that does not parse, even where it reads an output', async () => {
+    const dir = project({
+      'stacks.yaml': 'dev:\n  provider: local\n  cluster: c1\n  manifests:\n    - uri: m.yaml\n',
+      'm.yaml': text`
+        kapps:
+          - id: db
+            outputs: [{id: token, path: token.txt, format: text}]
+          - id: api
+            depends_on: [{id: db}]
+            vars:
+              upper: "{{ .outputs.db.token | trim | upper }"
+            run_units:
+              main:
+                apply_install:
+                  - {name: call, command: curl, args: "-H {{ .kapp.vars.upper }}"}
+      `,
+    });
+    for (const command of ['generate', 'validate']) {
+      const r = await kapps(dir, [command, 'stacks.yaml', 'dev']);
+      expect(r.code, command).toBe(1);
+      expect(r.stderr, command).toContain(
+        'error: kapp \'m:api\': cannot render variable kapp.vars.upper: template: vars:1: unexpected "}" in operand',
+      );
+      expect(r.stderr, command).not.toContain('<no value>');
+    }
+  });
+
   it('renders to a fixed point, keeping types', async () => {
     const dir = project({
       'stacks.yaml':
