@@ -30,7 +30,8 @@ import {
   type Role,
   type Run,
 } from './api-schema.js';
-import { allows, type Authenticator, type Caller } from './auth.js';
+import { allows, reaches, type Authenticator, type Caller } from './auth.js';
+import { checkRequestText, guardRequest, loopbackHosts } from './http-guard.js';
 import type { ServerLimits } from './config.js';
 import { HttpProblem, invalid, notFound, PROBLEM_SLUGS } from './problems.js';
 import type { ProjectRegistry } from './projects.js';
@@ -38,6 +39,7 @@ import type { RunStore, StoredRun } from './run-store.js';
 import { streamRunEvents } from './sse.js';
 import { registerWebFiles } from './web.js';
 import type { ReleaseStore } from '../release/store-types.js';
+import { canonicalJson } from '../release/canonical-json.js';
 import { releaseListEntries } from '../release/history.js';
 import { orderRelease } from '../release/record-order.js';
 import { redactArgv } from '../release/redact.js';
@@ -51,8 +53,8 @@ export interface AppContext {
   readonly projects: ProjectRegistry;
   readonly auth: Authenticator;
   readonly limits: ServerLimits;
-  /** An apply naming a preview: throws a 409 `stale-preview` problem when the stack changed since that preview. */
-  readonly checkPreview?: (preview: StoredRun) => Promise<void>;
+  /** The address it listens on (a server without tokens also answers `Host: <this>:<port>` when it is loopback). */
+  readonly listenHost: string;
   /** Whether the backend answers (for /readyz). */
   readonly ready: () => Promise<boolean>;
   /** Whether the server is stopping (no new runs are accepted). */
@@ -83,6 +85,8 @@ const problemResponses = {
   403: problemSchema,
   404: problemSchema,
   409: problemSchema,
+  415: problemSchema,
+  421: problemSchema,
   429: problemSchema,
   503: problemSchema,
 };
@@ -116,6 +120,11 @@ export async function apiRun(store: RunStore, run: StoredRun, options: { snapsho
   };
 }
 
+/** What a submit asked for, to compare a repeated `Idempotency-Key` with the request that first used it. */
+function requestOf(run: Pick<StoredRun, 'type' | 'project' | 'stack' | 'options'>): unknown {
+  return { type: run.type, project: run.project, stack: run.stack, options: run.options };
+}
+
 function sendProblem(reply: FastifyReply, problem: HttpProblem, instance: string): FastifyReply {
   for (const [k, v] of Object.entries(problem.headers)) void reply.header(k, v);
   return reply
@@ -139,6 +148,45 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('preClose', (done) => {
     closing.abort();
     done();
+  });
+  // Before anything else: the security headers, the Host of a server without tokens, the Origin and body type of a
+  // request that may change something (src/server/http-guard.ts).
+  let hosts: ReadonlySet<string> | undefined;
+  const guard = {
+    open: ctx.auth.open,
+    hosts: (): ReadonlySet<string> => {
+      if (hosts) return hosts;
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      return (hosts = loopbackHosts(ctx.listenHost, port));
+    },
+  };
+  app.addHook('onRequest', (request, reply, done) => {
+    try {
+      guardRequest(guard, request, reply);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  });
+  // JSON bodies only; an empty one (what many clients send with a JSON type on an action) is no body.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    void parseJson(request, text, done);
+  });
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      checkRequestText(request);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -209,12 +257,24 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     if (!request.caller) throw new HttpProblem(401, 'unauthorized', 'no caller');
     return request.caller;
   };
-  const runOr404 = async (id: string): Promise<StoredRun> => {
+  /** A run the caller may reach (a run of a project its token is not limited to is not found). */
+  const runOr404 = async (request: FastifyRequest, id: string): Promise<StoredRun> => {
     const run = await ctx.store.get(id);
-    if (!run) throw notFound(`no run ${id}`);
+    if (!run || !reaches(callerOf(request), run.project)) throw notFound(`no run ${id}`);
     return run;
   };
-  const stackOr404 = (p: string, s: string): void => {
+  /** The caller's token must reach project `p` (403 before anything says whether it exists). */
+  const projectAllowed = (request: FastifyRequest, p: string): void => {
+    const caller = callerOf(request);
+    if (!reaches(caller, p))
+      throw new HttpProblem(
+        403,
+        'forbidden',
+        `${caller.name} may not reach project ${p} (${(caller.projects ?? []).join(', ')})`,
+      );
+  };
+  const stackOr404 = (request: FastifyRequest, p: string, s: string): void => {
+    projectAllowed(request, p);
     if (!ctx.projects.get(p)) throw notFound(`no project ${p}`);
     if (!ctx.projects.stacks(p).includes(s)) throw notFound(`project ${p} has no stack ${s}`);
   };
@@ -229,7 +289,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   api.get(
     '/api/v1/whoami',
     { config: { role: 'read' }, schema: { response: { 200: whoamiSchema, ...problemResponses } } },
-    (request) => callerOf(request),
+    (request) => {
+      const caller = callerOf(request);
+      return { name: caller.name, role: caller.role, ...(caller.projects ? { projects: [...caller.projects] } : {}) };
+    },
   );
 
   api.post(
@@ -252,11 +315,14 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           'forbidden',
           `${caller.name} has role ${caller.role}; a ${body.type} run needs ${needed}`,
         );
+      projectAllowed(request, body.project);
       if (ctx.stopping()) throw new HttpProblem(503, 'unavailable', 'the server is stopping');
       if (!ctx.projects.get(body.project))
         throw invalid('body.project', `no project \`${body.project}\` is registered`);
       if (!ctx.projects.stacks(body.project).includes(body.stack))
         throw invalid('body.stack', `project \`${body.project}\` has no stack \`${body.stack}\``);
+      // Only cheap facts here: whether the preview is still what it showed is checked by the run itself, in the
+      // stack's turn (it then fails as a stale preview, nothing applied).
       if (body.previewRunId !== undefined) {
         if (body.type !== 'apply') throw invalid('body.previewRunId', 'only an apply run may name a preview run');
         const preview = await ctx.store.get(body.previewRunId);
@@ -266,7 +332,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           throw invalid('body.previewRunId', `preview run ${preview.id} is of ${preview.project}/${preview.stack}`);
         if (preview.status !== 'succeeded')
           throw new HttpProblem(409, 'conflict', `preview run ${preview.id} is ${preview.status}, not succeeded`);
-        await ctx.checkPreview?.(preview);
       }
       const { type, project, stack, ...options } = body;
       const key = request.headers['idempotency-key'];
@@ -288,6 +353,16 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           { headers: { 'retry-after': String(outcome.retryAfterSeconds) } },
         );
       }
+      if (
+        outcome.kind === 'existing' &&
+        canonicalJson(requestOf(outcome.run)) !== canonicalJson(requestOf({ type, project, stack, options }))
+      ) {
+        throw new HttpProblem(
+          409,
+          'conflict',
+          `Idempotency-Key ${JSON.stringify(key)} was used for another request (run ${outcome.run.id}); use a new key for a new run`,
+        );
+      }
       void reply.header('location', `/api/v1/runs/${outcome.run.id}`);
       return reply.code(outcome.kind === 'created' ? 202 : 200).send(await apiRun(ctx.store, outcome.run));
     },
@@ -301,9 +376,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     async (request) => {
       const query = request.query;
-      if (query.cursor !== undefined && !/^[0-9]{1,18}$/.test(query.cursor))
-        throw invalid('query.cursor', 'not a cursor this server gave');
-      const page = await ctx.store.list({ ...query, limit: query.limit ?? 50 });
+      const caller = callerOf(request);
+      if (query.project !== undefined) projectAllowed(request, query.project);
+      const page = await ctx.store.list({
+        ...query,
+        limit: query.limit ?? 50,
+        ...(caller.projects ? { projects: caller.projects } : {}),
+      });
       return { runs: await Promise.all(page.runs.map((r) => apiRun(ctx.store, r))), nextCursor: page.nextCursor };
     },
   );
@@ -311,7 +390,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   api.get(
     '/api/v1/runs/:id',
     { config: { role: 'read' }, schema: { params: idParams, response: { 200: runSchema, ...problemResponses } } },
-    async (request) => apiRun(ctx.store, await runOr404(request.params.id)),
+    async (request) => apiRun(ctx.store, await runOr404(request, request.params.id)),
   );
 
   api.get(
@@ -324,7 +403,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       },
     },
     async (request, reply) => {
-      const run = await runOr404(request.params.id);
+      const run = await runOr404(request, request.params.id);
       if (!FINAL_RUN_STATES.includes(run.status))
         throw new HttpProblem(409, 'not-finished', `run ${run.id} is ${run.status}`);
       const result = await ctx.store.getResult(run.id);
@@ -347,7 +426,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       },
     },
     async (request) => {
-      const run = await runOr404(request.params.id);
+      const run = await runOr404(request, request.params.id);
       const offset = request.query.offset ?? 0;
       const finished = FINAL_RUN_STATES.includes(run.status);
       const { lines, nextOffset } = await ctx.store.readLog(run.id, offset, LOG_CHUNK_BYTES);
@@ -379,7 +458,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       },
     },
     async (request, reply) => {
-      const run = await runOr404(request.params.id);
+      const run = await runOr404(request, request.params.id);
       const header = request.headers['last-event-id'];
       const after = typeof header === 'string' ? Number(header) : (request.query.after ?? 0);
       reply.hijack();
@@ -401,7 +480,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     { config: { role: 'apply' }, schema: { params: idParams, response: { 200: runSchema, ...problemResponses } } },
     async (request) => {
       const caller = callerOf(request);
-      const run = await runOr404(request.params.id);
+      const run = await runOr404(request, request.params.id);
       if (FINAL_RUN_STATES.includes(run.status))
         throw new HttpProblem(409, 'conflict', `run ${run.id} is ${run.status} already`);
       const changed = await ctx.store.requestCancel(run.id, caller.name);
@@ -413,7 +492,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   api.get(
     '/api/v1/projects',
     { config: { role: 'read' }, schema: { response: { 200: projectListSchema, ...problemResponses } } },
-    () => ({ projects: ctx.projects.list().map((p) => ({ name: p.name, stacks: ctx.projects.stacks(p.name) })) }),
+    (request) => ({
+      projects: ctx.projects
+        .list()
+        .filter((p) => reaches(callerOf(request), p.name))
+        .map((p) => ({ name: p.name, stacks: ctx.projects.stacks(p.name) })),
+    }),
   );
 
   api.get(
@@ -424,7 +508,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     async (request) => {
       const { p, s } = request.params;
-      stackOr404(p, s);
+      stackOr404(request, p, s);
       const latest = await ctx.releases.latest(ctx.projects.releaseProject(p), s);
       const active = await ctx.store.active(p, s);
       const running = await Promise.all(active.filter((r) => r.status === 'running').map((r) => apiRun(ctx.store, r)));
@@ -468,7 +552,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     { config: { role: 'read' }, schema: { params: stackParams } },
     async (request) => {
       const { p, s } = request.params;
-      stackOr404(p, s);
+      stackOr404(request, p, s);
       return releaseListEntries(await ctx.releases.list(ctx.projects.releaseProject(p), s));
     },
   );
@@ -481,7 +565,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     async (request) => {
       const { p, s, rev } = request.params;
-      stackOr404(p, s);
+      stackOr404(request, p, s);
       const release = await ctx.releases.get(ctx.projects.releaseProject(p), s, rev);
       if (!release) throw notFound(`${p}/${s} has no release ${rev}`);
       return orderRelease({ ...release, command: redactArgv(release.command) });
@@ -494,7 +578,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     async (request) => {
       const caller = callerOf(request);
       const { p, s } = request.params;
-      stackOr404(p, s);
+      stackOr404(request, p, s);
       const result = await unlockRelease({
         store: ctx.releases,
         project: ctx.projects.releaseProject(p),

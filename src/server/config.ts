@@ -22,6 +22,18 @@ const tokenSchema = z
       .string()
       .regex(/^[0-9a-fA-F]{64}$/, 'the hex SHA-256 of the token (64 hex digits; `kapps serve hash-token` prints it)')
       .describe('the hex SHA-256 of the token; `kapps serve hash-token` reads a token on stdin and prints it'),
+    projects: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(128)
+          .regex(/^[A-Za-z0-9*][A-Za-z0-9._*-]*$/, 'a project name, `*` standing for any text (`team-*`)'),
+      )
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe('the projects the token may reach (`shop`, `team-*`); every project when absent'),
   })
   .strict();
 
@@ -76,6 +88,8 @@ export interface TokenEntry {
   readonly role: Role;
   /** The SHA-256 of the token. */
   readonly digest: Buffer;
+  /** The project patterns it is limited to; every project when undefined. */
+  readonly projects?: readonly string[];
 }
 
 export interface ProjectEntry {
@@ -153,7 +167,12 @@ export function readServerConfig(file: string): ServerConfig {
       );
     }
     seenTokens.add(t.name);
-    tokens.push({ name: t.name, role: t.role, digest: Buffer.from(t.sha256.toLowerCase(), 'hex') });
+    tokens.push({
+      name: t.name,
+      role: t.role,
+      digest: Buffer.from(t.sha256.toLowerCase(), 'hex'),
+      ...(t.projects ? { projects: t.projects } : {}),
+    });
   });
   throwIfErrors(diagnostics);
   const l = parsed.limits ?? {};

@@ -21,7 +21,6 @@ import { redactCredentials } from '../release/redact.js';
 import { formatDiagnostics } from '../report/diagnostic-printer.js';
 import type { ApplyResult, RunRequestOptions } from './api-schema.js';
 import type { RunEngine, RunIO, RunOutcome } from './executor.js';
-import { HttpProblem } from './problems.js';
 import type { StoredRun } from './run-store.js';
 import type { EngineContext as ServerEngineContext } from './server.js';
 
@@ -214,14 +213,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
     }
   };
 
-  return Promise.resolve({
-    execute,
-    checkPreview: async (preview: StoredRun) => {
-      const controller = new AbortController();
-      const stale = await stalePreview(preview, { message: () => undefined }, controller.signal);
-      if (stale) throw new HttpProblem(409, 'stale-preview', stale);
-    },
-  });
+  return Promise.resolve({ execute });
 }
 
 /** The options of a preview an apply takes over: what it selected and the overrides. */

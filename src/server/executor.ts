@@ -33,8 +33,6 @@ export interface RunOutcome {
 /** Runs one run (src/engine behind it). */
 export interface RunEngine {
   execute(run: StoredRun, io: RunIO): Promise<RunOutcome>;
-  /** An apply naming this preview run: throws a 409 `stale-preview` problem when the stack changed since. */
-  checkPreview?(preview: StoredRun): Promise<void>;
 }
 
 export interface ExecutorOptions {
@@ -93,7 +91,7 @@ export class Executor {
     await this.#reap('its server stopped while it ran (the run was not restarted)');
     this.#unsubscribe = this.#o.store.subscribe((notice) => {
       if (notice.type === 'queued' || notice.type === 'finished') this.wake();
-      else if (notice.type === 'cancel') this.#active.get(notice.runId)?.controller.abort(new Error('cancelled'));
+      else if (notice.type === 'cancel') void this.#cancelIfAsked(notice.runId);
     });
     const renewEvery = Math.max(200, Math.floor(this.#o.leaseMs / 3));
     this.#timers.push(
@@ -136,6 +134,23 @@ export class Executor {
       if (!run) return;
       this.#launch(run);
     }
+  }
+
+  /**
+   * A `cancel` notice is only a wake-up (anyone who may NOTIFY can send one): the run is stopped only when its row
+   * says a cancel was asked for.
+   */
+  async #cancelIfAsked(runId: string): Promise<void> {
+    const active = this.#active.get(runId);
+    if (!active) return;
+    let run: StoredRun | undefined;
+    try {
+      run = await this.#o.store.get(runId);
+    } catch (error) {
+      this.#o.say(`kapps serve: could not read run ${runId} to cancel it: ${oneLine(error)}`);
+      return;
+    }
+    if (run?.cancelRequested) active.controller.abort(new Error('cancelled'));
   }
 
   async #reap(reason: string): Promise<void> {

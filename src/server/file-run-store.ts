@@ -16,14 +16,18 @@ import { EventEmitter } from 'node:events';
 import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { LogLine, RunListQuery } from './api-schema.js';
+import type { LogLine } from './api-schema.js';
 import {
+  decodeRunCursor,
+  projectMatches,
   RunStoreBusyError,
+  storableJson,
   type FeedEntry,
   type FeedItem,
   type NewRun,
   type QueueInfo,
   type RunEnding,
+  type RunListFilter,
   type RunResult,
   type RunStore,
   type StoredRun,
@@ -291,8 +295,8 @@ export class FileRunStore implements RunStore {
     return { queuePosition: index + 1, blockedBy: before?.id ?? null };
   }
 
-  list(query: RunListQuery & { limit: number }): Promise<{ runs: StoredRun[]; nextCursor: string | null }> {
-    const below = query.cursor !== undefined && /^[0-9]+$/.test(query.cursor) ? Number(query.cursor) : Infinity;
+  list(query: RunListFilter): Promise<{ runs: StoredRun[]; nextCursor: string | null }> {
+    const below = query.cursor !== undefined ? decodeRunCursor(query.cursor) : Infinity;
     const since = query.since ? Date.parse(query.since) : -Infinity;
     const until = query.until ? Date.parse(query.until) : Infinity;
     const matching = [...this.#runs.values()]
@@ -301,6 +305,7 @@ export class FileRunStore implements RunStore {
         (r) =>
           r.seq < below &&
           (query.project === undefined || r.project === query.project) &&
+          (query.projects === undefined || projectMatches(query.projects, r.project)) &&
           (query.stack === undefined || r.stack === query.stack) &&
           (query.type === undefined || r.type === query.type) &&
           (query.status === undefined || r.status === query.status) &&
@@ -433,11 +438,12 @@ export class FileRunStore implements RunStore {
     let log = '';
     let offset = slot.feedSize;
     for (const item of items) {
-      const line = `${JSON.stringify({ seq: slot.feedOffsets.length + 1, kind: item.kind, data: item.data })}\n`;
+      // The same rule as PostgreSQL's: lone surrogates and NUL are kept as U+FFFD.
+      const line = `${storableJson({ seq: slot.feedOffsets.length + 1, kind: item.kind, data: item.data })}\n`;
       slot.feedOffsets.push(offset);
       offset += Buffer.byteLength(line);
       feed += line;
-      if (item.kind === 'log') log += `${JSON.stringify(item.data)}\n`;
+      if (item.kind === 'log') log += `${storableJson(item.data)}\n`;
     }
     slot.feedSize = offset;
     const last = slot.feedOffsets.length;

@@ -149,7 +149,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       projects: registry,
       auth,
       limits,
-      ...(engine.checkPreview ? { checkPreview: (preview: StoredRun) => engine.checkPreview!(preview) } : {}),
+      listenHost: host,
       ready: async () => {
         try {
           await store.list({ limit: 1 });
