@@ -35,7 +35,7 @@ import { checkRequestText, guardRequest, loopbackHosts } from './http-guard.js';
 import type { ServerLimits } from './config.js';
 import { HttpProblem, invalid, notFound, PROBLEM_SLUGS } from './problems.js';
 import type { ProjectRegistry } from './projects.js';
-import type { RunStore, StoredRun } from './run-store.js';
+import { encodeRunCursor, type RunStore, type StoredRun } from './run-store.js';
 import { streamRunEvents } from './sse.js';
 import { registerWebFiles } from './web.js';
 import type { ReleaseStore } from '../release/store-types.js';
@@ -74,8 +74,6 @@ declare module 'fastify' {
     role?: Role;
   }
 }
-
-const LOG_CHUNK_BYTES = 256 * 1024;
 
 const idParams = z.object({ id: runIdSchema });
 const stackParams = z.object({ p: nameSchema, s: nameSchema });
@@ -118,6 +116,49 @@ export async function apiRun(store: RunStore, run: StoredRun, options: { snapsho
     options: run.options,
     actions: { cancelable: run.status === 'queued' || (run.status === 'running' && !run.cancelRequested) },
   };
+}
+
+/** The selectors of a run within the server's limits (a 400 naming the field otherwise). */
+function checkSelectors(body: { include?: string[]; exclude?: string[] }, limits: ServerLimits): void {
+  const count = (body.include?.length ?? 0) + (body.exclude?.length ?? 0);
+  if (count > limits.maxSelectors) {
+    throw invalid(
+      body.include && body.include.length > 0 ? 'body.include' : 'body.exclude',
+      `${count} selectors; a run takes at most ${limits.maxSelectors} (limits.max_selectors)`,
+    );
+  }
+  for (const key of ['include', 'exclude'] as const) {
+    (body[key] ?? []).forEach((selector, i) => {
+      if (selector.length > limits.maxSelectorLength)
+        throw invalid(
+          `body.${key}.${i}`,
+          `${selector.length} characters; a selector has at most ${limits.maxSelectorLength} (limits.max_selector_length)`,
+        );
+    });
+  }
+}
+
+/**
+ * Requests per caller and minute, as a token bucket per caller name (as many buckets as there are tokens): a
+ * caller may send `perMinute` at once, then one every `60 / perMinute` s. `take` answers 0, or the seconds to wait.
+ */
+class RequestRate {
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly perMinute: number) {}
+
+  take(name: string): number {
+    const now = Date.now();
+    const perMs = this.perMinute / 60_000;
+    const bucket = this.#buckets.get(name) ?? { tokens: this.perMinute, at: now };
+    bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.at) * perMs);
+    bucket.at = now;
+    this.#buckets.set(name, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000));
+  }
 }
 
 /** What a submit asked for, to compare a repeated `Idempotency-Key` with the request that first used it. */
@@ -230,6 +271,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     return sendProblem(reply, notFound(`no route ${request.method} ${instance}`), instance);
   });
 
+  const rate = new RequestRate(ctx.limits.requestsPerMinute);
   // Authentication and roles: each API route names the least role it needs.
   app.addHook('onRequest', (request, _reply, done) => {
     const role = request.routeOptions.config.role;
@@ -249,6 +291,20 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       return done(new HttpProblem(403, 'forbidden', `${caller.name} has role ${caller.role}; this needs ${role}`));
     }
     request.caller = caller;
+    // Requests per token and minute (with tokens; a server without them has one caller, on loopback).
+    if (!ctx.auth.open) {
+      const wait = rate.take(caller.name);
+      if (wait > 0) {
+        return done(
+          new HttpProblem(
+            429,
+            'rate-limited',
+            `${caller.name} sent more than ${ctx.limits.requestsPerMinute} requests in a minute (limits.requests_per_minute)`,
+            { headers: { 'retry-after': String(wait) } },
+          ),
+        );
+      }
+    }
     done();
   });
 
@@ -316,6 +372,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           `${caller.name} has role ${caller.role}; a ${body.type} run needs ${needed}`,
         );
       projectAllowed(request, body.project);
+      checkSelectors(body, ctx.limits);
       if (ctx.stopping()) throw new HttpProblem(503, 'unavailable', 'the server is stopping');
       if (!ctx.projects.get(body.project))
         throw invalid('body.project', `no project \`${body.project}\` is registered`);
@@ -383,7 +440,19 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         limit: query.limit ?? 50,
         ...(caller.projects ? { projects: caller.projects } : {}),
       });
-      return { runs: await Promise.all(page.runs.map((r) => apiRun(ctx.store, r))), nextCursor: page.nextCursor };
+      // One answer stays within max_list_bytes: a page that would be larger is cut, its cursor after the last run
+      // shown.
+      const runs: Run[] = [];
+      let bytes = 0;
+      for (const stored of page.runs) {
+        const shown = await apiRun(ctx.store, stored);
+        bytes += Buffer.byteLength(JSON.stringify(shown)) + 1;
+        if (runs.length > 0 && bytes > ctx.limits.maxListBytes) {
+          return { runs, nextCursor: encodeRunCursor(page.runs[runs.length - 1]!.seq) };
+        }
+        runs.push(shown);
+      }
+      return { runs, nextCursor: page.nextCursor };
     },
   );
 
@@ -429,7 +498,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       const run = await runOr404(request, request.params.id);
       const offset = request.query.offset ?? 0;
       const finished = FINAL_RUN_STATES.includes(run.status);
-      const { lines, nextOffset } = await ctx.store.readLog(run.id, offset, LOG_CHUNK_BYTES);
+      const { lines, nextOffset } = await ctx.store.readLog(run.id, offset, ctx.limits.maxLogAnswerBytes);
       let complete = false;
       if (finished) {
         // Complete when nothing follows: one more read past what was returned says so.

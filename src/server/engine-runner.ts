@@ -69,6 +69,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
       argv: ['kapps', 'serve', `--run=${run.id}`, run.type, run.project, run.stack],
       message: (text) => io.message(text),
       result: (text) => io.message(text),
+      logLimits: { maxBytes: context.limits.maxLogBytes, maxLineLength: context.limits.maxLineLength },
     };
   };
   const target = (run: Pick<StoredRun, 'project' | 'stack'>) => ({
@@ -147,6 +148,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
       }
       const log = createRunLog((line) => io.log(line), {
         command: run.type === 'apply' ? 'install' : 'delete',
+        maxLineLength: context.limits.maxLineLength,
       });
       const params: RunParams = {
         ...stackParams(run, runOptions),

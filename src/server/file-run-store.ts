@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import type { LogLine } from './api-schema.js';
 import {
   decodeRunCursor,
+  encodeRunCursor,
   projectMatches,
   RunStoreBusyError,
   storableJson,
@@ -28,6 +29,7 @@ import {
   type QueueInfo,
   type RunEnding,
   type RunListFilter,
+  type RetentionPolicy,
   type RunResult,
   type RunStore,
   type StoredRun,
@@ -316,7 +318,10 @@ export class FileRunStore implements RunStore {
       .sort((a, b) => b.seq - a.seq);
     const runs = matching.slice(0, query.limit);
     const last = runs.at(-1);
-    return Promise.resolve({ runs, nextCursor: matching.length > runs.length && last ? String(last.seq) : null });
+    return Promise.resolve({
+      runs,
+      nextCursor: matching.length > runs.length && last ? encodeRunCursor(last.seq) : null,
+    });
   }
 
   active(project: string, stack: string): Promise<StoredRun[]> {
@@ -427,6 +432,29 @@ export class FileRunStore implements RunStore {
       this.#notify({ type: 'cancel', runId: id });
     }
     return slot.run;
+  }
+
+  async prune(policy: RetentionPolicy): Promise<number> {
+    const before = policy.before !== undefined ? Date.parse(policy.before) : -Infinity;
+    const byStack = new Map<string, RunSlot[]>();
+    for (const slot of this.#runs.values()) {
+      if (isActive(slot.run)) continue;
+      const key = JSON.stringify([slot.run.project, slot.run.stack]);
+      byStack.set(key, [...(byStack.get(key) ?? []), slot]);
+    }
+    const doomed: RunSlot[] = [];
+    for (const slots of byStack.values()) {
+      slots.sort((a, b) => b.run.seq - a.run.seq);
+      slots.forEach((slot, index) => {
+        if (index >= policy.keepPerStack || Date.parse(slot.run.createdAt) < before) doomed.push(slot);
+      });
+    }
+    for (const slot of doomed) {
+      this.#runs.delete(slot.run.id);
+      await slot.chain.catch(() => undefined);
+      await rm(join(this.#dir, slot.run.id), { recursive: true, force: true });
+    }
+    return doomed.length;
   }
 
   async appendFeed(id: string, items: readonly FeedItem[]): Promise<number> {

@@ -27,11 +27,13 @@ import { redactText, redactUrl } from '../release/redact.js';
 import type { LogLine, RunRequestOptions, RunState, RunType } from './api-schema.js';
 import {
   decodeRunCursor,
+  encodeRunCursor,
   storableJson,
   storableText,
   type FeedEntry,
   type FeedItem,
   type RunListFilter,
+  type RetentionPolicy,
   type NewRun,
   type QueueInfo,
   type RunEnding,
@@ -290,7 +292,7 @@ export class PgRunStore implements RunStore {
       const result = await this.#pool.query<RunRow>(sql, values);
       const runs = result.rows.slice(0, limit).map(toRun);
       const last = runs[runs.length - 1];
-      return { runs, nextCursor: result.rows.length > limit && last ? String(last.seq) : null };
+      return { runs, nextCursor: result.rows.length > limit && last ? encodeRunCursor(last.seq) : null };
     });
   }
 
@@ -450,6 +452,22 @@ export class PgRunStore implements RunStore {
         return toRun(current);
       }),
     );
+  }
+
+  async prune(policy: RetentionPolicy): Promise<number> {
+    return this.#run('cannot delete old runs', async () => {
+      const result = await this.#pool.query(
+        `DELETE FROM kapps_runs WHERE id IN (
+           SELECT id FROM (
+             SELECT id, created_at,
+                    row_number() OVER (PARTITION BY project, stack ORDER BY seq DESC) AS n
+               FROM kapps_runs WHERE status IN ('succeeded', 'failed', 'cancelled', 'errored')) AS finished
+            WHERE n > $1 OR ($2::timestamptz IS NOT NULL AND created_at < $2::timestamptz))
+           AND status IN ('succeeded', 'failed', 'cancelled', 'errored')`,
+        [policy.keepPerStack, policy.before ?? null],
+      );
+      return result.rowCount ?? 0;
+    });
   }
 
   /**

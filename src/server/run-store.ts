@@ -62,6 +62,11 @@ export type RunListFilter = RunListQuery & {
   readonly projects?: readonly string[];
 };
 
+export interface RetentionPolicy {
+  readonly before?: string;
+  readonly keepPerStack: number;
+}
+
 /** One entry of a run's feed. */
 export type FeedItem =
   | { readonly kind: 'run-event'; readonly data: RunEvent }
@@ -142,6 +147,13 @@ export interface RunStore {
   setResult(id: string, result: RunResult): Promise<void>;
   getResult(id: string): Promise<RunResult | undefined>;
 
+  /**
+   * History retention: delete finished runs (with their feed, log and result) created before `before` (ISO; none
+   * when undefined), and those beyond the newest `keepPerStack` finished runs of their stack. Queued and running runs
+   * are never deleted, nor are releases (they are the release store's). Returns how many were deleted.
+   */
+  prune(policy: RetentionPolicy): Promise<number>;
+
   /** Be told of changes by any instance; returns the unsubscribe function. */
   subscribe(listener: (notice: StoreNotice) => void): () => void;
 }
@@ -157,6 +169,10 @@ export class RunCursorError extends KappsError {}
  * page, in decimal, at most 15 digits (always a safe integer).
  */
 export const RUN_CURSOR_PATTERN = /^[0-9]{1,15}$/;
+
+export function encodeRunCursor(seq: number): string {
+  return String(seq);
+}
 
 export function decodeRunCursor(cursor: string): number {
   if (!RUN_CURSOR_PATTERN.test(cursor))

@@ -518,3 +518,122 @@ describe('kapps serve: the request only validates and queues an apply of a previ
     ).toBe(400);
   });
 });
+
+/** A server with these `limits:` (and `tokens:` when given), on a fresh backend of the kind. */
+async function serveWithLimits(
+  p: FixtureProject,
+  backend: Backend,
+  limits: Record<string, number>,
+  tokens = '',
+): Promise<TestServer> {
+  const config = join(p.dir, 'kapps-server.yaml');
+  writeFileSync(
+    config,
+    `projects:\n  - name: shop\n    stack_file: stacks.yaml\n${tokens}limits:\n` +
+      Object.entries(limits)
+        .map(([k, v]) => `  ${k}: ${v}\n`)
+        .join(''),
+  );
+  const store = backend === 'postgres' ? await freshDatabase() : p.kappsHome;
+  return startServer({ args: ['--config', config, '--backend', store], env: p.env, cwd: p.dir });
+}
+
+describe.each(BACKENDS)('kapps serve (%s backend): what a caller can make it hold is bounded', (backend) => {
+  it('selectors per run and their length; one list answer in bytes (cut, with a cursor to go on)', async () => {
+    const p = project();
+    const server = await serveWithLimits(p, backend, {
+      max_selectors: 100,
+      max_selector_length: 200,
+      max_list_bytes: 65_536,
+    });
+    const c = api(server.url);
+    const many = await c.post('/api/v1/runs', {
+      type: 'generate',
+      project: 'shop',
+      stack: 'dev',
+      include: Array.from({ length: 60 }, (_, i) => `shop:a${i}`),
+      exclude: Array.from({ length: 41 }, (_, i) => `shop:b${i}`),
+    });
+    expect(many.status).toBe(400);
+    expect(many.body.detail).toContain('101 selectors; a run takes at most 100 (limits.max_selectors)');
+    const long = await c.post('/api/v1/runs', {
+      type: 'generate',
+      project: 'shop',
+      stack: 'dev',
+      exclude: [`shop:${'x'.repeat(196)}`],
+    });
+    expect(long.status).toBe(400);
+    expect(long.body.errors).toEqual([expect.objectContaining({ field: 'body.exclude.0' })]);
+    expect(await runCount(server)).toBe(0);
+    // Five runs of 100 × 200 characters of selectors each: more than 64 KiB in one answer, so the page is cut.
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await c.post('/api/v1/runs', {
+        type: 'generate',
+        project: 'shop',
+        stack: 'dev',
+        exclude: Array.from({ length: 100 }, (_, j) => `shop:${String(i * 1000 + j).padStart(195, 'z')}`),
+      });
+      expect(r.status).toBe(202);
+      ids.push(r.body.id!);
+    }
+    const seen: string[] = [];
+    let cursor: string | null | undefined;
+    let pages = 0;
+    do {
+      const page = await raw(server, 'GET', `/api/v1/runs?limit=500${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(Buffer.byteLength(page.text)).toBeLessThanOrEqual(65_536);
+      const body = page.json as { runs: { id: string }[]; nextCursor: string | null };
+      seen.push(...body.runs.map((r) => r.id));
+      cursor = body.nextCursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBeGreaterThan(1);
+    expect(seen).toEqual([...ids].reverse());
+  });
+
+  it('history retention: only the newest keep_runs_per_stack finished runs stay, releases are all kept', async () => {
+    const p = project(['--stdout', 'applied']);
+    const server = await serveWithLimits(p, backend, { keep_runs_per_stack: 2 });
+    const c = api(server.url);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await c.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+      expect((await waitForRun(c, r.body.id!)).status).toBe('succeeded');
+      ids.push(r.body.id!);
+    }
+    // The retention runs after each run ends: wait until it has deleted the oldest.
+    for (let i = 0; (await c.get(`/api/v1/runs/${ids[0]}`)).status !== 404; i++) {
+      if (i > 200) throw new Error('the oldest run was never deleted');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect((await c.get('/api/v1/runs')).body.runs!.map((r: Run) => r.id)).toEqual([ids[2], ids[1]]);
+    expect((await c.get(`/api/v1/runs/${ids[0]}/logs`)).status).toBe(404);
+    const releases = await c.get<{ revision: number }[]>('/api/v1/projects/shop/stacks/dev/releases');
+    expect(releases.body.map((r) => r.revision).sort()).toEqual([1, 2, 3]);
+    expect(server.stderr()).toContain('deleted 1 finished run(s) beyond the history retention');
+  });
+});
+
+describe('kapps serve: requests per token', () => {
+  it('beyond requests_per_minute a token gets 429 with Retry-After; other tokens are not affected', async () => {
+    const p = project();
+    const tokens =
+      `tokens:\n  - name: noisy\n    role: read\n    sha256: ${sha('noisy-secret')}\n` +
+      `  - name: calm\n    role: read\n    sha256: ${sha('calm-secret')}\n`;
+    const server = await serveWithLimits(p, 'file', { requests_per_minute: 5 }, tokens);
+    const noisy = api(server.url, 'noisy-secret');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await noisy.get('/api/v1/runs')).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    const refused = await noisy.get('/api/v1/whoami');
+    expect(refused.status).toBe(429);
+    expect(refused.body.type).toBe('https://kapps.dev/problems/rate-limited');
+    expect(refused.body.detail).toContain('more than 5 requests in a minute (limits.requests_per_minute)');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await api(server.url, 'calm-secret').get('/api/v1/whoami')).status).toBe(200);
+    // Health checks need no token and are not counted.
+    expect((await api(server.url).get('/healthz')).status).toBe(200);
+  });
+});
