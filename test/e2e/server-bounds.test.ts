@@ -3,11 +3,12 @@
  * without a newline, on a real `kapps serve` with small configured bounds. The run's log, its feed and its release's
  * log stay within the bounds on disk; the server's peak RSS (VmHWM, read from /proc) stays far below what was
  * printed; each `logs` answer stays small; /healthz answers throughout; the log keeps its head and tail and says what
- * it dropped.
+ * it dropped. Both backends (for PostgreSQL, "on disk" is the size of the kapps tables with their indexes).
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import type { LogLine } from '../../src/server/api-schema.js';
 import { cleanupProjects, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun, type TestServer } from '../support/server.js';
@@ -17,10 +18,49 @@ const MAX_LOG_BYTES = 4 * MIB;
 const MAX_LINE = 4096;
 const ANSWER_BYTES = 64 * 1024;
 
+const databases: string[] = [];
+
 afterEach(async () => {
   await stopAllServers();
 });
-afterAll(() => cleanupProjects());
+afterAll(async () => {
+  cleanupProjects();
+  if (databases.length === 0) return;
+  const admin = new pg.Client({ connectionString: pgUrl() });
+  await admin.connect();
+  for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
+});
+
+function pgUrl(): string {
+  const url = inject('pgUrl');
+  if (!url) throw new Error(`the PostgreSQL test server is not running: ${inject('pgError')}`);
+  return url;
+}
+
+/** A new, empty database on the test server; its URL. */
+async function freshDatabase(): Promise<string> {
+  const name = `kapps_bounds_${process.pid}_${databases.length}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: pgUrl() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  databases.push(name);
+  const url = new URL(pgUrl());
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+type Backend = 'file' | 'postgres';
+
+interface Served {
+  readonly server: TestServer;
+  /** Bytes the backend holds: the files under the backend directory, or the kapps tables with their indexes. */
+  readonly stored: () => Promise<number>;
+}
 
 /** A script printing `mb` MB in 100-byte lines (`lines`), or one line of `mb` MB without a newline (`one-line`). */
 const PRINTER = `
@@ -57,14 +97,36 @@ function project(mode: 'lines' | 'one-line', mb: number): FixtureProject {
   return p;
 }
 
-async function serve(p: FixtureProject): Promise<TestServer> {
+async function serve(p: FixtureProject, backend: Backend): Promise<Served> {
   const config = join(p.dir, 'kapps-server.yaml');
   writeFileSync(
     config,
     `projects:\n  - name: shop\n    stack_file: stacks.yaml\nlimits:\n` +
       `  max_log_bytes: ${MAX_LOG_BYTES}\n  max_line_length: ${MAX_LINE}\n  max_log_answer_bytes: ${ANSWER_BYTES}\n`,
   );
-  return startServer({ args: ['--config', config, '--backend', p.kappsHome], env: p.env, cwd: p.dir });
+  const url = backend === 'postgres' ? await freshDatabase() : undefined;
+  const server = await startServer({
+    args: ['--config', config, '--backend', url ?? p.kappsHome],
+    env: p.env,
+    cwd: p.dir,
+  });
+  return {
+    server,
+    stored: async () => {
+      if (!url) return du(p.kappsHome);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ bytes: string }>(
+          `SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c
+            WHERE c.relkind = 'r' AND c.relname LIKE 'kapps%'`,
+        );
+        return Number(rows[0]?.bytes ?? 0) + du(p.kappsHome);
+      } finally {
+        await client.end();
+      }
+    },
+  };
 }
 
 /** Bytes of every file under `dir`. */
@@ -122,10 +184,10 @@ async function readWholeLog(server: TestServer, id: string): Promise<{ lines: Lo
   }
 }
 
-describe('kapps serve: a run cannot exhaust the server', () => {
+describe.each(['file', 'postgres'] as const)('kapps serve (%s backend): a run cannot exhaust the server', (backend) => {
   it('a step printing 200 MB: the log keeps its head and tail within max_log_bytes, on disk and in memory', async () => {
     const p = project('lines', 200);
-    const server = await serve(p);
+    const { server, stored } = await serve(p, backend);
     const { id, health } = await applyWatchingHealth(server);
     const ended = (await api(server.url).get(`/api/v1/runs/${id}`)).body;
     expect(ended.status, JSON.stringify(ended)).toBe('succeeded');
@@ -133,7 +195,7 @@ describe('kapps serve: a run cannot exhaust the server', () => {
     expect(health.every((s) => s === 200)).toBe(true);
     // The feed, the run's log and the release's log: each within its bound (the feed holds the log and the head
     // of the step's output events).
-    const disk = du(p.kappsHome);
+    const disk = await stored();
     expect(disk).toBeLessThan(5 * MAX_LOG_BYTES);
     expect(peakRss(server.pid)).toBeLessThan(400 * MIB);
     const { lines, largest } = await readWholeLog(server, id);
@@ -150,11 +212,11 @@ describe('kapps serve: a run cannot exhaust the server', () => {
 
   it('one 50 MB line without a newline is cut into pieces; each logs answer stays small', async () => {
     const p = project('one-line', 50);
-    const server = await serve(p);
+    const { server, stored } = await serve(p, backend);
     const { id, health } = await applyWatchingHealth(server);
     expect((await api(server.url).get(`/api/v1/runs/${id}`)).body.status).toBe('succeeded');
     expect(health.every((s) => s === 200)).toBe(true);
-    expect(du(p.kappsHome)).toBeLessThan(5 * MAX_LOG_BYTES);
+    expect(await stored()).toBeLessThan(5 * MAX_LOG_BYTES);
     expect(peakRss(server.pid)).toBeLessThan(400 * MIB);
     const { lines, largest } = await readWholeLog(server, id);
     expect(largest).toBeLessThan(ANSWER_BYTES + 2 * MAX_LINE + 4096);
