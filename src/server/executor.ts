@@ -223,6 +223,11 @@ export class Executor {
     } catch (error) {
       this.#o.say(`kapps serve: could not renew the leases: ${oneLine(error)}`);
     }
+    // A cancel whose notice was missed (the listening connection was down) is found in the table.
+    for (const id of ids) {
+      const active = this.#active.get(id);
+      if (active && !active.controller.signal.aborted) await this.#cancelIfAsked(id);
+    }
   }
 
   #launch(run: StoredRun): void {
