@@ -401,6 +401,33 @@ describe('kapps serve (postgres backend): a NOTIFY is only a wake-up', () => {
   });
 });
 
+describe('kapps serve (postgres backend): cancels are read from the table', () => {
+  it('a cancel recorded in the table without its notification still stops the run (at the next lease renewal)', async () => {
+    const p = project();
+    const go = p.path('go');
+    p.write('manifests/shop.yaml', {
+      kapps: [kapp('db', { apply_install: [fake('migrate', 'db', ['--wait-file', go])], apply_delete: [] })],
+    });
+    const backend = await freshDatabase();
+    const server = await startServer({
+      args: ['--project', `shop=${p.stackFile}`, '--backend', backend, '--lease', '1'],
+      env: p.env,
+      cwd: p.dir,
+    });
+    const c = api(server.url);
+    const run = await c.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+    await waitForRun(c, run.body.id!, (r) => r.status === 'running' && r.releaseRevision !== null);
+    // As if the notification had been lost: the flag only, no NOTIFY.
+    const admin = new pg.Client({ connectionString: backend });
+    await admin.connect();
+    await admin.query('UPDATE kapps_runs SET cancel_requested = true WHERE id = $1', [run.body.id]);
+    await admin.end();
+    const ended = await waitForRun(c, run.body.id!);
+    expect(ended.status).toBe('cancelled');
+    expect(p.traceLines().filter((t) => t.tag === 'db' && t.event === 'end')).toEqual([]);
+  });
+});
+
 const sha = (token: string): string => createHash('sha256').update(token).digest('hex');
 
 describe.each(BACKENDS)('kapps serve (%s backend): tokens limited to projects', (backend) => {
