@@ -4,6 +4,8 @@
  * command line a release records, and where its messages go. Nothing in `src/engine/` reads `process.env`,
  * `process.cwd()`, `process.argv` or writes to `process.stdout`/`process.stderr` itself.
  */
+import type { LogLimits } from '../release/log-budget.js';
+
 export interface EngineContext {
   /** The directory relative paths (stack file, config, workspace, backend) are resolved against. */
   readonly cwd: string;
@@ -15,6 +17,8 @@ export interface EngineContext {
   message(text: string): void;
   /** The line saying where a run was recorded (a CLI prints it on stdout). Whole lines. */
   result(text: string): void;
+  /** Bounds of the release log (the runs server's `limits`); unlimited when absent (the CLI). */
+  readonly logLimits?: LogLimits;
 }
 
 /** The selection, overrides and source options of a command that opens a stack (the CLI's shared options). */

@@ -246,6 +246,7 @@ async function openRun(
   let started = specRecorded;
   let closed = false;
   const logWriter = new ReleaseLogWriter(store, project, stack.config.name, recorder.revision, {
+    ...(ctx.logLimits ? { limits: ctx.logLimits } : {}),
     onError: (error) =>
       ctx.message(
         `warning: the log of release ${recorder.revision} could not be written: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`,

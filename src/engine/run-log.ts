@@ -15,12 +15,17 @@ export interface LogLine {
   readonly text: string;
 }
 
-/** Splits written text into whole lines. */
+/** Splits written text into whole lines; a line longer than `max` characters is passed on in pieces. */
 class Lines {
   #partial = '';
+  constructor(private readonly max = Infinity) {}
   push(text: string): string[] {
     const parts = (this.#partial + text).split(/\r?\n/);
     this.#partial = parts.pop() ?? '';
+    while (this.#partial.length > this.max) {
+      parts.push(this.#partial.slice(0, this.max));
+      this.#partial = this.#partial.slice(this.max);
+    }
     return parts;
   }
   flush(): string[] {
@@ -36,7 +41,7 @@ class Lines {
  */
 export function createRunLog(
   onLine: (line: LogLine) => void,
-  options: { verbose?: boolean; command?: string } = {},
+  options: { verbose?: boolean; command?: string; maxLineLength?: number } = {},
 ): Reporter {
   const kappsLines = new Lines();
   const now = (): string => new Date().toISOString();
@@ -72,7 +77,13 @@ export function createRunLog(
         const key = JSON.stringify([event.kapp, event.phase, event.step, event.stream]);
         let s = steps.get(key);
         if (!s) {
-          s = { lines: new Lines(), kapp: event.kapp, phase: event.phase, step: event.step, stream: event.stream };
+          s = {
+            lines: new Lines(options.maxLineLength),
+            kapp: event.kapp,
+            phase: event.phase,
+            step: event.step,
+            stream: event.stream,
+          };
           steps.set(key, s);
         }
         for (const text of s.lines.push(event.text))

@@ -233,7 +233,11 @@ export async function runOperation(command: RunCommand, params: RunParams, hooks
     // The release's log: the plain reporter's lines and every line the steps print, whatever the caller shows.
     const log = lock;
     const runLog = log
-      ? (await import('./run-log.js')).createRunLog((line) => log.log(line), { verbose: params.verbose, command })
+      ? (await import('./run-log.js')).createRunLog((line) => log.log(line), {
+          verbose: params.verbose,
+          command,
+          ...(ctx.logLimits ? { maxLineLength: ctx.logLimits.maxLineLength } : {}),
+        })
       : undefined;
     const emit = runLog
       ? (event: RunEvent): void => {

@@ -4,6 +4,7 @@
  * the other, in order; `close()` returns once every line given before it is stored, so a run that ends (normally or
  * on Ctrl-C) closes its writer before it writes its release's final phase and loses nothing.
  */
+import { LogBudget, splitLongLine, type LogLimits } from './log-budget.js';
 import type { ReleaseLogLine, ReleaseStore } from './store-types.js';
 
 export interface LogWriterOptions {
@@ -11,6 +12,8 @@ export interface LogWriterOptions {
   readonly maxLines?: number;
   /** A batch could not be stored (told once; the run goes on). */
   readonly onError?: (error: unknown) => void;
+  /** Keep the log within these (its head and tail, long lines cut); unlimited when absent. */
+  readonly limits?: LogLimits;
 }
 
 export class ReleaseLogWriter {
@@ -24,6 +27,7 @@ export class ReleaseLogWriter {
   #chain: Promise<void> = Promise.resolve();
   #failed = false;
   #closed = false;
+  readonly #budget: LogBudget<ReleaseLogLine> | undefined;
 
   constructor(store: ReleaseStore, project: string, stack: string, revision: number, options: LogWriterOptions = {}) {
     this.#store = store;
@@ -31,12 +35,20 @@ export class ReleaseLogWriter {
     this.#intervalMs = options.intervalMs ?? 200;
     this.#maxLines = options.maxLines ?? 200;
     this.#onError = options.onError ?? (() => undefined);
+    this.#budget = options.limits ? new LogBudget(options.limits) : undefined;
   }
 
   /** Add a line; it is stored within `intervalMs`. Lines given after `close()` are ignored. */
   write(line: ReleaseLogLine): void {
     if (this.#closed) return;
-    this.#pending.push(line);
+    const budget = this.#budget;
+    if (budget) {
+      for (const piece of splitLongLine(line, budget.limits.maxLineLength)) {
+        const tailing = budget.tailing;
+        if (budget.admit(piece)) this.#pending.push(piece);
+        else if (!tailing) this.#pending.push(budget.startNotice(piece));
+      }
+    } else this.#pending.push(line);
     if (this.#pending.length >= this.#maxLines) {
       void this.flush();
     } else if (!this.#timer) {
@@ -68,6 +80,7 @@ export class ReleaseLogWriter {
 
   /** Store everything given so far; no more lines are taken. */
   async close(): Promise<void> {
+    if (!this.#closed && this.#budget) this.#pending.push(...this.#budget.drain(new Date().toISOString()));
     this.#closed = true;
     await this.flush();
   }

@@ -112,7 +112,8 @@ export const runListQuerySchema = z
     since: z.iso.datetime({ offset: true }),
     until: z.iso.datetime({ offset: true }),
     limit: z.coerce.number().int().min(1).max(500),
-    cursor: z.string().max(200),
+    /** The `nextCursor` of a page: decimal digits, at most 15 (src/server/run-store.ts, one rule for both stores). */
+    cursor: z.string().regex(/^[0-9]{1,15}$/, 'not a cursor this server gave (use the nextCursor of a page)'),
   })
   .partial()
   .strict();
@@ -175,7 +176,12 @@ export type Problem = z.infer<typeof problemSchema>;
 export const SSE_EVENT_NAMES = ['run-event', 'log', 'status'] as const;
 
 /** `GET /api/v1/whoami`: the caller's token name and role (a page shows only the buttons the role allows). */
-export const whoamiSchema = z.object({ name: z.string(), role: z.enum(ROLES) });
+export const whoamiSchema = z.object({
+  name: z.string(),
+  role: z.enum(ROLES),
+  /** The projects the token is limited to (`shop`, `team-*`); absent when it reaches every project. */
+  projects: z.array(z.string()).optional(),
+});
 
 /** `GET /api/v1/projects`: the registered projects and the stacks their stack file defines. */
 export const projectListSchema = z.object({

@@ -30,14 +30,16 @@ import {
   type Role,
   type Run,
 } from './api-schema.js';
-import { allows, type Authenticator, type Caller } from './auth.js';
+import { allows, reaches, type Authenticator, type Caller } from './auth.js';
+import { checkRequestText, guardRequest, loopbackHosts } from './http-guard.js';
 import type { ServerLimits } from './config.js';
 import { HttpProblem, invalid, notFound, PROBLEM_SLUGS } from './problems.js';
 import type { ProjectRegistry } from './projects.js';
-import type { RunStore, StoredRun } from './run-store.js';
+import { encodeRunCursor, type RunStore, type StoredRun } from './run-store.js';
 import { streamRunEvents } from './sse.js';
 import { registerWebFiles } from './web.js';
 import type { ReleaseStore } from '../release/store-types.js';
+import { canonicalJson } from '../release/canonical-json.js';
 import { releaseListEntries } from '../release/history.js';
 import { orderRelease } from '../release/record-order.js';
 import { redactArgv } from '../release/redact.js';
@@ -51,8 +53,8 @@ export interface AppContext {
   readonly projects: ProjectRegistry;
   readonly auth: Authenticator;
   readonly limits: ServerLimits;
-  /** An apply naming a preview: throws a 409 `stale-preview` problem when the stack changed since that preview. */
-  readonly checkPreview?: (preview: StoredRun) => Promise<void>;
+  /** The address it listens on (a server without tokens also answers `Host: <this>:<port>` when it is loopback). */
+  readonly listenHost: string;
   /** Whether the backend answers (for /readyz). */
   readonly ready: () => Promise<boolean>;
   /** Whether the server is stopping (no new runs are accepted). */
@@ -73,8 +75,6 @@ declare module 'fastify' {
   }
 }
 
-const LOG_CHUNK_BYTES = 256 * 1024;
-
 const idParams = z.object({ id: runIdSchema });
 const stackParams = z.object({ p: nameSchema, s: nameSchema });
 const problemResponses = {
@@ -83,6 +83,8 @@ const problemResponses = {
   403: problemSchema,
   404: problemSchema,
   409: problemSchema,
+  415: problemSchema,
+  421: problemSchema,
   429: problemSchema,
   503: problemSchema,
 };
@@ -116,6 +118,54 @@ export async function apiRun(store: RunStore, run: StoredRun, options: { snapsho
   };
 }
 
+/** The selectors of a run within the server's limits (a 400 naming the field otherwise). */
+function checkSelectors(body: { include?: string[]; exclude?: string[] }, limits: ServerLimits): void {
+  const count = (body.include?.length ?? 0) + (body.exclude?.length ?? 0);
+  if (count > limits.maxSelectors) {
+    throw invalid(
+      body.include && body.include.length > 0 ? 'body.include' : 'body.exclude',
+      `${count} selectors; a run takes at most ${limits.maxSelectors} (limits.max_selectors)`,
+    );
+  }
+  for (const key of ['include', 'exclude'] as const) {
+    (body[key] ?? []).forEach((selector, i) => {
+      if (selector.length > limits.maxSelectorLength)
+        throw invalid(
+          `body.${key}.${i}`,
+          `${selector.length} characters; a selector has at most ${limits.maxSelectorLength} (limits.max_selector_length)`,
+        );
+    });
+  }
+}
+
+/**
+ * Requests per caller and minute, as a token bucket per caller name (as many buckets as there are tokens): a
+ * caller may send `perMinute` at once, then one every `60 / perMinute` s. `take` answers 0, or the seconds to wait.
+ */
+class RequestRate {
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly perMinute: number) {}
+
+  take(name: string): number {
+    const now = Date.now();
+    const perMs = this.perMinute / 60_000;
+    const bucket = this.#buckets.get(name) ?? { tokens: this.perMinute, at: now };
+    bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.at) * perMs);
+    bucket.at = now;
+    this.#buckets.set(name, bucket);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000));
+  }
+}
+
+/** What a submit asked for, to compare a repeated `Idempotency-Key` with the request that first used it. */
+function requestOf(run: Pick<StoredRun, 'type' | 'project' | 'stack' | 'options'>): unknown {
+  return { type: run.type, project: run.project, stack: run.stack, options: run.options };
+}
+
 function sendProblem(reply: FastifyReply, problem: HttpProblem, instance: string): FastifyReply {
   for (const [k, v] of Object.entries(problem.headers)) void reply.header(k, v);
   return reply
@@ -139,6 +189,45 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('preClose', (done) => {
     closing.abort();
     done();
+  });
+  // Before anything else: the security headers, the Host of a server without tokens, the Origin and body type of a
+  // request that may change something (src/server/http-guard.ts).
+  let hosts: ReadonlySet<string> | undefined;
+  const guard = {
+    open: ctx.auth.open,
+    hosts: (): ReadonlySet<string> => {
+      if (hosts) return hosts;
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      return (hosts = loopbackHosts(ctx.listenHost, port));
+    },
+  };
+  app.addHook('onRequest', (request, reply, done) => {
+    try {
+      guardRequest(guard, request, reply);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
+  });
+  // JSON bodies only; an empty one (what many clients send with a JSON type on an action) is no body.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    void parseJson(request, text, done);
+  });
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      checkRequestText(request);
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -182,6 +271,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     return sendProblem(reply, notFound(`no route ${request.method} ${instance}`), instance);
   });
 
+  const rate = new RequestRate(ctx.limits.requestsPerMinute);
   // Authentication and roles: each API route names the least role it needs.
   app.addHook('onRequest', (request, _reply, done) => {
     const role = request.routeOptions.config.role;
@@ -201,6 +291,20 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       return done(new HttpProblem(403, 'forbidden', `${caller.name} has role ${caller.role}; this needs ${role}`));
     }
     request.caller = caller;
+    // Requests per token and minute (with tokens; a server without them has one caller, on loopback).
+    if (!ctx.auth.open) {
+      const wait = rate.take(caller.name);
+      if (wait > 0) {
+        return done(
+          new HttpProblem(
+            429,
+            'rate-limited',
+            `${caller.name} sent more than ${ctx.limits.requestsPerMinute} requests in a minute (limits.requests_per_minute)`,
+            { headers: { 'retry-after': String(wait) } },
+          ),
+        );
+      }
+    }
     done();
   });
 
@@ -209,12 +313,24 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     if (!request.caller) throw new HttpProblem(401, 'unauthorized', 'no caller');
     return request.caller;
   };
-  const runOr404 = async (id: string): Promise<StoredRun> => {
+  /** A run the caller may reach (a run of a project its token is not limited to is not found). */
+  const runOr404 = async (request: FastifyRequest, id: string): Promise<StoredRun> => {
     const run = await ctx.store.get(id);
-    if (!run) throw notFound(`no run ${id}`);
+    if (!run || !reaches(callerOf(request), run.project)) throw notFound(`no run ${id}`);
     return run;
   };
-  const stackOr404 = (p: string, s: string): void => {
+  /** The caller's token must reach project `p` (403 before anything says whether it exists). */
+  const projectAllowed = (request: FastifyRequest, p: string): void => {
+    const caller = callerOf(request);
+    if (!reaches(caller, p))
+      throw new HttpProblem(
+        403,
+        'forbidden',
+        `${caller.name} may not reach project ${p} (${(caller.projects ?? []).join(', ')})`,
+      );
+  };
+  const stackOr404 = (request: FastifyRequest, p: string, s: string): void => {
+    projectAllowed(request, p);
     if (!ctx.projects.get(p)) throw notFound(`no project ${p}`);
     if (!ctx.projects.stacks(p).includes(s)) throw notFound(`project ${p} has no stack ${s}`);
   };
@@ -229,7 +345,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   api.get(
     '/api/v1/whoami',
     { config: { role: 'read' }, schema: { response: { 200: whoamiSchema, ...problemResponses } } },
-    (request) => callerOf(request),
+    (request) => {
+      const caller = callerOf(request);
+      return { name: caller.name, role: caller.role, ...(caller.projects ? { projects: [...caller.projects] } : {}) };
+    },
   );
 
   api.post(
@@ -252,11 +371,15 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           'forbidden',
           `${caller.name} has role ${caller.role}; a ${body.type} run needs ${needed}`,
         );
+      projectAllowed(request, body.project);
+      checkSelectors(body, ctx.limits);
       if (ctx.stopping()) throw new HttpProblem(503, 'unavailable', 'the server is stopping');
       if (!ctx.projects.get(body.project))
         throw invalid('body.project', `no project \`${body.project}\` is registered`);
       if (!ctx.projects.stacks(body.project).includes(body.stack))
         throw invalid('body.stack', `project \`${body.project}\` has no stack \`${body.stack}\``);
+      // Only cheap facts here: whether the preview is still what it showed is checked by the run itself, in the
+      // stack's turn (it then fails as a stale preview, nothing applied).
       if (body.previewRunId !== undefined) {
         if (body.type !== 'apply') throw invalid('body.previewRunId', 'only an apply run may name a preview run');
         const preview = await ctx.store.get(body.previewRunId);
@@ -266,7 +389,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           throw invalid('body.previewRunId', `preview run ${preview.id} is of ${preview.project}/${preview.stack}`);
         if (preview.status !== 'succeeded')
           throw new HttpProblem(409, 'conflict', `preview run ${preview.id} is ${preview.status}, not succeeded`);
-        await ctx.checkPreview?.(preview);
       }
       const { type, project, stack, ...options } = body;
       const key = request.headers['idempotency-key'];
@@ -288,6 +410,16 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           { headers: { 'retry-after': String(outcome.retryAfterSeconds) } },
         );
       }
+      if (
+        outcome.kind === 'existing' &&
+        canonicalJson(requestOf(outcome.run)) !== canonicalJson(requestOf({ type, project, stack, options }))
+      ) {
+        throw new HttpProblem(
+          409,
+          'conflict',
+          `Idempotency-Key ${JSON.stringify(key)} was used for another request (run ${outcome.run.id}); use a new key for a new run`,
+        );
+      }
       void reply.header('location', `/api/v1/runs/${outcome.run.id}`);
       return reply.code(outcome.kind === 'created' ? 202 : 200).send(await apiRun(ctx.store, outcome.run));
     },
@@ -301,17 +433,33 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     async (request) => {
       const query = request.query;
-      if (query.cursor !== undefined && !/^[0-9]{1,18}$/.test(query.cursor))
-        throw invalid('query.cursor', 'not a cursor this server gave');
-      const page = await ctx.store.list({ ...query, limit: query.limit ?? 50 });
-      return { runs: await Promise.all(page.runs.map((r) => apiRun(ctx.store, r))), nextCursor: page.nextCursor };
+      const caller = callerOf(request);
+      if (query.project !== undefined) projectAllowed(request, query.project);
+      const page = await ctx.store.list({
+        ...query,
+        limit: query.limit ?? 50,
+        ...(caller.projects ? { projects: caller.projects } : {}),
+      });
+      // One answer stays within max_list_bytes: a page that would be larger is cut, its cursor after the last run
+      // shown.
+      const runs: Run[] = [];
+      let bytes = 0;
+      for (const stored of page.runs) {
+        const shown = await apiRun(ctx.store, stored);
+        bytes += Buffer.byteLength(JSON.stringify(shown)) + 1;
+        if (runs.length > 0 && bytes > ctx.limits.maxListBytes) {
+          return { runs, nextCursor: encodeRunCursor(page.runs[runs.length - 1]!.seq) };
+        }
+        runs.push(shown);
+      }
+      return { runs, nextCursor: page.nextCursor };
     },
   );
 
   api.get(
     '/api/v1/runs/:id',
     { config: { role: 'read' }, schema: { params: idParams, response: { 200: runSchema, ...problemResponses } } },
-    async (request) => apiRun(ctx.store, await runOr404(request.params.id)),
+    async (request) => apiRun(ctx.store, await runOr404(request, request.params.id)),
   );
 
   api.get(
@@ -324,7 +472,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       },
     },
     async (request, reply) => {
-      const run = await runOr404(request.params.id);
+      const run = await runOr404(request, request.params.id);
       if (!FINAL_RUN_STATES.includes(run.status))
         throw new HttpProblem(409, 'not-finished', `run ${run.id} is ${run.status}`);
       const result = await ctx.store.getResult(run.id);
@@ -347,10 +495,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       },
     },
     async (request) => {
-      const run = await runOr404(request.params.id);
+      const run = await runOr404(request, request.params.id);
       const offset = request.query.offset ?? 0;
       const finished = FINAL_RUN_STATES.includes(run.status);
-      const { lines, nextOffset } = await ctx.store.readLog(run.id, offset, LOG_CHUNK_BYTES);
+      const { lines, nextOffset } = await ctx.store.readLog(run.id, offset, ctx.limits.maxLogAnswerBytes);
       let complete = false;
       if (finished) {
         // Complete when nothing follows: one more read past what was returned says so.
@@ -379,7 +527,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       },
     },
     async (request, reply) => {
-      const run = await runOr404(request.params.id);
+      const run = await runOr404(request, request.params.id);
       const header = request.headers['last-event-id'];
       const after = typeof header === 'string' ? Number(header) : (request.query.after ?? 0);
       reply.hijack();
@@ -401,7 +549,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     { config: { role: 'apply' }, schema: { params: idParams, response: { 200: runSchema, ...problemResponses } } },
     async (request) => {
       const caller = callerOf(request);
-      const run = await runOr404(request.params.id);
+      const run = await runOr404(request, request.params.id);
       if (FINAL_RUN_STATES.includes(run.status))
         throw new HttpProblem(409, 'conflict', `run ${run.id} is ${run.status} already`);
       const changed = await ctx.store.requestCancel(run.id, caller.name);
@@ -413,7 +561,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   api.get(
     '/api/v1/projects',
     { config: { role: 'read' }, schema: { response: { 200: projectListSchema, ...problemResponses } } },
-    () => ({ projects: ctx.projects.list().map((p) => ({ name: p.name, stacks: ctx.projects.stacks(p.name) })) }),
+    (request) => ({
+      projects: ctx.projects
+        .list()
+        .filter((p) => reaches(callerOf(request), p.name))
+        .map((p) => ({ name: p.name, stacks: ctx.projects.stacks(p.name) })),
+    }),
   );
 
   api.get(
@@ -424,7 +577,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     async (request) => {
       const { p, s } = request.params;
-      stackOr404(p, s);
+      stackOr404(request, p, s);
       const latest = await ctx.releases.latest(ctx.projects.releaseProject(p), s);
       const active = await ctx.store.active(p, s);
       const running = await Promise.all(active.filter((r) => r.status === 'running').map((r) => apiRun(ctx.store, r)));
@@ -468,7 +621,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     { config: { role: 'read' }, schema: { params: stackParams } },
     async (request) => {
       const { p, s } = request.params;
-      stackOr404(p, s);
+      stackOr404(request, p, s);
       return releaseListEntries(await ctx.releases.list(ctx.projects.releaseProject(p), s));
     },
   );
@@ -481,7 +634,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     async (request) => {
       const { p, s, rev } = request.params;
-      stackOr404(p, s);
+      stackOr404(request, p, s);
       const release = await ctx.releases.get(ctx.projects.releaseProject(p), s, rev);
       if (!release) throw notFound(`${p}/${s} has no release ${rev}`);
       return orderRelease({ ...release, command: redactArgv(release.command) });
@@ -494,7 +647,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     async (request) => {
       const caller = callerOf(request);
       const { p, s } = request.params;
-      stackOr404(p, s);
+      stackOr404(request, p, s);
       const result = await unlockRelease({
         store: ctx.releases,
         project: ctx.projects.releaseProject(p),

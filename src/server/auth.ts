@@ -6,10 +6,18 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ROLES, type Role } from './api-schema.js';
 import type { TokenEntry } from './config.js';
+import { projectMatches } from './run-store.js';
 
 export interface Caller {
   readonly name: string;
   readonly role: Role;
+  /** The project patterns its token is limited to (`shop`, `team-*`); every project when undefined. */
+  readonly projects?: readonly string[];
+}
+
+/** Whether the caller may reach the runs, stacks and releases of `project`. */
+export function reaches(caller: Caller, project: string): boolean {
+  return caller.projects === undefined || projectMatches(caller.projects, project);
 }
 
 export const ANONYMOUS: Caller = { name: 'anonymous', role: 'admin' };
@@ -40,6 +48,7 @@ export class Authenticator {
     for (const entry of this.#tokens) {
       if (entry.digest.length === digest.length && timingSafeEqual(entry.digest, digest)) found ??= entry;
     }
-    return found ? { name: found.name, role: found.role } : undefined;
+    if (!found) return undefined;
+    return { name: found.name, role: found.role, ...(found.projects ? { projects: found.projects } : {}) };
   }
 }

@@ -22,6 +22,18 @@ const tokenSchema = z
       .string()
       .regex(/^[0-9a-fA-F]{64}$/, 'the hex SHA-256 of the token (64 hex digits; `kapps serve hash-token` prints it)')
       .describe('the hex SHA-256 of the token; `kapps serve hash-token` reads a token on stdin and prints it'),
+    projects: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(128)
+          .regex(/^[A-Za-z0-9*][A-Za-z0-9._*-]*$/, 'a project name, `*` standing for any text (`team-*`)'),
+      )
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe('the projects the token may reach (`shop`, `team-*`); every project when absent'),
   })
   .strict();
 
@@ -32,6 +44,51 @@ const limitsSchema = z
     max_queued_total: z.number().int().min(1).max(1_000_000).describe('queued runs in total (default 200)'),
     grace_seconds: z.number().min(0).max(86_400).describe('on SIGTERM, how long running runs may finish (default 30)'),
     lease_seconds: z.number().min(1).max(3600).describe('the lease of a running run (default 30)'),
+    max_log_bytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(2 ** 40)
+      .describe("bytes of log kept per run: its first and last halves (default 64 MiB); also each release's log"),
+    max_line_length: z
+      .number()
+      .int()
+      .min(80)
+      .max(16 * 1024 * 1024)
+      .describe('characters per log line: longer lines are cut into pieces (default 16384)'),
+    max_log_answer_bytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .describe('bytes of log lines in one `logs` answer, one line more at most (default 262144)'),
+    max_selectors: z.number().int().min(1).max(1000).describe('include plus exclude selectors per run (default 100)'),
+    max_selector_length: z.number().int().min(1).max(300).describe('characters per selector (default 200)'),
+    requests_per_minute: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .describe('API requests per token (or per anonymous caller) and minute; beyond, 429 (default 1200)'),
+    keep_runs_days: z
+      .number()
+      .min(0)
+      .max(36_500)
+      .describe('finished runs older than this are deleted, releases kept (default 90; 0: kept by count only)'),
+    keep_runs_per_stack: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .describe('finished runs kept per stack, the newest (default 1000)'),
+    max_list_bytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(1024 * 1024 * 1024)
+      .describe(
+        'bytes of one `GET /runs` answer: a longer page is cut, nextCursor says where it goes on (default 4 MiB)',
+      ),
   })
   .partial()
   .strict();
@@ -61,6 +118,15 @@ export interface ServerLimits {
   readonly maxQueuedTotal: number;
   readonly graceSeconds: number;
   readonly leaseSeconds: number;
+  readonly maxLogBytes: number;
+  readonly maxLineLength: number;
+  readonly maxLogAnswerBytes: number;
+  readonly maxSelectors: number;
+  readonly maxSelectorLength: number;
+  readonly requestsPerMinute: number;
+  readonly keepRunsDays: number;
+  readonly keepRunsPerStack: number;
+  readonly maxListBytes: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -69,6 +135,15 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxQueuedTotal: 200,
   graceSeconds: 30,
   leaseSeconds: 30,
+  maxLogBytes: 64 * 1024 * 1024,
+  maxLineLength: 16_384,
+  maxLogAnswerBytes: 256 * 1024,
+  maxSelectors: 100,
+  maxSelectorLength: 200,
+  requestsPerMinute: 1200,
+  keepRunsDays: 90,
+  keepRunsPerStack: 1000,
+  maxListBytes: 4 * 1024 * 1024,
 };
 
 export interface TokenEntry {
@@ -76,6 +151,8 @@ export interface TokenEntry {
   readonly role: Role;
   /** The SHA-256 of the token. */
   readonly digest: Buffer;
+  /** The project patterns it is limited to; every project when undefined. */
+  readonly projects?: readonly string[];
 }
 
 export interface ProjectEntry {
@@ -153,7 +230,12 @@ export function readServerConfig(file: string): ServerConfig {
       );
     }
     seenTokens.add(t.name);
-    tokens.push({ name: t.name, role: t.role, digest: Buffer.from(t.sha256.toLowerCase(), 'hex') });
+    tokens.push({
+      name: t.name,
+      role: t.role,
+      digest: Buffer.from(t.sha256.toLowerCase(), 'hex'),
+      ...(t.projects ? { projects: t.projects } : {}),
+    });
   });
   throwIfErrors(diagnostics);
   const l = parsed.limits ?? {};
@@ -166,6 +248,15 @@ export function readServerConfig(file: string): ServerConfig {
       maxQueuedTotal: l.max_queued_total ?? DEFAULT_LIMITS.maxQueuedTotal,
       graceSeconds: l.grace_seconds ?? DEFAULT_LIMITS.graceSeconds,
       leaseSeconds: l.lease_seconds ?? DEFAULT_LIMITS.leaseSeconds,
+      maxLogBytes: l.max_log_bytes ?? DEFAULT_LIMITS.maxLogBytes,
+      maxLineLength: l.max_line_length ?? DEFAULT_LIMITS.maxLineLength,
+      maxLogAnswerBytes: l.max_log_answer_bytes ?? DEFAULT_LIMITS.maxLogAnswerBytes,
+      maxSelectors: l.max_selectors ?? DEFAULT_LIMITS.maxSelectors,
+      maxSelectorLength: l.max_selector_length ?? DEFAULT_LIMITS.maxSelectorLength,
+      requestsPerMinute: l.requests_per_minute ?? DEFAULT_LIMITS.requestsPerMinute,
+      keepRunsDays: l.keep_runs_days ?? DEFAULT_LIMITS.keepRunsDays,
+      keepRunsPerStack: l.keep_runs_per_stack ?? DEFAULT_LIMITS.keepRunsPerStack,
+      maxListBytes: l.max_list_bytes ?? DEFAULT_LIMITS.maxListBytes,
     },
   };
 }

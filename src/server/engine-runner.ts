@@ -21,7 +21,6 @@ import { redactCredentials } from '../release/redact.js';
 import { formatDiagnostics } from '../report/diagnostic-printer.js';
 import type { ApplyResult, RunRequestOptions } from './api-schema.js';
 import type { RunEngine, RunIO, RunOutcome } from './executor.js';
-import { HttpProblem } from './problems.js';
 import type { StoredRun } from './run-store.js';
 import type { EngineContext as ServerEngineContext } from './server.js';
 
@@ -70,6 +69,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
       argv: ['kapps', 'serve', `--run=${run.id}`, run.type, run.project, run.stack],
       message: (text) => io.message(text),
       result: (text) => io.message(text),
+      logLimits: { maxBytes: context.limits.maxLogBytes, maxLineLength: context.limits.maxLineLength },
     };
   };
   const target = (run: Pick<StoredRun, 'project' | 'stack'>) => ({
@@ -148,6 +148,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
       }
       const log = createRunLog((line) => io.log(line), {
         command: run.type === 'apply' ? 'install' : 'delete',
+        maxLineLength: context.limits.maxLineLength,
       });
       const params: RunParams = {
         ...stackParams(run, runOptions),
@@ -214,14 +215,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
     }
   };
 
-  return Promise.resolve({
-    execute,
-    checkPreview: async (preview: StoredRun) => {
-      const controller = new AbortController();
-      const stale = await stalePreview(preview, { message: () => undefined }, controller.signal);
-      if (stale) throw new HttpProblem(409, 'stale-preview', stale);
-    },
-  });
+  return Promise.resolve({ execute });
 }
 
 /** The options of a preview an apply takes over: what it selected and the overrides. */

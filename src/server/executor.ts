@@ -8,6 +8,7 @@
  * - `stop(graceMs)` (SIGTERM) claims nothing more, lets the running runs finish within the grace, then cancels them.
  */
 import type { LogLine } from './api-schema.js';
+import { LogBudget, splitLongLine, type LogLimits } from '../release/log-budget.js';
 import type { RunEvent } from '../report/events.js';
 import type { FeedItem, RunEnding, RunResult, RunStore, StoredRun } from './run-store.js';
 
@@ -33,8 +34,6 @@ export interface RunOutcome {
 /** Runs one run (src/engine behind it). */
 export interface RunEngine {
   execute(run: StoredRun, io: RunIO): Promise<RunOutcome>;
-  /** An apply naming this preview run: throws a 409 `stale-preview` problem when the stack changed since. */
-  checkPreview?(preview: StoredRun): Promise<void>;
 }
 
 export interface ExecutorOptions {
@@ -50,7 +49,14 @@ export interface ExecutorOptions {
   /** Batching of the feed: flush after this many ms or items. */
   readonly flushMs?: number;
   readonly flushItems?: number;
+  /** Bounds of each run's log (head and tail, long lines cut); unlimited when absent. */
+  readonly logLimits?: LogLimits;
+  /** History retention: finished runs older than `days` (0: no age limit) or beyond `perStack` per stack go. */
+  readonly retention?: { readonly days: number; readonly perStack: number };
 }
+
+/** How often the history is pruned. */
+const PRUNE_EVERY_MS = 10 * 60_000;
 
 interface Active {
   readonly run: StoredRun;
@@ -66,12 +72,20 @@ function oneLine(error: unknown): string {
   return (text.split('\n')[0] ?? '').slice(0, 500) || 'unknown error';
 }
 
+/** A run's `error` is one line of at most 2,000 characters (the whole story is in its log). */
+function boundedError(error: string | null): string | null {
+  if (error === null) return null;
+  const line = error.split('\n')[0] ?? '';
+  return line.length > 2000 ? `${line.slice(0, 2000)}… (${line.length - 2000} more characters in the log)` : line;
+}
+
 export class Executor {
   readonly #o: ExecutorOptions;
   readonly #active = new Map<string, Active>();
   #stopping = false;
   #ticking = false;
   #again = false;
+  #pruning = false;
   #timers: NodeJS.Timeout[] = [];
   #unsubscribe: (() => void) | undefined;
 
@@ -93,7 +107,7 @@ export class Executor {
     await this.#reap('its server stopped while it ran (the run was not restarted)');
     this.#unsubscribe = this.#o.store.subscribe((notice) => {
       if (notice.type === 'queued' || notice.type === 'finished') this.wake();
-      else if (notice.type === 'cancel') this.#active.get(notice.runId)?.controller.abort(new Error('cancelled'));
+      else if (notice.type === 'cancel') void this.#cancelIfAsked(notice.runId);
     });
     const renewEvery = Math.max(200, Math.floor(this.#o.leaseMs / 3));
     this.#timers.push(
@@ -103,8 +117,32 @@ export class Executor {
         void this.#reap('its server stopped renewing its lease (the run was not restarted)').then(() => this.wake());
       }, renewEvery),
     );
+    if (this.#o.retention) this.#timers.push(setInterval(() => void this.#prune(), PRUNE_EVERY_MS));
     for (const t of this.#timers) t.unref();
+    await this.#prune();
     this.wake();
+  }
+
+  /** Delete the finished runs the retention does not keep, and say how many. */
+  async #prune(): Promise<void> {
+    const retention = this.#o.retention;
+    if (!retention || this.#pruning) return;
+    this.#pruning = true;
+    try {
+      const before = retention.days > 0 ? new Date(Date.now() - retention.days * 86_400_000).toISOString() : undefined;
+      const deleted = await this.#o.store.prune({
+        ...(before !== undefined ? { before } : {}),
+        keepPerStack: retention.perStack,
+      });
+      if (deleted > 0)
+        this.#o.say(
+          `kapps serve: deleted ${deleted} finished run(s) beyond the history retention (limits.keep_runs_days ${retention.days}, keep_runs_per_stack ${retention.perStack}; releases are kept)`,
+        );
+    } catch (error) {
+      this.#o.say(`kapps serve: could not delete old runs: ${oneLine(error)}`);
+    } finally {
+      this.#pruning = false;
+    }
   }
 
   /** Claim runs now (a run was queued or finished). */
@@ -138,6 +176,23 @@ export class Executor {
     }
   }
 
+  /**
+   * A `cancel` notice is only a wake-up (anyone who may NOTIFY can send one): the run is stopped only when its row
+   * says a cancel was asked for.
+   */
+  async #cancelIfAsked(runId: string): Promise<void> {
+    const active = this.#active.get(runId);
+    if (!active) return;
+    let run: StoredRun | undefined;
+    try {
+      run = await this.#o.store.get(runId);
+    } catch (error) {
+      this.#o.say(`kapps serve: could not read run ${runId} to cancel it: ${oneLine(error)}`);
+      return;
+    }
+    if (run?.cancelRequested) active.controller.abort(new Error('cancelled'));
+  }
+
   async #reap(reason: string): Promise<void> {
     let reaped: StoredRun[];
     try {
@@ -168,6 +223,11 @@ export class Executor {
     } catch (error) {
       this.#o.say(`kapps serve: could not renew the leases: ${oneLine(error)}`);
     }
+    // A cancel whose notice was missed (the listening connection was down) is found in the table.
+    for (const id of ids) {
+      const active = this.#active.get(id);
+      if (active && !active.controller.signal.aborted) await this.#cancelIfAsked(id);
+    }
   }
 
   #launch(run: StoredRun): void {
@@ -175,6 +235,7 @@ export class Executor {
     const done = this.#execute(run, controller).finally(() => {
       this.#active.delete(run.id);
       this.wake();
+      void this.#prune();
     });
     this.#active.set(run.id, { run, controller, done });
   }
@@ -205,15 +266,29 @@ export class Executor {
       if (pending.length >= flushItems) void flush();
       else timer ??= setTimeout(() => void flush(), flushMs);
     };
+    // The log keeps its head as it comes and, past the budget, only its tail (written at the end); a step's output
+    // events stop with the head (their lines are in the log's tail).
+    const limits = this.#o.logLimits;
+    const budget = limits ? new LogBudget<LogLine>(limits) : undefined;
+    const log = (line: LogLine): void => {
+      if (!budget || !limits) return push({ kind: 'log', data: line });
+      for (const piece of splitLongLine(line, limits.maxLineLength)) {
+        const tailing = budget.tailing;
+        if (budget.admit(piece)) push({ kind: 'log', data: piece });
+        else if (!tailing) push({ kind: 'log', data: budget.startNotice(piece) });
+      }
+    };
     const message = (text: string): void => {
-      for (const line of text.replace(/\n$/, '').split('\n'))
-        push({ kind: 'log', data: { time: time(), stream: 'kapps', text: line } });
+      for (const line of text.replace(/\n$/, '').split('\n')) log({ time: time(), stream: 'kapps', text: line });
     };
     let revision: number | null = null;
     let releaseWrite: Promise<unknown> = Promise.resolve();
     const io: RunIO = {
-      emit: (event) => push({ kind: 'run-event', data: event }),
-      log: (line) => push({ kind: 'log', data: line }),
+      emit: (event) => {
+        if (event.type === 'step-output' && budget?.tailing) return;
+        push({ kind: 'run-event', data: event });
+      },
+      log,
       message,
       signal: controller.signal,
       onRelease: (rev) => {
@@ -232,7 +307,7 @@ export class Executor {
         error:
           status === 'cancelled' && controller.signal.aborted
             ? this.#cancelReason(controller)
-            : (outcome.error ?? (status === 'cancelled' ? 'cancelled' : null)),
+            : boundedError(outcome.error ?? (status === 'cancelled' ? 'cancelled' : null)),
         releaseRevision: outcome.releaseRevision ?? revision,
       };
     } catch (error) {
@@ -242,6 +317,7 @@ export class Executor {
       ending = { status: 'failed', error: `internal error: ${oneLine(error)}`, releaseRevision: revision };
       this.#o.say(`kapps serve: run ${run.id} failed on an internal error: ${oneLine(error)}`);
     }
+    if (budget) for (const line of budget.drain(time())) push({ kind: 'log', data: line });
     await flush();
     await releaseWrite;
     try {

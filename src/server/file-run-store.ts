@@ -16,14 +16,20 @@ import { EventEmitter } from 'node:events';
 import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { LogLine, RunListQuery } from './api-schema.js';
+import type { LogLine } from './api-schema.js';
 import {
+  decodeRunCursor,
+  encodeRunCursor,
+  projectMatches,
   RunStoreBusyError,
+  storableJson,
   type FeedEntry,
   type FeedItem,
   type NewRun,
   type QueueInfo,
   type RunEnding,
+  type RunListFilter,
+  type RetentionPolicy,
   type RunResult,
   type RunStore,
   type StoredRun,
@@ -291,8 +297,8 @@ export class FileRunStore implements RunStore {
     return { queuePosition: index + 1, blockedBy: before?.id ?? null };
   }
 
-  list(query: RunListQuery & { limit: number }): Promise<{ runs: StoredRun[]; nextCursor: string | null }> {
-    const below = query.cursor !== undefined && /^[0-9]+$/.test(query.cursor) ? Number(query.cursor) : Infinity;
+  list(query: RunListFilter): Promise<{ runs: StoredRun[]; nextCursor: string | null }> {
+    const below = query.cursor !== undefined ? decodeRunCursor(query.cursor) : Infinity;
     const since = query.since ? Date.parse(query.since) : -Infinity;
     const until = query.until ? Date.parse(query.until) : Infinity;
     const matching = [...this.#runs.values()]
@@ -301,6 +307,7 @@ export class FileRunStore implements RunStore {
         (r) =>
           r.seq < below &&
           (query.project === undefined || r.project === query.project) &&
+          (query.projects === undefined || projectMatches(query.projects, r.project)) &&
           (query.stack === undefined || r.stack === query.stack) &&
           (query.type === undefined || r.type === query.type) &&
           (query.status === undefined || r.status === query.status) &&
@@ -311,7 +318,10 @@ export class FileRunStore implements RunStore {
       .sort((a, b) => b.seq - a.seq);
     const runs = matching.slice(0, query.limit);
     const last = runs.at(-1);
-    return Promise.resolve({ runs, nextCursor: matching.length > runs.length && last ? String(last.seq) : null });
+    return Promise.resolve({
+      runs,
+      nextCursor: matching.length > runs.length && last ? encodeRunCursor(last.seq) : null,
+    });
   }
 
   active(project: string, stack: string): Promise<StoredRun[]> {
@@ -424,6 +434,29 @@ export class FileRunStore implements RunStore {
     return slot.run;
   }
 
+  async prune(policy: RetentionPolicy): Promise<number> {
+    const before = policy.before !== undefined ? Date.parse(policy.before) : -Infinity;
+    const byStack = new Map<string, RunSlot[]>();
+    for (const slot of this.#runs.values()) {
+      if (isActive(slot.run)) continue;
+      const key = JSON.stringify([slot.run.project, slot.run.stack]);
+      byStack.set(key, [...(byStack.get(key) ?? []), slot]);
+    }
+    const doomed: RunSlot[] = [];
+    for (const slots of byStack.values()) {
+      slots.sort((a, b) => b.run.seq - a.run.seq);
+      slots.forEach((slot, index) => {
+        if (index >= policy.keepPerStack || Date.parse(slot.run.createdAt) < before) doomed.push(slot);
+      });
+    }
+    for (const slot of doomed) {
+      this.#runs.delete(slot.run.id);
+      await slot.chain.catch(() => undefined);
+      await rm(join(this.#dir, slot.run.id), { recursive: true, force: true });
+    }
+    return doomed.length;
+  }
+
   async appendFeed(id: string, items: readonly FeedItem[]): Promise<number> {
     const slot = this.#slot(id);
     if (!slot) throw new Error(`no run ${id}`);
@@ -433,11 +466,12 @@ export class FileRunStore implements RunStore {
     let log = '';
     let offset = slot.feedSize;
     for (const item of items) {
-      const line = `${JSON.stringify({ seq: slot.feedOffsets.length + 1, kind: item.kind, data: item.data })}\n`;
+      // The same rule as PostgreSQL's: lone surrogates and NUL are kept as U+FFFD.
+      const line = `${storableJson({ seq: slot.feedOffsets.length + 1, kind: item.kind, data: item.data })}\n`;
       slot.feedOffsets.push(offset);
       offset += Buffer.byteLength(line);
       feed += line;
-      if (item.kind === 'log') log += `${JSON.stringify(item.data)}\n`;
+      if (item.kind === 'log') log += `${storableJson(item.data)}\n`;
     }
     slot.feedSize = offset;
     const last = slot.feedOffsets.length;

@@ -24,19 +24,25 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { KappsError } from '../diagnostics/errors.js';
 import { redactText, redactUrl } from '../release/redact.js';
-import type { LogLine, RunListQuery, RunRequestOptions, RunState, RunType } from './api-schema.js';
-import type {
-  FeedEntry,
-  FeedItem,
-  NewRun,
-  QueueInfo,
-  RunEnding,
-  RunResult,
-  RunStore,
-  StoreNotice,
-  StoredRun,
-  SubmitLimits,
-  SubmitOutcome,
+import type { LogLine, RunRequestOptions, RunState, RunType } from './api-schema.js';
+import {
+  decodeRunCursor,
+  encodeRunCursor,
+  storableJson,
+  storableText,
+  type FeedEntry,
+  type FeedItem,
+  type RunListFilter,
+  type RetentionPolicy,
+  type NewRun,
+  type QueueInfo,
+  type RunEnding,
+  type RunResult,
+  type RunStore,
+  type StoreNotice,
+  type StoredRun,
+  type SubmitLimits,
+  type SubmitOutcome,
 } from './run-store.js';
 
 /** The schema version of the run tables this kapps writes (`kapps_runs_schema.version`). */
@@ -110,8 +116,7 @@ const MIGRATIONS: readonly { version: number; statements: readonly string[] }[] 
 /** A driver or database failure of the run store (the message names the store by its redacted URL). */
 export class RunStoreError extends KappsError {}
 
-/** A `cursor` that this store did not hand out. */
-export class RunCursorError extends KappsError {}
+export { RunCursorError } from './run-store.js';
 
 interface RunRow {
   id: string;
@@ -262,7 +267,7 @@ export class PgRunStore implements RunStore {
     });
   }
 
-  async list(query: RunListQuery & { limit: number }): Promise<{ runs: StoredRun[]; nextCursor: string | null }> {
+  async list(query: RunListFilter): Promise<{ runs: StoredRun[]; nextCursor: string | null }> {
     const where: string[] = [];
     const values: unknown[] = [];
     const add = (sql: string, value: unknown): void => {
@@ -276,7 +281,8 @@ export class PgRunStore implements RunStore {
     if (query.createdBy !== undefined) add('created_by = ?', query.createdBy);
     if (query.since !== undefined) add('created_at >= ?::timestamptz', query.since);
     if (query.until !== undefined) add('created_at <= ?::timestamptz', query.until);
-    if (query.cursor !== undefined) add('seq < ?', decodeCursor(query.cursor));
+    if (query.cursor !== undefined) add('seq < ?', decodeRunCursor(query.cursor));
+    if (query.projects !== undefined) add('project LIKE ANY (?::text[])', query.projects.map(likePattern));
     const limit = Math.max(1, Math.min(query.limit, 1000));
     values.push(limit + 1);
     const sql =
@@ -286,7 +292,7 @@ export class PgRunStore implements RunStore {
       const result = await this.#pool.query<RunRow>(sql, values);
       const runs = result.rows.slice(0, limit).map(toRun);
       const last = runs[runs.length - 1];
-      return { runs, nextCursor: result.rows.length > limit && last ? encodeCursor(last.seq) : null };
+      return { runs, nextCursor: result.rows.length > limit && last ? encodeRunCursor(last.seq) : null };
     });
   }
 
@@ -372,7 +378,13 @@ export class PgRunStore implements RunStore {
                   finished_at = clock_timestamp(), lease_until = NULL, feed_seq = feed_seq + 1
             WHERE id = $1 AND instance = $2 AND status = 'running'
            RETURNING *`,
-          [id, instance, ending.status, ending.error ?? null, ending.releaseRevision ?? null],
+          [
+            id,
+            instance,
+            ending.status,
+            ending.error == null ? null : storableText(ending.error),
+            ending.releaseRevision ?? null,
+          ],
         );
         const row = result.rows[0];
         if (!row) return false;
@@ -396,7 +408,7 @@ export class PgRunStore implements RunStore {
                           FOR UPDATE SKIP LOCKED)
               AND status = 'running'
            RETURNING *`,
-          [reason],
+          [storableText(reason)],
         );
         const runs: StoredRun[] = [];
         for (const row of result.rows) {
@@ -442,6 +454,22 @@ export class PgRunStore implements RunStore {
     );
   }
 
+  async prune(policy: RetentionPolicy): Promise<number> {
+    return this.#run('cannot delete old runs', async () => {
+      const result = await this.#pool.query(
+        `DELETE FROM kapps_runs WHERE id IN (
+           SELECT id FROM (
+             SELECT id, created_at,
+                    row_number() OVER (PARTITION BY project, stack ORDER BY seq DESC) AS n
+               FROM kapps_runs WHERE status IN ('succeeded', 'failed', 'cancelled', 'errored')) AS finished
+            WHERE n > $1 OR ($2::timestamptz IS NOT NULL AND created_at < $2::timestamptz))
+           AND status IN ('succeeded', 'failed', 'cancelled', 'errored')`,
+        [policy.keepPerStack, policy.before ?? null],
+      );
+      return result.rowCount ?? 0;
+    });
+  }
+
   /**
    * Appends to one run are written in order, one transaction at a time; calls made while one is being written are
    * gathered into the next transaction (a step printing fast costs one round trip per batch, not per line).
@@ -480,8 +508,8 @@ export class PgRunStore implements RunStore {
   async #appendNow(id: string, items: readonly FeedItem[]): Promise<number> {
     return this.#run('cannot append to the feed of a run', () =>
       this.#tx(async (client) => {
-        // jsonb cannot hold U+0000: a NUL a step printed is kept as U+FFFD, and offsets count that form.
-        const datas = items.map((item) => JSON.stringify(item.data, withoutNul));
+        // jsonb holds neither U+0000 nor a lone surrogate: each is kept as U+FFFD, and offsets count that form.
+        const datas = items.map((item) => storableJson(item.data));
         const lines = items.map((item, index) =>
           item.kind === 'log' ? Buffer.byteLength(`${datas[index] ?? ''}\n`) : 0,
         );
@@ -717,14 +745,9 @@ async function appendStatus(client: pg.PoolClient, run: StoredRun, seq: number):
   await client.query(`INSERT INTO kapps_run_feed (run_id, seq, kind, data) VALUES ($1, $2, 'status', $3::jsonb)`, [
     run.id,
     seq,
-    JSON.stringify(run),
+    storableJson(run),
   ]);
   await notify(client, { type: 'feed', runId: run.id, seq });
-}
-
-/** A JSON.stringify replacer: U+0000 (which jsonb refuses) becomes U+FFFD. */
-function withoutNul(_key: string, value: unknown): unknown {
-  return typeof value === 'string' && value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value;
 }
 
 async function notify(client: pg.PoolClient, notice: StoreNotice): Promise<void> {
@@ -763,16 +786,9 @@ function firstRow<T extends pg.QueryResultRow>(result: pg.QueryResult<T>): T {
   return row;
 }
 
-/** Cursors are the submission number (`seq`) of the last run of a page, in decimal; opaque to clients. */
-function encodeCursor(seq: number): string {
-  return String(seq);
-}
-
-function decodeCursor(cursor: string): number {
-  if (!/^[0-9]{1,15}$/.test(cursor)) {
-    throw new RunCursorError(`invalid cursor ${JSON.stringify(cursor)}: use the nextCursor of a page`);
-  }
-  return Number(cursor);
+/** A project pattern of a token (`team-*`) as a LIKE pattern. */
+function likePattern(pattern: string): string {
+  return pattern.replace(/[\\%_]/g, (c) => `\\${c}`).replaceAll('*', '%');
 }
 
 /** pg returns int8 as strings; integers are cast here and checked. */

@@ -11,12 +11,19 @@ export const PROBLEM_SLUGS = {
   403: 'forbidden',
   404: 'not-found',
   409: 'conflict',
+  415: 'unsupported-media-type',
+  421: 'misdirected',
   429: 'queue-full',
   500: 'internal',
   503: 'unavailable',
 } as const;
 
-export type ProblemSlug = (typeof PROBLEM_SLUGS)[keyof typeof PROBLEM_SLUGS] | 'not-finished' | 'stale-preview';
+export type ProblemSlug =
+  | (typeof PROBLEM_SLUGS)[keyof typeof PROBLEM_SLUGS]
+  | 'not-finished'
+  | 'stale-preview'
+  | 'cross-origin'
+  | 'rate-limited';
 
 const TITLES: Record<ProblemSlug, string> = {
   'invalid-request': 'The request is not valid',
@@ -27,6 +34,10 @@ const TITLES: Record<ProblemSlug, string> = {
   'not-finished': 'The run is not finished',
   'stale-preview': 'The preview is stale',
   'queue-full': 'The queue is full',
+  'unsupported-media-type': 'Send JSON or no body',
+  misdirected: 'This server does not answer that host name',
+  'cross-origin': 'A request from another origin may not change anything',
+  'rate-limited': 'Too many requests',
   internal: 'Internal server error',
   unavailable: 'The service is unavailable',
 };

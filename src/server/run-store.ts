@@ -55,6 +55,18 @@ export interface RunEnding {
   readonly releaseRevision?: number | null;
 }
 
+/** What `list` selects: the API's filters, a page size, and the project patterns a token is limited to. */
+export type RunListFilter = RunListQuery & {
+  readonly limit: number;
+  /** Only runs of projects matching one of these (`shop`, `team-*`); every project when undefined. */
+  readonly projects?: readonly string[];
+};
+
+export interface RetentionPolicy {
+  readonly before?: string;
+  readonly keepPerStack: number;
+}
+
 /** One entry of a run's feed. */
 export type FeedItem =
   | { readonly kind: 'run-event'; readonly data: RunEvent }
@@ -100,7 +112,7 @@ export interface RunStore {
   get(id: string): Promise<StoredRun | undefined>;
   queueInfo(run: StoredRun): Promise<QueueInfo>;
   /** Newest first; `nextCursor` null on the last page. */
-  list(query: RunListQuery & { limit: number }): Promise<{ runs: StoredRun[]; nextCursor: string | null }>;
+  list(query: RunListFilter): Promise<{ runs: StoredRun[]; nextCursor: string | null }>;
   /** The queued and running runs of a stack, oldest first. */
   active(project: string, stack: string): Promise<StoredRun[]>;
 
@@ -135,9 +147,67 @@ export interface RunStore {
   setResult(id: string, result: RunResult): Promise<void>;
   getResult(id: string): Promise<RunResult | undefined>;
 
+  /**
+   * History retention: delete finished runs (with their feed, log and result) created before `before` (ISO; none
+   * when undefined), and those beyond the newest `keepPerStack` finished runs of their stack. Queued and running runs
+   * are never deleted, nor are releases (they are the release store's). Returns how many were deleted.
+   */
+  prune(policy: RetentionPolicy): Promise<number>;
+
   /** Be told of changes by any instance; returns the unsubscribe function. */
   subscribe(listener: (notice: StoreNotice) => void): () => void;
 }
 
 /** Another live instance holds the (file) run store: the message names it. */
 export class RunStoreBusyError extends KappsError {}
+
+/** A `cursor` that no store gave: the API answers it 400 before any store sees it. */
+export class RunCursorError extends KappsError {}
+
+/**
+ * The one cursor rule of the API and both stores: a cursor is the submission number (`seq`) of the last run of a
+ * page, in decimal, at most 15 digits (always a safe integer).
+ */
+export const RUN_CURSOR_PATTERN = /^[0-9]{1,15}$/;
+
+export function encodeRunCursor(seq: number): string {
+  return String(seq);
+}
+
+export function decodeRunCursor(cursor: string): number {
+  if (!RUN_CURSOR_PATTERN.test(cursor))
+    throw new RunCursorError(`invalid cursor ${JSON.stringify(cursor.slice(0, 40))}: use the nextCursor of a page`);
+  return Number(cursor);
+}
+
+const UNSTORABLE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\0/g;
+
+/**
+ * What a run printed or reported, made storable by every store: a lone UTF-16 surrogate (a name or text that was
+ * never valid Unicode) and NUL become U+FFFD, so no entry of a run's feed is ever refused (jsonb refuses both).
+ */
+export function storableText(text: string): string {
+  UNSTORABLE.lastIndex = 0;
+  return UNSTORABLE.test(text) ? text.replace(UNSTORABLE, '\uFFFD') : text;
+}
+
+/** `JSON.stringify` of a feed entry or a run with every string and key made storable. */
+export function storableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) => {
+    if (typeof inner === 'string') return storableText(inner);
+    if (typeof inner === 'object' && inner !== null && !Array.isArray(inner)) {
+      const entries = Object.entries(inner);
+      if (entries.some(([k]) => storableText(k) !== k))
+        return Object.fromEntries(entries.map(([k, v]) => [storableText(k), v]));
+    }
+    return inner;
+  });
+}
+
+/** Whether a project name matches one of a token's project patterns (`shop`, `team-*`: `*` is any text). */
+export function projectMatches(patterns: readonly string[], project: string): boolean {
+  return patterns.some((pattern) => {
+    const parts = pattern.split('*').map((part) => part.replace(/[^A-Za-z0-9_-]/g, (c) => `\\${c}`));
+    return new RegExp(`^${parts.join('.*')}$`).test(project);
+  });
+}

@@ -54,6 +54,7 @@ export interface EngineContext {
   /** `<data-dir>/workspaces/<project>/<stack>`. */
   readonly workspaceOf: (project: string, stack: string) => string;
   readonly store: RunStore;
+  readonly limits: ServerLimits;
 }
 
 export interface RunningServer {
@@ -130,7 +131,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const registry = new ProjectRegistry(projects);
     const workspaceOf = (project: string, stack: string): string => join(dataDir, 'workspaces', project, stack);
-    const engine = await options.engine({ backend: spec, releases, projects: registry, workspaceOf, store });
+    const engine = await options.engine({ backend: spec, releases, projects: registry, workspaceOf, store, limits });
     const openReleases = releases;
     const executor = new Executor({
       store,
@@ -138,6 +139,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       instance,
       maxRuns: limits.maxRuns,
       leaseMs: limits.leaseSeconds * 1000,
+      logLimits: { maxBytes: limits.maxLogBytes, maxLineLength: limits.maxLineLength },
+      retention: { days: limits.keepRunsDays, perStack: limits.keepRunsPerStack },
       say: options.say,
       onReaped: (run) => closeReapedRelease(openReleases, registry, run),
     });
@@ -149,7 +152,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       projects: registry,
       auth,
       limits,
-      ...(engine.checkPreview ? { checkPreview: (preview: StoredRun) => engine.checkPreview!(preview) } : {}),
+      listenHost: host,
       ready: async () => {
         try {
           await store.list({ limit: 1 });

@@ -353,7 +353,7 @@ describe('kapps serve: unlock', () => {
 });
 
 describe('kapps serve: applies pinned to a preview', () => {
-  it('applies what a preview showed, and refuses (409 stale-preview) once the spec or the last release changed', async () => {
+  it('applies what a preview showed, and fails it as stale once the spec or the last release changed', async () => {
     const p = project(['--stdout', 'v1']);
     const server = await serve(p);
     const c = api(server.url);
@@ -362,11 +362,12 @@ describe('kapps serve: applies pinned to a preview', () => {
     const apply = await submit(server, { previewRunId: preview.body.id });
     expect(apply.status).toBe(202);
     expect((await waitForRun(c, apply.body.id!)).status).toBe('succeeded');
-    // The release moved on since that preview: stale.
+    // The release moved on since that preview: stale (found by the run, in the stack's turn).
     const stale = await submit(server, { previewRunId: preview.body.id });
-    expect(stale.status).toBe(409);
-    expect(stale.body.type).toBe('https://kapps.dev/problems/stale-preview');
-    expect(stale.body.detail).toContain('last release');
+    expect(stale.status).toBe(202);
+    const staleEnd = await waitForRun(c, stale.body.id!);
+    expect(staleEnd.status).toBe('failed');
+    expect(staleEnd.error).toContain('stale preview: the last release of shop/dev changed');
     // A fresh preview, then the spec changes: stale.
     const fresh = await submit(server, { type: 'preview' });
     await waitForRun(c, fresh.body.id!);
@@ -374,8 +375,8 @@ describe('kapps serve: applies pinned to a preview', () => {
       kapps: [kapp('db', { apply_install: [fake('migrate', 'db', ['--stdout', 'v2'])], apply_delete: [] })],
     });
     const changed = await submit(server, { previewRunId: fresh.body.id });
-    expect(changed.status).toBe(409);
-    expect(changed.body.detail).toContain('spec');
+    expect(changed.status).toBe(202);
+    expect((await waitForRun(c, changed.body.id!)).error).toContain('stale preview: the spec of shop/dev changed');
     // Not a preview, or of another stack: 400.
     expect((await submit(server, { previewRunId: apply.body.id })).status).toBe(400);
     expect((await submit(server, { type: 'destroy', previewRunId: fresh.body.id })).status).toBe(400);

@@ -1,7 +1,7 @@
 /**
  * The web page in a real browser (headless Chromium) against a real `kapps serve` on loopback, on sample stacks of
  * fake kapps: logging in; a preview with the side-by-side difference of a changed kapp, applied from the page and
- * watched live (DAG nodes waiting → running → succeeded, log lines arriving); a stale preview refused; cancelling a
+ * watched live (DAG nodes waiting → running → succeeded, log lines arriving); a stale preview failing; cancelling a
  * running run; a failing kapp's step lines; a read-only token that sees no changing buttons; unlocking a stale lock;
  * an unreachable server. Steps wait on gate files the test writes, so the page is checked at each state, never by
  * timing. Screenshots of the main pages go to test-results/screenshots/.
@@ -217,10 +217,11 @@ describe('the web page', () => {
     expect(await printed()).toEqual(['[web:db apply_install/apply] db-v2-ready']);
     await expect.poll(() => page.getByTestId('apply-result').textContent(), POLL).toContain('Release #2');
 
-    // The preview is stale now: applying it again is refused, and the page says so.
+    // The preview is stale now: applying it again queues a run that fails as stale, and the page says so.
     await page.goto(previewUrl);
     await page.getByRole('button', { name: 'Apply this' }).click();
-    await expect.poll(() => page.getByRole('alert').first().textContent(), POLL).toMatch(/stale/i);
+    await expect.poll(() => runStatus(page), POLL).toBe('failed');
+    await expect.poll(() => page.getByTestId('run-error').textContent(), POLL).toMatch(/stale preview/i);
   });
 
   it('generates the spec from the page, one collapsible section per kapp', async () => {

@@ -149,6 +149,32 @@ export function describeRunStore(name: string, makeStore: () => Promise<StoreFix
       expect((await store.requestCancel(running, 'ci'))?.status).toBe('cancelled');
     });
 
+    it('prunes finished runs by count per stack and by age, never queued or running ones', async () => {
+      const { store } = await fresh();
+      const finished: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const id = await submitted(store, newRun('dev'));
+        await store.claim('i1', LEASE);
+        await store.finish(id, 'i1', { status: 'succeeded' });
+        finished.push(id);
+      }
+      const prod = await submitted(store, newRun('prod'));
+      await store.claim('i1', LEASE);
+      await store.finish(prod, 'i1', { status: 'failed', error: 'x' });
+      const running = await submitted(store, newRun('dev'));
+      await store.claim('i1', LEASE);
+      const queued = await submitted(store, newRun('dev'));
+      await store.appendFeed(finished[0]!, [{ kind: 'log', data: logLine('old') }]);
+      expect(await store.prune({ keepPerStack: 2 })).toBe(2);
+      const left = (await store.list({ limit: 50 })).runs.map((r) => r.id);
+      expect(left).toEqual([queued, running, prod, finished[3], finished[2]]);
+      expect(await store.get(finished[0]!)).toBeUndefined();
+      expect((await store.readLog(finished[0]!, 0, 1000)).lines).toEqual([]);
+      // By age: everything finished before a time after now goes; the active runs stay.
+      expect(await store.prune({ keepPerStack: 100, before: new Date(Date.now() + 60_000).toISOString() })).toBe(3);
+      expect((await store.list({ limit: 50 })).runs.map((r) => r.id)).toEqual([queued, running]);
+    });
+
     it('finishes only runs the instance owns; renew reports the lost ones; setRelease records the revision', async () => {
       const { store } = await fresh();
       const id = await submitted(store, newRun('dev'));
