@@ -26,6 +26,7 @@ import { parseReleaseRecord } from './record-schema.js';
 import { orderRelease } from './record-order.js';
 import { redactText, redactUrl } from './redact.js';
 import { parseLogLine } from './log-lines.js';
+import { describePgError, isTransient, pgCode, withRetry, WRITE_RETRY_MS } from '../pg/transient.js';
 import type { ReleaseLogChunk, ReleaseLogLine, ReleaseStore, UpdateOptions } from './store-types.js';
 import type { Release, ReleaseOperation, ReleaseOwner, ReleasePhase, ReleaseSummary, ReleaseUnlock } from './types.js';
 
@@ -163,7 +164,7 @@ export class PgReleaseStore implements ReleaseStore {
   }
 
   async create(release: Release): Promise<void> {
-    await this.#run('cannot create a release', async () => {
+    await this.#write('cannot create a release', async () => {
       try {
         await this.#pool.query(
           `INSERT INTO kapps_releases (project, stack, revision, operation, phase, kapps_count, owner, unlocked,
@@ -179,7 +180,7 @@ export class PgReleaseStore implements ReleaseStore {
   }
 
   async update(release: Release, options: UpdateOptions = {}): Promise<void> {
-    await this.#run('cannot update a release', async () => {
+    await this.#write('cannot update a release', async () => {
       const client = await this.#pool.connect();
       try {
         await client.query('BEGIN');
@@ -222,7 +223,7 @@ export class PgReleaseStore implements ReleaseStore {
 
   async appendLog(project: string, stack: string, revision: number, lines: readonly ReleaseLogLine[]): Promise<void> {
     if (lines.length === 0) return;
-    await this.#run('cannot write a release log', async () => {
+    await this.#write('cannot write a release log', async () => {
       const client = await this.#pool.connect();
       try {
         await client.query('BEGIN');
@@ -305,8 +306,15 @@ export class PgReleaseStore implements ReleaseStore {
     } catch (error) {
       if (error instanceof KappsError) throw error;
       // No `cause`: the driver's error objects can carry the connection parameters.
-      throw new ReleaseStoreError(`${what} in ${this.description}: ${redactText(describeError(error), this.#url)}`);
+      throw new ReleaseStoreError(`${what} in ${this.description}: ${redactText(describePgError(error), this.#url)}`, {
+        unavailable: isTransient(error),
+      });
     }
+  }
+
+  /** A write (one transaction): retried through transient failures (a restart of the database) for a while. */
+  #write<T>(what: string, action: () => Promise<T>): Promise<T> {
+    return withRetry(() => this.#run(what, action), { budgetMs: WRITE_RETRY_MS });
   }
 
   /** Create or migrate the schema. A failed attempt is retried by the next call. */
@@ -407,16 +415,4 @@ function toInt(value: number | string): number {
   if (!Number.isSafeInteger(n))
     throw new ReleaseStoreError(`unexpected non-integer ${String(value)} from the database`);
   return n;
-}
-
-function pgCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0) {
-    return error.errors.map((inner: unknown) => describeError(inner)).join('; ');
-  }
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
 }

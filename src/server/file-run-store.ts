@@ -18,12 +18,15 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { LogLine, RunListQuery } from './api-schema.js';
 import {
+  RunLeaseLostError,
   RunStoreBusyError,
   type FeedEntry,
   type FeedItem,
   type NewRun,
   type QueueInfo,
+  type ReapOptions,
   type RunEnding,
+  type RunOwner,
   type RunResult,
   type RunStore,
   type StoredRun,
@@ -341,7 +344,15 @@ export class FileRunStore implements RunStore {
       startedAt: new Date(now).toISOString(),
       instance,
       leaseUntil: new Date(now + leaseMs).toISOString(),
+      leaseGeneration: (slot.run.leaseGeneration ?? 0) + 1,
     });
+  }
+
+  /** Whether `owner` holds the running run of `slot`. */
+  #owns(slot: RunSlot | undefined, owner: RunOwner): slot is RunSlot {
+    if (!slot || slot.run.status !== 'running') return false;
+    if (typeof owner === 'string') return slot.run.instance === owner;
+    return slot.run.instance === owner.instance && (slot.run.leaseGeneration ?? 0) === owner.generation;
   }
 
   async renew(instance: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {
@@ -359,16 +370,16 @@ export class FileRunStore implements RunStore {
     return lost;
   }
 
-  async setRelease(id: string, instance: string, revision: number): Promise<void> {
+  async setRelease(id: string, owner: RunOwner, revision: number): Promise<void> {
     const slot = this.#slot(id);
-    if (!slot || slot.run.status !== 'running' || slot.run.instance !== instance) return;
+    if (!this.#owns(slot, owner)) return;
     slot.run = { ...slot.run, releaseRevision: revision };
     await this.#persist(slot);
   }
 
-  async finish(id: string, instance: string, ending: RunEnding): Promise<boolean> {
+  async finish(id: string, owner: RunOwner, ending: RunEnding): Promise<boolean> {
     const slot = this.#slot(id);
-    if (!slot || slot.run.status !== 'running' || slot.run.instance !== instance) return false;
+    if (!this.#owns(slot, owner)) return false;
     await this.#change(slot, {
       status: ending.status,
       error: ending.error ?? null,
@@ -381,8 +392,8 @@ export class FileRunStore implements RunStore {
     return true;
   }
 
-  async reapExpired(reason: string): Promise<StoredRun[]> {
-    const now = Date.now();
+  async reapExpired(reason: string, options: ReapOptions = {}): Promise<StoredRun[]> {
+    const now = Date.now() - Math.max(0, options.graceMs ?? 0);
     const reaped: StoredRun[] = [];
     for (const slot of this.#runs.values()) {
       const run = slot.run;
@@ -390,6 +401,14 @@ export class FileRunStore implements RunStore {
       // One instance holds this store: a run left running by another instance (a dead one) is reaped at once.
       const expired = run.instance !== this.#instance || run.leaseUntil === null || Date.parse(run.leaseUntil) < now;
       if (!expired) continue;
+      if (options.beforeErrored) {
+        try {
+          await options.beforeErrored({ ...run, status: 'errored', error: reason });
+        } catch {
+          continue; // its release could not be closed: it stays running until the next reap
+        }
+        if (slot.run.status !== 'running') continue;
+      }
       reaped.push(
         await this.#change(slot, {
           status: 'errored',
@@ -424,9 +443,12 @@ export class FileRunStore implements RunStore {
     return slot.run;
   }
 
-  async appendFeed(id: string, items: readonly FeedItem[]): Promise<number> {
+  async appendFeed(id: string, items: readonly FeedItem[], owner?: RunOwner): Promise<number> {
     const slot = this.#slot(id);
     if (!slot) throw new Error(`no run ${id}`);
+    if (owner !== undefined && !this.#owns(slot, owner)) {
+      throw new RunLeaseLostError(`run ${id} is no longer held by this server (its lease was reaped)`);
+    }
     if (items.length === 0) return slot.feedOffsets.length;
     // Sequence numbers and offsets are taken now, in call order; the bytes follow in the same order.
     let feed = '';
