@@ -109,6 +109,8 @@ export class Executor {
   #timers: NodeJS.Timeout[] = [];
   #unsubscribe: (() => void) | undefined;
   #renewing = false;
+  /** A renewal was asked for while one was in flight: renew again when it is done. */
+  #renewAgain = false;
   #lastRenewAt = 0;
   /** Why the last renewal failed (undefined after a success). */
   #renewError: string | undefined;
@@ -215,7 +217,10 @@ export class Executor {
   }
 
   async #renew(): Promise<void> {
-    if (this.#renewing) return;
+    if (this.#renewing) {
+      this.#renewAgain = true;
+      return;
+    }
     const active = [...this.#active.values()];
     this.#lastRenewAt = performance.now();
     if (active.length === 0) {
@@ -243,6 +248,10 @@ export class Executor {
       this.#renewError = oneLine(error);
     } finally {
       this.#renewing = false;
+      if (this.#renewAgain) {
+        this.#renewAgain = false;
+        void this.#renew();
+      }
     }
   }
 
@@ -267,6 +276,8 @@ export class Executor {
       this.wake();
     });
     this.#active.set(run.id, { run, controller, done, leaseAskedAt });
+    // A claim that waited (a busy database) used up part of the lease: renew it now rather than at the next beat.
+    if (performance.now() - leaseAskedAt > leaseMarginMs(this.#o.leaseMs) / 2) void this.#renew();
   }
 
   async #execute(run: StoredRun, controller: AbortController): Promise<void> {

@@ -159,6 +159,8 @@ export class PgRunStore implements RunStore {
   readonly description: string;
   readonly #url: string;
   readonly #pool: pg.Pool;
+  /** One connection of its own for renewing leases: a renewal never waits behind the feed writes. */
+  readonly #leasePool: pg.Pool;
   readonly #listeners = new Set<(notice: StoreNotice) => void>();
   #ready: Promise<void> | undefined;
   #listener: pg.Client | undefined;
@@ -188,8 +190,15 @@ export class PgRunStore implements RunStore {
       connectionTimeoutMillis: 15_000,
       application_name: 'kapps-serve',
     });
+    this.#leasePool = new pg.Pool({
+      connectionString: url,
+      max: 1,
+      connectionTimeoutMillis: 15_000,
+      application_name: 'kapps-serve-lease',
+    });
     // An idle connection dropped by the server must not crash the process; the next query reconnects.
     this.#pool.on('error', () => undefined);
+    this.#leasePool.on('error', () => undefined);
   }
 
   async open(instance: string): Promise<void> {
@@ -219,6 +228,7 @@ export class PgRunStore implements RunStore {
     this.#listener = undefined;
     await listener?.end().catch(() => undefined);
     await this.#pool.end().catch(() => undefined);
+    await this.#leasePool.end().catch(() => undefined);
   }
 
   async submit(run: NewRun, limits: SubmitLimits): Promise<SubmitOutcome> {
@@ -367,7 +377,7 @@ export class PgRunStore implements RunStore {
   async renew(instance: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (runIds.length === 0) return [];
     return this.#run('cannot renew leases', async () => {
-      const result = await this.#pool.query<{ id: string }>(
+      const result = await this.#leasePool.query<{ id: string }>(
         `UPDATE kapps_runs SET lease_until = clock_timestamp() + $3::double precision * interval '1 millisecond'
           WHERE id = ANY($2::text[]) AND instance = $1 AND status = 'running'
          RETURNING id`,
