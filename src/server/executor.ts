@@ -114,6 +114,8 @@ export class Executor {
   #lastRenewAt = 0;
   /** Why the last renewal failed (undefined after a success). */
   #renewError: string | undefined;
+  /** What failed on the backend and was said, until it works again (said once per outage, not per attempt). */
+  readonly #failing = new Set<'claim' | 'reap'>();
 
   constructor(options: ExecutorOptions) {
     this.#o = options;
@@ -179,9 +181,10 @@ export class Executor {
       try {
         run = await this.#o.store.claim(this.#o.instance, this.#o.leaseMs);
       } catch (error) {
-        this.#o.say(`kapps serve: could not claim a run: ${oneLine(error)}`);
+        this.#sayOnce('claim', `kapps serve: could not claim a run: ${oneLine(error)}`);
         return;
       }
+      this.#failing.delete('claim');
       if (!run) return;
       this.#launch(run, askedAt);
     }
@@ -208,9 +211,10 @@ export class Executor {
           : {}),
       });
     } catch (error) {
-      this.#o.say(`kapps serve: could not check the leases of running runs: ${oneLine(error)}`);
+      this.#sayOnce('reap', `kapps serve: could not check the leases of running runs: ${oneLine(error)}`);
       return;
     }
+    this.#failing.delete('reap');
     for (const run of reaped) {
       this.#o.say(`kapps serve: run ${run.id} (${run.type} of ${run.project}/${run.stack}) errored: ${reason}`);
     }
@@ -253,6 +257,12 @@ export class Executor {
         void this.#renew();
       }
     }
+  }
+
+  #sayOnce(what: 'claim' | 'reap', text: string): void {
+    if (this.#failing.has(what)) return;
+    this.#failing.add(what);
+    this.#o.say(text);
   }
 
   /** Stop each run whose lease could not be renewed, `leaseMarginMs` before it can expire by this clock. */

@@ -25,7 +25,7 @@ import pg from 'pg';
 import { KappsError } from '../diagnostics/errors.js';
 import { redactText, redactUrl } from '../release/redact.js';
 import type { LogLine, RunListQuery, RunRequestOptions, RunState, RunType } from './api-schema.js';
-import { describePgError, isTransient, pgCode, withRetry, WRITE_RETRY_MS } from '../pg/transient.js';
+import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../pg/transient.js';
 import {
   RunLeaseLostError,
   type FeedEntry,
@@ -699,19 +699,8 @@ export class PgRunStore implements RunStore {
   }
 
   /** Run one transaction on a pooled connection. */
-  async #tx<T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
-    try {
-      await client.query('BEGIN');
-      const value = await action(client);
-      await client.query('COMMIT');
-      return value;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  #tx<T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return transaction(this.#pool, action);
   }
 
   /** Run one operation after the schema is ready; turn driver errors into `RunStoreError` without secrets. */

@@ -187,4 +187,37 @@ describe('kapps serve when PostgreSQL fails', () => {
     expect(kept.length).toBe(expected.length);
     expect(kept).toEqual(expected);
   }, 180_000);
+  it('an outage answers 503 unavailable with Retry-After, said once; /readyz is not ready; nothing is created', async () => {
+    const backend = await freshDatabase();
+    const p = project(['--stdout', 'hello']);
+    const server = await serve(p, backend, 30);
+    const client = api(server.url);
+    expect((await client.get('/readyz')).status).toBe(200);
+
+    await postgres.ctl('stop');
+    const answers = [];
+    for (let n = 0; n < 5; n++) {
+      answers.push(await client.get('/api/v1/runs'));
+      answers.push(await client.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' }));
+      answers.push(await client.get('/api/v1/runs/nosuchrun'));
+    }
+    for (const res of answers) {
+      expect(res.status, JSON.stringify(res.body)).toBe(503);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(res.body).toMatchObject({ type: 'https://kapps.dev/problems/unavailable', status: 503 });
+    }
+    const ready = await client.get('/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({ type: 'https://kapps.dev/problems/unavailable' });
+    const said = server.stderr();
+    expect(said.match(/the backend is unavailable/g)).toHaveLength(1);
+    expect(said).not.toMatch(/internal error|\n\s+at /);
+
+    await postgres.ctl('start');
+    await waitFor('the server to be ready again', async () => (await client.get('/readyz')).status === 200);
+    const listed = await client.get('/api/v1/runs');
+    expect(listed.status).toBe(200);
+    expect(listed.body.runs).toEqual([]);
+  }, 120_000);
 });
