@@ -76,8 +76,8 @@ interface Active {
   leaseAskedAt: number;
 }
 
-/** The time a step is given between SIGTERM and SIGKILL when its run is stopped (src/process's default). */
-const STEP_STOP_MS = 3_000;
+/** The time a step of a server run is given between SIGTERM and SIGKILL when its run is stopped. */
+export const STEP_STOP_MS = 5_000;
 
 /** How long before its lease can expire an owner that cannot renew it stops its run: a quarter of the lease. */
 export function leaseMarginMs(leaseMs: number): number {
