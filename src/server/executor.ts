@@ -59,7 +59,10 @@ export interface ExecutorOptions {
   readonly instance: string;
   readonly maxRuns: number;
   readonly leaseMs: number;
-  /** Runs another instance (or this one, before a restart) left: close their releases as failed. */
+  /**
+   * Close the release of `run` as failed if it is still running: runs another instance (or this one, before a
+   * restart) left, and runs whose own last release write failed (a full disk).
+   */
   readonly onReaped?: (run: StoredRun) => Promise<void>;
   /** Where the server's own messages go (stderr). */
   readonly say: (text: string) => void;
@@ -116,6 +119,8 @@ export class Executor {
   #renewError: string | undefined;
   /** What failed on the backend and was said, until it works again (said once per outage, not per attempt). */
   readonly #failing = new Set<'claim' | 'reap'>();
+  /** Ended runs whose release could not be closed yet (the store failed): tried again at each reap. */
+  #leftOpen: StoredRun[] = [];
 
   constructor(options: ExecutorOptions) {
     this.#o = options;
@@ -217,6 +222,21 @@ export class Executor {
     this.#failing.delete('reap');
     for (const run of reaped) {
       this.#o.say(`kapps serve: run ${run.id} (${run.type} of ${run.project}/${run.stack}) errored: ${reason}`);
+    }
+    const left = this.#leftOpen;
+    this.#leftOpen = [];
+    for (const run of left) await this.#closeRelease(run, false);
+  }
+
+  /** Close the release of an ended run if its own last write left it running; else try again at the next reap. */
+  async #closeRelease(run: StoredRun, first: boolean): Promise<void> {
+    if (!this.#o.onReaped || (run.type !== 'apply' && run.type !== 'destroy')) return;
+    try {
+      await this.#o.onReaped(run);
+      if (!first) this.#o.say(`kapps serve: run ${run.id}: its release is closed`);
+    } catch (error) {
+      if (first) this.#o.say(`kapps serve: run ${run.id}: could not close its release yet: ${oneLine(error)}`);
+      this.#leftOpen.push(run);
     }
   }
 
@@ -383,6 +403,14 @@ export class Executor {
       if (!owned) this.#o.say(`kapps serve: run ${run.id} ended ${ending.status}, but another instance had errored it`);
     } catch (error) {
       this.#o.say(`kapps serve: could not record the end of run ${run.id}: ${oneLine(error)}`);
+    }
+    // Its release, if the run's last write of it failed, is still running: close it so the stack is not left locked.
+    const releaseRevision = ending.releaseRevision ?? revision;
+    if (releaseRevision !== null && ending.status !== 'succeeded') {
+      await this.#closeRelease(
+        { ...run, status: ending.status, error: ending.error ?? ending.status, releaseRevision },
+        true,
+      );
     }
   }
 

@@ -35,6 +35,32 @@ import {
   type SubmitOutcome,
 } from './run-store.js';
 import { processIsAlive } from '../release/owner.js';
+import { KappsError } from '../diagnostics/errors.js';
+
+/** Errors of a file system that is full or cannot be written: the store is unavailable until that changes. */
+const STORAGE_ERRNOS: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exceeded',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EIO: 'an input/output error',
+};
+
+/**
+ * The run store's directory cannot be written (a full disk, a read-only file system): `unavailable` (503 with
+ * `Retry-After`), and the message says what is wrong, never "a bug".
+ */
+export class RunStorageError extends KappsError {
+  readonly unavailable = true;
+}
+
+/** `error` as a `RunStorageError` when it is a file system failure of `dir`, else itself. */
+function storageError(error: unknown, what: string, dir: string): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined || !(code in STORAGE_ERRNOS)) return error;
+  return new RunStorageError(`${what} in ${dir}: ${STORAGE_ERRNOS[code]} (${code})`);
+}
 
 const RUN_ID = /^[A-Za-z0-9_-]+$/;
 
@@ -88,8 +114,12 @@ export class FileRunStore implements RunStore {
   }
 
   async open(instance: string): Promise<void> {
-    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
-    await this.#takeLock(instance);
+    try {
+      await mkdir(this.#dir, { recursive: true, mode: 0o700 });
+      await this.#takeLock(instance);
+    } catch (error) {
+      throw storageError(error, 'cannot open the run store', this.#dir);
+    }
     this.#instance = instance;
     this.#runs.clear();
     this.#seq = 0;
@@ -99,6 +129,19 @@ export class FileRunStore implements RunStore {
       if (!slot) continue;
       this.#runs.set(name, slot);
       this.#seq = Math.max(this.#seq, slot.run.seq);
+    }
+  }
+
+  /** Whether the store's directory can be written now (a full disk cannot): for `/readyz`. */
+  async writable(): Promise<boolean> {
+    const probe = join(this.#dir, `.ready.${randomBytes(4).toString('hex')}.tmp`);
+    try {
+      await writeFile(probe, 'ready\n', { mode: 0o600 });
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await rm(probe, { force: true }).catch(() => undefined);
     }
   }
 
@@ -197,7 +240,9 @@ export class FileRunStore implements RunStore {
 
   /** Queue a write of this run's files after the earlier ones. */
   #write<T>(slot: RunSlot, work: () => Promise<T>): Promise<T> {
-    const next = slot.chain.then(work, work);
+    const next = slot.chain.then(work, work).catch((error: unknown) => {
+      throw storageError(error, `cannot write run ${slot.run.id}`, this.#dir);
+    });
     slot.chain = next.catch(() => undefined);
     return next;
   }
@@ -273,8 +318,15 @@ export class FileRunStore implements RunStore {
       chain: Promise.resolve(),
     };
     this.#runs.set(id, slot);
-    await mkdir(join(this.#dir, id), { recursive: true, mode: 0o700 });
-    await Promise.all([this.#persist(slot), this.appendFeed(id, [{ kind: 'status', data: run }])]);
+    try {
+      await mkdir(join(this.#dir, id), { recursive: true, mode: 0o700 });
+      await Promise.all([this.#persist(slot), this.appendFeed(id, [{ kind: 'status', data: run }])]);
+    } catch (error) {
+      // A submission that could not be written creates nothing.
+      this.#runs.delete(id);
+      await rm(join(this.#dir, id), { recursive: true, force: true }).catch(() => undefined);
+      throw storageError(error, 'cannot submit a run', this.#dir);
+    }
     this.#notify({ type: 'queued', runId: id });
     return { kind: 'created', run };
   }
