@@ -92,8 +92,8 @@ export function reapGraceMs(leaseMs: number): number {
   return leaseMarginMs(leaseMs) + STEP_STOP_MS;
 }
 
-/** The reason a run is stopped by its owner when its lease could not be renewed. */
-class LeaseFenceError extends Error {}
+/** Why an owner stopped its run (its lease could not be renewed, its log could not be written): it ends `failed`. */
+class OwnerStopError extends Error {}
 
 const time = (): string => new Date().toISOString();
 
@@ -295,7 +295,7 @@ export class Executor {
         `its lease could not be renewed for ${((now - a.leaseAskedAt) / 1000).toFixed(1)} s ` +
         `(${this.#renewError ?? 'no answer from the backend'}): stopped before the lease could expire`;
       this.#o.say(`kapps serve: run ${a.run.id} (${a.run.type} of ${a.run.project}/${a.run.stack}): ${why}`);
-      a.controller.abort(new LeaseFenceError(why));
+      a.controller.abort(new OwnerStopError(why));
     }
   }
 
@@ -337,7 +337,7 @@ export class Executor {
               controller.abort(new Error('lease lost: the run was errored by another server'));
             } else {
               this.#o.say(`kapps serve: run ${run.id}: could not write its log, stopping it: ${writeError}`);
-              controller.abort(new LeaseFenceError(`its log could not be recorded: ${writeError}`));
+              controller.abort(new OwnerStopError(`its log could not be recorded: ${writeError}`));
             }
           });
       }
@@ -371,7 +371,7 @@ export class Executor {
     try {
       const outcome = await this.#o.engine.execute(run, io);
       result = outcome.result;
-      const fenced = controller.signal.reason instanceof LeaseFenceError;
+      const fenced = controller.signal.reason instanceof OwnerStopError;
       const status = fenced
         ? 'failed'
         : controller.signal.aborted && outcome.status !== 'failed'
