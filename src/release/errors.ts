@@ -52,8 +52,17 @@ export class ReleaseRecordError extends KappsError {
   }
 }
 
-/** The store cannot be opened or reached (bad backend, unreachable database, file system error). */
-export class ReleaseStoreError extends KappsError {}
+/**
+ * The store cannot be opened or reached (bad backend, unreachable database, file system error). `unavailable`: the
+ * failure is transient (the database restarts, a connection was refused): the same call may succeed shortly.
+ */
+export class ReleaseStoreError extends KappsError {
+  readonly unavailable: boolean;
+  constructor(message: string, options?: { cause?: unknown; unavailable?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.unavailable = options?.unavailable ?? false;
+  }
+}
 
 /** A release that does not exist was asked for. */
 export class ReleaseNotFoundError extends KappsError {}

@@ -26,6 +26,7 @@ import { parseReleaseRecord } from './record-schema.js';
 import { orderRelease } from './record-order.js';
 import { redactText, redactUrl } from './redact.js';
 import { parseLogLine } from './log-lines.js';
+import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../pg/transient.js';
 import type { ReleaseLogChunk, ReleaseLogLine, ReleaseStore, UpdateOptions } from './store-types.js';
 import type { Release, ReleaseOperation, ReleaseOwner, ReleasePhase, ReleaseSummary, ReleaseUnlock } from './types.js';
 
@@ -163,7 +164,7 @@ export class PgReleaseStore implements ReleaseStore {
   }
 
   async create(release: Release): Promise<void> {
-    await this.#run('cannot create a release', async () => {
+    await this.#write('cannot create a release', async () => {
       try {
         await this.#pool.query(
           `INSERT INTO kapps_releases (project, stack, revision, operation, phase, kapps_count, owner, unlocked,
@@ -179,10 +180,8 @@ export class PgReleaseStore implements ReleaseStore {
   }
 
   async update(release: Release, options: UpdateOptions = {}): Promise<void> {
-    await this.#run('cannot update a release', async () => {
-      const client = await this.#pool.connect();
-      try {
-        await client.query('BEGIN');
+    await this.#write('cannot update a release', async () => {
+      await transaction(this.#pool, async (client) => {
         const current = await client.query<{ record: unknown }>(
           `SELECT record FROM kapps_releases WHERE project = $1 AND stack = $2 AND revision = $3 FOR UPDATE`,
           [release.project, release.stack, release.revision],
@@ -210,22 +209,14 @@ export class PgReleaseStore implements ReleaseStore {
             WHERE project = $1 AND stack = $2 AND revision = $3`,
           rowValues(release),
         );
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
     });
   }
 
   async appendLog(project: string, stack: string, revision: number, lines: readonly ReleaseLogLine[]): Promise<void> {
     if (lines.length === 0) return;
-    await this.#run('cannot write a release log', async () => {
-      const client = await this.#pool.connect();
-      try {
-        await client.query('BEGIN');
+    await this.#write('cannot write a release log', async () => {
+      await transaction(this.#pool, async (client) => {
         // One writer at a time per log (its owner's batches, in order), so the offsets follow each other.
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1), $2)', [`${project}/${stack}`, revision]);
         const last = await client.query<{ end: number | string | null }>(
@@ -248,13 +239,7 @@ export class PgReleaseStore implements ReleaseStore {
            SELECT $1, $2, $3, s, e, l FROM unnest($4::bigint[], $5::bigint[], $6::text[]) AS t(s, e, l)`,
           [project, stack, revision, starts, ends, texts],
         );
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
     });
   }
 
@@ -305,17 +290,22 @@ export class PgReleaseStore implements ReleaseStore {
     } catch (error) {
       if (error instanceof KappsError) throw error;
       // No `cause`: the driver's error objects can carry the connection parameters.
-      throw new ReleaseStoreError(`${what} in ${this.description}: ${redactText(describeError(error), this.#url)}`);
+      throw new ReleaseStoreError(`${what} in ${this.description}: ${redactText(describePgError(error), this.#url)}`, {
+        unavailable: isTransient(error),
+      });
     }
+  }
+
+  /** A write (one transaction): retried through transient failures (a restart of the database) for a while. */
+  #write<T>(what: string, action: () => Promise<T>): Promise<T> {
+    return withRetry(() => this.#run(what, action), { budgetMs: WRITE_RETRY_MS });
   }
 
   /** Create or migrate the schema. A failed attempt is retried by the next call. */
   async #migrate(): Promise<void> {
     try {
       if ((await this.#schemaVersion()) === PG_SCHEMA_VERSION) return;
-      const client = await this.#pool.connect();
-      try {
-        await client.query('BEGIN');
+      await transaction(this.#pool, async (client) => {
         await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
         await client.query(
           'CREATE TABLE IF NOT EXISTS kapps_schema (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)',
@@ -333,13 +323,7 @@ export class PgReleaseStore implements ReleaseStore {
            ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version`,
           [version],
         );
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+      });
     } catch (error) {
       this.#ready = undefined;
       throw error;
@@ -407,16 +391,4 @@ function toInt(value: number | string): number {
   if (!Number.isSafeInteger(n))
     throw new ReleaseStoreError(`unexpected non-integer ${String(value)} from the database`);
   return n;
-}
-
-function pgCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0) {
-    return error.errors.map((inner: unknown) => describeError(inner)).join('; ');
-  }
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
 }

@@ -33,7 +33,16 @@ import {
 import { allows, reaches, type Authenticator, type Caller } from './auth.js';
 import { checkRequestText, guardRequest, loopbackHosts } from './http-guard.js';
 import type { ServerLimits } from './config.js';
-import { HttpProblem, invalid, notFound, PROBLEM_SLUGS } from './problems.js';
+import {
+  backendUnavailable,
+  HttpProblem,
+  invalid,
+  notFound,
+  OUTAGE_GAP_MS,
+  PROBLEM_SLUGS,
+  RETRY_AFTER_SECONDS,
+} from './problems.js';
+import { isUnavailable } from '../pg/transient.js';
 import type { ProjectRegistry } from './projects.js';
 import { encodeRunCursor, type RunStore, type StoredRun } from './run-store.js';
 import { streamRunEvents } from './sse.js';
@@ -183,9 +192,12 @@ function fieldOf(context: string | undefined, instancePath: string): string {
 }
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: 1 << 20, return503OnClosing: true });
+  // While closing, requests answer 503 problem+json (the onRequest hook below), not fastify's own format.
+  const app = Fastify({ logger: false, bodyLimit: 1 << 20, return503OnClosing: false });
   // Event streams end when the server closes (else a client following a queued run would hold the stop up).
   const closing = new AbortController();
+  /** When a request last met the backend unavailable: an outage is said once, not once per request. */
+  let unavailableAt = -Infinity;
   app.addHook('preClose', (done) => {
     closing.abort();
     done();
@@ -253,6 +265,15 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       const detail = errors.map((e) => `${e.field}: ${e.message}`).join('; ');
       return sendProblem(reply, new HttpProblem(400, 'invalid-request', detail, { errors }), instance);
     }
+    if (isUnavailable(error)) {
+      if (performance.now() - unavailableAt > OUTAGE_GAP_MS) {
+        process.stderr.write(
+          `kapps serve: the backend is unavailable (requests answer 503 until it is back): ${(error as Error).message}\n`,
+        );
+      }
+      unavailableAt = performance.now();
+      return sendProblem(reply, backendUnavailable(), instance);
+    }
     const status = (error as { statusCode?: unknown }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
       // fastify's own: a body that is not JSON, too large, an unsupported media type.
@@ -274,6 +295,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const rate = new RequestRate(ctx.limits.requestsPerMinute);
   // Authentication and roles: each API route names the least role it needs.
   app.addHook('onRequest', (request, _reply, done) => {
+    if (closing.signal.aborted) {
+      return done(
+        new HttpProblem(503, 'unavailable', 'the server is stopping', {
+          headers: { 'retry-after': String(RETRY_AFTER_SECONDS), connection: 'close' },
+        }),
+      );
+    }
     const role = request.routeOptions.config.role;
     if (role === undefined) return done();
     const caller = ctx.auth.identify(request.headers.authorization);

@@ -20,12 +20,12 @@ import { canonicalJson } from '../release/canonical-json.js';
 import { redactCredentials } from '../release/redact.js';
 import { formatDiagnostics } from '../report/diagnostic-printer.js';
 import type { ApplyResult, RunRequestOptions } from './api-schema.js';
-import type { RunEngine, RunIO, RunOutcome } from './executor.js';
+import { STEP_STOP_MS, type RunEngine, type RunIO, type RunOutcome } from './executor.js';
 import type { StoredRun } from './run-store.js';
 import type { EngineContext as ServerEngineContext } from './server.js';
 
-/** Between SIGTERM and SIGKILL when a cancelled run stops its steps. */
-const KILL_GRACE_MS = 5_000;
+/** Between SIGTERM and SIGKILL when a cancelled (or fenced) run stops its steps. */
+const KILL_GRACE_MS = STEP_STOP_MS;
 
 /** What a preview showed, as a digest: its kapps, their actions and specs, and the release it compared with. */
 export function previewBasis(document: Pick<PreviewDocument, 'basedOnRevision' | 'kapps'>): string {

@@ -6,11 +6,27 @@
  * - an exception out of a run (a bug anywhere in kapps, the step-spawning child dying) ends that run `failed` with
  *   the stack trace in its log and one line in `error`; the other runs and the server go on;
  * - `stop(graceMs)` (SIGTERM) claims nothing more, lets the running runs finish within the grace, then cancels them.
+ *
+ * Leases are fenced: the owner renews every third of the lease (sooner again after a failure) and measures each
+ * lease by its own clock from the moment it asked for it. A run whose lease could not be renewed is stopped (its
+ * steps too) `marginMs` before the lease can expire, and ends `failed` saying why; another instance reaps it only
+ * `reapGraceMs` after the lease expired (the margin plus the time a step is given to stop), after closing its
+ * release. Every write of the run's state carries its owner (instance and lease generation) and is refused once the
+ * run was reaped. Feed writes retry transient failures in the store; a run whose feed could not be written ends
+ * `failed` with the cause.
  */
 import type { LogLine } from './api-schema.js';
 import { LogBudget, splitLongLine, type LogLimits } from '../release/log-budget.js';
 import type { RunEvent } from '../report/events.js';
-import type { FeedItem, RunEnding, RunResult, RunStore, StoredRun } from './run-store.js';
+import {
+  ownerOf,
+  RunLeaseLostError,
+  type FeedItem,
+  type RunEnding,
+  type RunResult,
+  type RunStore,
+  type StoredRun,
+} from './run-store.js';
 
 /** What a run gets to report through. */
 export interface RunIO {
@@ -42,7 +58,10 @@ export interface ExecutorOptions {
   readonly instance: string;
   readonly maxRuns: number;
   readonly leaseMs: number;
-  /** Runs another instance (or this one, before a restart) left: close their releases as failed. */
+  /**
+   * Close the release of `run` as failed if it is still running: runs another instance (or this one, before a
+   * restart) left, and runs whose own last release write failed (a full disk).
+   */
   readonly onReaped?: (run: StoredRun) => Promise<void>;
   /** Where the server's own messages go (stderr). */
   readonly say: (text: string) => void;
@@ -62,7 +81,25 @@ interface Active {
   readonly run: StoredRun;
   readonly controller: AbortController;
   readonly done: Promise<void>;
+  /** When (this process' monotonic clock) the lease now held was asked for. */
+  leaseAskedAt: number;
 }
+
+/** The time a step of a server run is given between SIGTERM and SIGKILL when its run is stopped. */
+export const STEP_STOP_MS = 5_000;
+
+/** How long before its lease can expire an owner that cannot renew it stops its run: a quarter of the lease. */
+export function leaseMarginMs(leaseMs: number): number {
+  return Math.max(100, Math.floor(leaseMs / 4));
+}
+
+/** How long after a lease expired another instance reaps its run: the margin plus the time its steps take to stop. */
+export function reapGraceMs(leaseMs: number): number {
+  return leaseMarginMs(leaseMs) + STEP_STOP_MS;
+}
+
+/** Why an owner stopped its run (its lease could not be renewed, its log could not be written): it ends `failed`. */
+class OwnerStopError extends Error {}
 
 const time = (): string => new Date().toISOString();
 
@@ -88,6 +125,16 @@ export class Executor {
   #pruning = false;
   #timers: NodeJS.Timeout[] = [];
   #unsubscribe: (() => void) | undefined;
+  #renewing = false;
+  /** A renewal was asked for while one was in flight: renew again when it is done. */
+  #renewAgain = false;
+  #lastRenewAt = 0;
+  /** Why the last renewal failed (undefined after a success). */
+  #renewError: string | undefined;
+  /** What failed on the backend and was said, until it works again (said once per outage, not per attempt). */
+  readonly #failing = new Set<'claim' | 'reap'>();
+  /** Ended runs whose release could not be closed yet (the store failed): tried again at each reap. */
+  #leftOpen: StoredRun[] = [];
 
   constructor(options: ExecutorOptions) {
     this.#o = options;
@@ -110,11 +157,19 @@ export class Executor {
       else if (notice.type === 'cancel') void this.#cancelIfAsked(notice.runId);
     });
     const renewEvery = Math.max(200, Math.floor(this.#o.leaseMs / 3));
+    const beat = Math.max(50, Math.min(250, Math.floor(renewEvery / 4)));
     this.#timers.push(
-      setInterval(() => void this.#renew(), renewEvery),
+      setInterval(() => {
+        const since = performance.now() - this.#lastRenewAt;
+        if (since >= renewEvery || (this.#renewError !== undefined && since >= beat)) void this.#renew();
+        this.#fence();
+      }, beat),
       // Runs submitted to another instance, expired leases of dead instances, missed notices.
       setInterval(() => {
-        void this.#reap('its server stopped renewing its lease (the run was not restarted)').then(() => this.wake());
+        void this.#reap(
+          'its lease expired: its server stopped renewing it (the server stopped or lost the backend); the run was ' +
+            'not restarted',
+        ).then(() => this.wake());
       }, renewEvery),
     );
     if (this.#o.retention) this.#timers.push(setInterval(() => void this.#prune(), PRUNE_EVERY_MS));
@@ -165,14 +220,16 @@ export class Executor {
   async #tick(): Promise<void> {
     while (!this.#stopping && this.#active.size < this.#o.maxRuns) {
       let run: StoredRun | undefined;
+      const askedAt = performance.now();
       try {
         run = await this.#o.store.claim(this.#o.instance, this.#o.leaseMs);
       } catch (error) {
-        this.#o.say(`kapps serve: could not claim a run: ${oneLine(error)}`);
+        this.#sayOnce('claim', `kapps serve: could not claim a run: ${oneLine(error)}`);
         return;
       }
+      this.#failing.delete('claim');
       if (!run) return;
-      this.#launch(run);
+      this.#launch(run, askedAt);
     }
   }
 
@@ -195,53 +252,133 @@ export class Executor {
 
   async #reap(reason: string): Promise<void> {
     let reaped: StoredRun[];
+    const { onReaped } = this.#o;
     try {
-      reaped = await this.#o.store.reapExpired(reason);
+      reaped = await this.#o.store.reapExpired(reason, {
+        graceMs: reapGraceMs(this.#o.leaseMs),
+        // The release is closed before the run is announced errored: the next run never meets its lock.
+        ...(onReaped
+          ? {
+              beforeErrored: async (run: StoredRun) => {
+                try {
+                  await onReaped(run);
+                } catch (error) {
+                  this.#o.say(`kapps serve: could not close the release of run ${run.id}: ${oneLine(error)}`);
+                  throw error;
+                }
+              },
+            }
+          : {}),
+      });
     } catch (error) {
-      this.#o.say(`kapps serve: could not check the leases of running runs: ${oneLine(error)}`);
+      this.#sayOnce('reap', `kapps serve: could not check the leases of running runs: ${oneLine(error)}`);
       return;
     }
+    this.#failing.delete('reap');
     for (const run of reaped) {
       this.#o.say(`kapps serve: run ${run.id} (${run.type} of ${run.project}/${run.stack}) errored: ${reason}`);
-      try {
-        await this.#o.onReaped?.(run);
-      } catch (error) {
-        this.#o.say(`kapps serve: could not close the release of run ${run.id}: ${oneLine(error)}`);
-      }
+    }
+    const left = this.#leftOpen;
+    this.#leftOpen = [];
+    for (const run of left) await this.#closeRelease(run, false);
+  }
+
+  /** Close the release of an ended run if its own last write left it running; else try again at the next reap. */
+  async #closeRelease(run: StoredRun, first: boolean): Promise<void> {
+    if (!this.#o.onReaped || (run.type !== 'apply' && run.type !== 'destroy')) return;
+    try {
+      await this.#o.onReaped(run);
+      if (!first) this.#o.say(`kapps serve: run ${run.id}: its release is closed`);
+    } catch (error) {
+      if (first) this.#o.say(`kapps serve: run ${run.id}: could not close its release yet: ${oneLine(error)}`);
+      this.#leftOpen.push(run);
     }
   }
 
   async #renew(): Promise<void> {
-    const ids = this.running;
-    if (ids.length === 0) return;
+    if (this.#renewing) {
+      this.#renewAgain = true;
+      return;
+    }
+    const active = [...this.#active.values()];
+    this.#lastRenewAt = performance.now();
+    if (active.length === 0) {
+      this.#renewError = undefined;
+      return;
+    }
+    this.#renewing = true;
+    const askedAt = performance.now();
+    let renewed = false;
     try {
-      const lost = await this.#o.store.renew(this.#o.instance, ids, this.#o.leaseMs);
+      const lost = await this.#o.store.renew(
+        this.#o.instance,
+        active.map((a) => a.run.id),
+        this.#o.leaseMs,
+      );
+      if (this.#renewError !== undefined) this.#o.say(`kapps serve: the leases are renewed again`);
+      this.#renewError = undefined;
+      for (const a of active) if (!lost.includes(a.run.id)) a.leaseAskedAt = askedAt;
       for (const id of lost) {
         this.#o.say(`kapps serve: run ${id} is no longer ours (its lease expired): stopping it`);
-        this.#active.get(id)?.controller.abort(new Error('lease lost'));
+        this.#active.get(id)?.controller.abort(new Error('lease lost: the run was errored by another server'));
       }
+      renewed = true;
     } catch (error) {
-      this.#o.say(`kapps serve: could not renew the leases: ${oneLine(error)}`);
+      // Said once per outage; the fence stops the runs before their leases can expire.
+      if (this.#renewError === undefined) this.#o.say(`kapps serve: could not renew the leases: ${oneLine(error)}`);
+      this.#renewError = oneLine(error);
+    } finally {
+      this.#renewing = false;
+      if (this.#renewAgain) {
+        this.#renewAgain = false;
+        void this.#renew();
+      }
     }
+    if (!renewed) return;
     // A cancel whose notice was missed (the listening connection was down) is found in the table.
-    for (const id of ids) {
-      const active = this.#active.get(id);
-      if (active && !active.controller.signal.aborted) await this.#cancelIfAsked(id);
+    for (const { run } of active) {
+      const still = this.#active.get(run.id);
+      if (still && !still.controller.signal.aborted) await this.#cancelIfAsked(run.id);
     }
   }
 
-  #launch(run: StoredRun): void {
+  #sayOnce(what: 'claim' | 'reap', text: string): void {
+    if (this.#failing.has(what)) return;
+    this.#failing.add(what);
+    this.#o.say(text);
+  }
+
+  /** Stop each run whose lease could not be renewed, `leaseMarginMs` before it can expire by this clock. */
+  #fence(): void {
+    const now = performance.now();
+    const limit = this.#o.leaseMs - leaseMarginMs(this.#o.leaseMs);
+    for (const a of this.#active.values()) {
+      if (a.controller.signal.aborted || now - a.leaseAskedAt < limit) continue;
+      const why =
+        `its lease could not be renewed for ${((now - a.leaseAskedAt) / 1000).toFixed(1)} s ` +
+        `(${this.#renewError ?? 'no answer from the backend'}): stopped before the lease could expire`;
+      this.#o.say(`kapps serve: run ${a.run.id} (${a.run.type} of ${a.run.project}/${a.run.stack}): ${why}`);
+      a.controller.abort(new OwnerStopError(why));
+    }
+  }
+
+  #launch(run: StoredRun, leaseAskedAt: number): void {
     const controller = new AbortController();
     const done = this.#execute(run, controller).finally(() => {
       this.#active.delete(run.id);
       this.wake();
       void this.#prune();
     });
-    this.#active.set(run.id, { run, controller, done });
+    this.#active.set(run.id, { run, controller, done, leaseAskedAt });
+    // A claim that waited (a busy database) used up part of the lease: renew it now rather than at the next beat.
+    if (performance.now() - leaseAskedAt > leaseMarginMs(this.#o.leaseMs) / 2) void this.#renew();
   }
 
   async #execute(run: StoredRun, controller: AbortController): Promise<void> {
     const { store } = this.#o;
+    const owner = ownerOf(run, this.#o.instance);
+    /** Why the run's feed could not be written (it is stopped then). */
+    let writeError: string | undefined;
     const flushMs = this.#o.flushMs ?? 100;
     const flushItems = this.#o.flushItems ?? 200;
     let pending: FeedItem[] = [];
@@ -254,10 +391,19 @@ export class Executor {
         const batch = pending;
         pending = [];
         writing = writing
-          .then(() => store.appendFeed(run.id, batch))
-          .catch((error: unknown) =>
-            this.#o.say(`kapps serve: run ${run.id}: could not write its log: ${oneLine(error)}`),
-          );
+          .then(() => (writeError === undefined ? store.appendFeed(run.id, batch, owner) : undefined))
+          .catch((error: unknown) => {
+            if (writeError !== undefined) return;
+            writeError = oneLine(error);
+            // Nothing the run prints may be dropped while it goes on: it stops instead.
+            if (error instanceof RunLeaseLostError) {
+              this.#o.say(`kapps serve: run ${run.id} is no longer ours (its lease expired): stopping it`);
+              controller.abort(new Error('lease lost: the run was errored by another server'));
+            } else {
+              this.#o.say(`kapps serve: run ${run.id}: could not write its log, stopping it: ${writeError}`);
+              controller.abort(new OwnerStopError(`its log could not be recorded: ${writeError}`));
+            }
+          });
       }
       return writing;
     };
@@ -293,7 +439,9 @@ export class Executor {
       signal: controller.signal,
       onRelease: (rev) => {
         revision = rev;
-        releaseWrite = store.setRelease(run.id, this.#o.instance, rev).catch(() => undefined);
+        releaseWrite = store.setRelease(run.id, owner, rev).catch((error: unknown) => {
+          this.#o.say(`kapps serve: run ${run.id}: could not record its release ${rev}: ${oneLine(error)}`);
+        });
       },
     };
     let ending: RunEnding;
@@ -301,11 +449,16 @@ export class Executor {
     try {
       const outcome = await this.#o.engine.execute(run, io);
       result = outcome.result;
-      const status = controller.signal.aborted && outcome.status !== 'failed' ? 'cancelled' : outcome.status;
+      const fenced = controller.signal.reason instanceof OwnerStopError;
+      const status = fenced
+        ? 'failed'
+        : controller.signal.aborted && outcome.status !== 'failed'
+          ? 'cancelled'
+          : outcome.status;
       ending = {
         status,
         error:
-          status === 'cancelled' && controller.signal.aborted
+          (status === 'cancelled' || fenced) && controller.signal.aborted
             ? this.#cancelReason(controller)
             : boundedError(outcome.error ?? (status === 'cancelled' ? 'cancelled' : null)),
         releaseRevision: outcome.releaseRevision ?? revision,
@@ -320,12 +473,23 @@ export class Executor {
     if (budget) for (const line of budget.drain(time())) push({ kind: 'log', data: line });
     await flush();
     await releaseWrite;
+    if (writeError !== undefined && ending.status === 'succeeded') {
+      ending = { ...ending, status: 'failed', error: `its log could not be recorded: ${writeError}` };
+    }
     try {
       if (result) await store.setResult(run.id, result);
-      const owned = await store.finish(run.id, this.#o.instance, ending);
+      const owned = await store.finish(run.id, owner, ending);
       if (!owned) this.#o.say(`kapps serve: run ${run.id} ended ${ending.status}, but another instance had errored it`);
     } catch (error) {
       this.#o.say(`kapps serve: could not record the end of run ${run.id}: ${oneLine(error)}`);
+    }
+    // Its release, if the run's last write of it failed, is still running: close it so the stack is not left locked.
+    const releaseRevision = ending.releaseRevision ?? revision;
+    if (releaseRevision !== null && ending.status !== 'succeeded') {
+      await this.#closeRelease(
+        { ...run, status: ending.status, error: ending.error ?? ending.status, releaseRevision },
+        true,
+      );
     }
   }
 

@@ -21,15 +21,18 @@ import {
   decodeRunCursor,
   encodeRunCursor,
   projectMatches,
+  RunLeaseLostError,
   RunStoreBusyError,
   storableJson,
   type FeedEntry,
   type FeedItem,
   type NewRun,
   type QueueInfo,
+  type ReapOptions,
   type RunEnding,
   type RunListFilter,
   type RetentionPolicy,
+  type RunOwner,
   type RunResult,
   type RunStore,
   type StoredRun,
@@ -38,6 +41,32 @@ import {
   type SubmitOutcome,
 } from './run-store.js';
 import { processIsAlive } from '../release/owner.js';
+import { KappsError } from '../diagnostics/errors.js';
+
+/** Errors of a file system that is full or cannot be written: the store is unavailable until that changes. */
+const STORAGE_ERRNOS: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exceeded',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EIO: 'an input/output error',
+};
+
+/**
+ * The run store's directory cannot be written (a full disk, a read-only file system): `unavailable` (503 with
+ * `Retry-After`), and the message says what is wrong, never "a bug".
+ */
+export class RunStorageError extends KappsError {
+  readonly unavailable = true;
+}
+
+/** `error` as a `RunStorageError` when it is a file system failure of `dir`, else itself. */
+function storageError(error: unknown, what: string, dir: string): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === undefined || !(code in STORAGE_ERRNOS)) return error;
+  return new RunStorageError(`${what} in ${dir}: ${STORAGE_ERRNOS[code]} (${code})`);
+}
 
 const RUN_ID = /^[A-Za-z0-9_-]+$/;
 
@@ -91,8 +120,12 @@ export class FileRunStore implements RunStore {
   }
 
   async open(instance: string): Promise<void> {
-    await mkdir(this.#dir, { recursive: true, mode: 0o700 });
-    await this.#takeLock(instance);
+    try {
+      await mkdir(this.#dir, { recursive: true, mode: 0o700 });
+      await this.#takeLock(instance);
+    } catch (error) {
+      throw storageError(error, 'cannot open the run store', this.#dir);
+    }
     this.#instance = instance;
     this.#runs.clear();
     this.#seq = 0;
@@ -102,6 +135,19 @@ export class FileRunStore implements RunStore {
       if (!slot) continue;
       this.#runs.set(name, slot);
       this.#seq = Math.max(this.#seq, slot.run.seq);
+    }
+  }
+
+  /** Whether the store's directory can be written now (a full disk cannot): for `/readyz`. */
+  async writable(): Promise<boolean> {
+    const probe = join(this.#dir, `.ready.${randomBytes(4).toString('hex')}.tmp`);
+    try {
+      await writeFile(probe, 'ready\n', { mode: 0o600 });
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await rm(probe, { force: true }).catch(() => undefined);
     }
   }
 
@@ -200,7 +246,9 @@ export class FileRunStore implements RunStore {
 
   /** Queue a write of this run's files after the earlier ones. */
   #write<T>(slot: RunSlot, work: () => Promise<T>): Promise<T> {
-    const next = slot.chain.then(work, work);
+    const next = slot.chain.then(work, work).catch((error: unknown) => {
+      throw storageError(error, `cannot write run ${slot.run.id}`, this.#dir);
+    });
     slot.chain = next.catch(() => undefined);
     return next;
   }
@@ -276,8 +324,15 @@ export class FileRunStore implements RunStore {
       chain: Promise.resolve(),
     };
     this.#runs.set(id, slot);
-    await mkdir(join(this.#dir, id), { recursive: true, mode: 0o700 });
-    await Promise.all([this.#persist(slot), this.appendFeed(id, [{ kind: 'status', data: run }])]);
+    try {
+      await mkdir(join(this.#dir, id), { recursive: true, mode: 0o700 });
+      await Promise.all([this.#persist(slot), this.appendFeed(id, [{ kind: 'status', data: run }])]);
+    } catch (error) {
+      // A submission that could not be written creates nothing.
+      this.#runs.delete(id);
+      await rm(join(this.#dir, id), { recursive: true, force: true }).catch(() => undefined);
+      throw storageError(error, 'cannot submit a run', this.#dir);
+    }
     this.#notify({ type: 'queued', runId: id });
     return { kind: 'created', run };
   }
@@ -351,7 +406,15 @@ export class FileRunStore implements RunStore {
       startedAt: new Date(now).toISOString(),
       instance,
       leaseUntil: new Date(now + leaseMs).toISOString(),
+      leaseGeneration: (slot.run.leaseGeneration ?? 0) + 1,
     });
+  }
+
+  /** Whether `owner` holds the running run of `slot`. */
+  #owns(slot: RunSlot | undefined, owner: RunOwner): slot is RunSlot {
+    if (!slot || slot.run.status !== 'running') return false;
+    if (typeof owner === 'string') return slot.run.instance === owner;
+    return slot.run.instance === owner.instance && (slot.run.leaseGeneration ?? 0) === owner.generation;
   }
 
   async renew(instance: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {
@@ -369,16 +432,16 @@ export class FileRunStore implements RunStore {
     return lost;
   }
 
-  async setRelease(id: string, instance: string, revision: number): Promise<void> {
+  async setRelease(id: string, owner: RunOwner, revision: number): Promise<void> {
     const slot = this.#slot(id);
-    if (!slot || slot.run.status !== 'running' || slot.run.instance !== instance) return;
+    if (!this.#owns(slot, owner)) return;
     slot.run = { ...slot.run, releaseRevision: revision };
     await this.#persist(slot);
   }
 
-  async finish(id: string, instance: string, ending: RunEnding): Promise<boolean> {
+  async finish(id: string, owner: RunOwner, ending: RunEnding): Promise<boolean> {
     const slot = this.#slot(id);
-    if (!slot || slot.run.status !== 'running' || slot.run.instance !== instance) return false;
+    if (!this.#owns(slot, owner)) return false;
     await this.#change(slot, {
       status: ending.status,
       error: ending.error ?? null,
@@ -391,8 +454,8 @@ export class FileRunStore implements RunStore {
     return true;
   }
 
-  async reapExpired(reason: string): Promise<StoredRun[]> {
-    const now = Date.now();
+  async reapExpired(reason: string, options: ReapOptions = {}): Promise<StoredRun[]> {
+    const now = Date.now() - Math.max(0, options.graceMs ?? 0);
     const reaped: StoredRun[] = [];
     for (const slot of this.#runs.values()) {
       const run = slot.run;
@@ -400,6 +463,14 @@ export class FileRunStore implements RunStore {
       // One instance holds this store: a run left running by another instance (a dead one) is reaped at once.
       const expired = run.instance !== this.#instance || run.leaseUntil === null || Date.parse(run.leaseUntil) < now;
       if (!expired) continue;
+      if (options.beforeErrored) {
+        try {
+          await options.beforeErrored({ ...run, status: 'errored', error: reason });
+        } catch {
+          continue; // its release could not be closed: it stays running until the next reap
+        }
+        if (slot.run.status !== 'running') continue;
+      }
       reaped.push(
         await this.#change(slot, {
           status: 'errored',
@@ -457,9 +528,12 @@ export class FileRunStore implements RunStore {
     return doomed.length;
   }
 
-  async appendFeed(id: string, items: readonly FeedItem[]): Promise<number> {
+  async appendFeed(id: string, items: readonly FeedItem[], owner?: RunOwner): Promise<number> {
     const slot = this.#slot(id);
     if (!slot) throw new Error(`no run ${id}`);
+    if (owner !== undefined && !this.#owns(slot, owner)) {
+      throw new RunLeaseLostError(`run ${id} is no longer held by this server (its lease was reaped)`);
+    }
     if (items.length === 0) return slot.feedOffsets.length;
     // Sequence numbers and offsets are taken now, in call order; the bytes follow in the same order.
     let feed = '';

@@ -25,9 +25,11 @@ import pg from 'pg';
 import { KappsError } from '../diagnostics/errors.js';
 import { redactText, redactUrl } from '../release/redact.js';
 import type { LogLine, RunRequestOptions, RunState, RunType } from './api-schema.js';
+import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../pg/transient.js';
 import {
   decodeRunCursor,
   encodeRunCursor,
+  RunLeaseLostError,
   storableJson,
   storableText,
   type FeedEntry,
@@ -36,7 +38,9 @@ import {
   type RetentionPolicy,
   type NewRun,
   type QueueInfo,
+  type ReapOptions,
   type RunEnding,
+  type RunOwner,
   type RunResult,
   type RunStore,
   type StoreNotice,
@@ -46,7 +50,7 @@ import {
 } from './run-store.js';
 
 /** The schema version of the run tables this kapps writes (`kapps_runs_schema.version`). */
-export const PG_RUNS_SCHEMA_VERSION = 1;
+export const PG_RUNS_SCHEMA_VERSION = 2;
 
 /** The channel every instance LISTENs on. */
 export const RUNS_CHANNEL = 'kapps_runs';
@@ -111,10 +115,24 @@ const MIGRATIONS: readonly { version: number; statements: readonly string[] }[] 
        )`,
     ],
   },
+  {
+    version: 2,
+    // The generation of the owner's lease: each claim adds one; the owner's writes carry it.
+    statements: [`ALTER TABLE kapps_runs ADD COLUMN lease_generation bigint NOT NULL DEFAULT 0`],
+  },
 ];
 
-/** A driver or database failure of the run store (the message names the store by its redacted URL). */
-export class RunStoreError extends KappsError {}
+/**
+ * A driver or database failure of the run store (the message names the store by its redacted URL). `unavailable`:
+ * the failure is transient (the database restarts, a connection was refused).
+ */
+export class RunStoreError extends KappsError {
+  readonly unavailable: boolean;
+  constructor(message: string, options?: { unavailable?: boolean }) {
+    super(message);
+    this.unavailable = options?.unavailable ?? false;
+  }
+}
 
 export { RunCursorError } from './run-store.js';
 
@@ -136,6 +154,7 @@ interface RunRow {
   lease_until: Date | null;
   cancel_requested: boolean;
   feed_seq: string | number;
+  lease_generation: string | number;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -145,6 +164,8 @@ export class PgRunStore implements RunStore {
   readonly description: string;
   readonly #url: string;
   readonly #pool: pg.Pool;
+  /** One connection of its own for renewing leases: a renewal never waits behind the feed writes. */
+  readonly #leasePool: pg.Pool;
   readonly #listeners = new Set<(notice: StoreNotice) => void>();
   #ready: Promise<void> | undefined;
   #listener: pg.Client | undefined;
@@ -154,7 +175,11 @@ export class PgRunStore implements RunStore {
   /** Feed appends waiting for the transaction in flight of their run. */
   readonly #batches = new Map<
     string,
-    { items: FeedItem[]; waiters: { end: number; resolve: (seq: number) => void; reject: (e: unknown) => void }[] }
+    {
+      items: FeedItem[];
+      waiters: { end: number; resolve: (seq: number) => void; reject: (e: unknown) => void }[];
+      owner: RunOwner | undefined;
+    }
   >();
   readonly #flushing = new Set<string>();
   #open = false;
@@ -170,8 +195,15 @@ export class PgRunStore implements RunStore {
       connectionTimeoutMillis: 15_000,
       application_name: 'kapps-serve',
     });
+    this.#leasePool = new pg.Pool({
+      connectionString: url,
+      max: 1,
+      connectionTimeoutMillis: 15_000,
+      application_name: 'kapps-serve-lease',
+    });
     // An idle connection dropped by the server must not crash the process; the next query reconnects.
     this.#pool.on('error', () => undefined);
+    this.#leasePool.on('error', () => undefined);
   }
 
   async open(instance: string): Promise<void> {
@@ -201,6 +233,7 @@ export class PgRunStore implements RunStore {
     this.#listener = undefined;
     await listener?.end().catch(() => undefined);
     await this.#pool.end().catch(() => undefined);
+    await this.#leasePool.end().catch(() => undefined);
   }
 
   async submit(run: NewRun, limits: SubmitLimits): Promise<SubmitOutcome> {
@@ -315,7 +348,8 @@ export class PgRunStore implements RunStore {
             const result = await client.query<RunRow>(
               `UPDATE kapps_runs
                   SET status = 'running', instance = $1, started_at = clock_timestamp(),
-                      lease_until = clock_timestamp() + $2::double precision * interval '1 millisecond', feed_seq = feed_seq + 1
+                      lease_until = clock_timestamp() + $2::double precision * interval '1 millisecond',
+                      lease_generation = lease_generation + 1, feed_seq = feed_seq + 1
                 WHERE id = (
                   SELECT r.id FROM kapps_runs r
                    WHERE r.status = 'queued'
@@ -349,7 +383,7 @@ export class PgRunStore implements RunStore {
   async renew(instance: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {
     if (runIds.length === 0) return [];
     return this.#run('cannot renew leases', async () => {
-      const result = await this.#pool.query<{ id: string }>(
+      const result = await this.#leasePool.query<{ id: string }>(
         `UPDATE kapps_runs SET lease_until = clock_timestamp() + $3::double precision * interval '1 millisecond'
           WHERE id = ANY($2::text[]) AND instance = $1 AND status = 'running'
          RETURNING id`,
@@ -360,23 +394,26 @@ export class PgRunStore implements RunStore {
     });
   }
 
-  async setRelease(id: string, instance: string, revision: number): Promise<void> {
-    await this.#run('cannot record the release of a run', async () => {
+  async setRelease(id: string, owner: RunOwner, revision: number): Promise<void> {
+    const [instance, generation] = ownerParts(owner);
+    await this.#write('cannot record the release of a run', async () => {
       await this.#pool.query(
-        `UPDATE kapps_runs SET release_revision = $3 WHERE id = $1 AND instance = $2 AND status = 'running'`,
-        [id, instance, revision],
+        `UPDATE kapps_runs SET release_revision = $3
+          WHERE id = $1 AND instance = $2 AND status = 'running' AND ($4::bigint IS NULL OR lease_generation = $4)`,
+        [id, instance, revision, generation],
       );
     });
   }
 
-  async finish(id: string, instance: string, ending: RunEnding): Promise<boolean> {
-    return this.#run('cannot finish a run', () =>
+  async finish(id: string, owner: RunOwner, ending: RunEnding): Promise<boolean> {
+    const [instance, generation] = ownerParts(owner);
+    return this.#write('cannot finish a run', () =>
       this.#tx(async (client) => {
         const result = await client.query<RunRow>(
           `UPDATE kapps_runs
               SET status = $3, error = $4, release_revision = COALESCE($5, release_revision),
                   finished_at = clock_timestamp(), lease_until = NULL, feed_seq = feed_seq + 1
-            WHERE id = $1 AND instance = $2 AND status = 'running'
+            WHERE id = $1 AND instance = $2 AND status = 'running' AND ($6::bigint IS NULL OR lease_generation = $6)
            RETURNING *`,
           [
             id,
@@ -384,6 +421,7 @@ export class PgRunStore implements RunStore {
             ending.status,
             ending.error == null ? null : storableText(ending.error),
             ending.releaseRevision ?? null,
+            generation,
           ],
         );
         const row = result.rows[0];
@@ -396,22 +434,40 @@ export class PgRunStore implements RunStore {
     );
   }
 
-  async reapExpired(reason: string): Promise<StoredRun[]> {
+  /**
+   * The expired runs are locked (`FOR UPDATE SKIP LOCKED`) while `beforeErrored` closes their releases, then errored
+   * and announced in the same transaction: until it commits they still count as running, so no run of their stacks
+   * is claimed before their releases are closed.
+   */
+  async reapExpired(reason: string, options: ReapOptions = {}): Promise<StoredRun[]> {
     return this.#run('cannot reap expired runs', () =>
       this.#tx(async (client) => {
-        const result = await client.query<RunRow>(
-          `UPDATE kapps_runs
-              SET status = 'errored', error = $1, finished_at = clock_timestamp(), lease_until = NULL,
-                  feed_seq = feed_seq + 1
-            WHERE id IN (SELECT id FROM kapps_runs
-                          WHERE status = 'running' AND lease_until < clock_timestamp()
-                          FOR UPDATE SKIP LOCKED)
-              AND status = 'running'
-           RETURNING *`,
-          [storableText(reason)],
+        const expired = await client.query<RunRow>(
+          `SELECT * FROM kapps_runs
+            WHERE status = 'running'
+              AND lease_until + $1::double precision * interval '1 millisecond' < clock_timestamp()
+            ORDER BY seq
+            FOR UPDATE SKIP LOCKED`,
+          [Math.max(0, options.graceMs ?? 0)],
         );
         const runs: StoredRun[] = [];
-        for (const row of result.rows) {
+        for (const found of expired.rows) {
+          if (options.beforeErrored) {
+            try {
+              await options.beforeErrored({ ...toRun(found), status: 'errored', error: reason });
+            } catch {
+              continue; // its release could not be closed: it stays running until the next reap
+            }
+          }
+          const result = await client.query<RunRow>(
+            `UPDATE kapps_runs
+                SET status = 'errored', error = $2, finished_at = clock_timestamp(), lease_until = NULL,
+                    feed_seq = feed_seq + 1
+              WHERE id = $1 AND status = 'running'
+             RETURNING *`,
+            [found.id, storableText(reason)],
+          );
+          const row = firstRow(result);
           const run = toRun(row);
           await appendStatus(client, run, toInt(row.feed_seq));
           await notify(client, { type: 'finished', runId: run.id });
@@ -472,13 +528,15 @@ export class PgRunStore implements RunStore {
 
   /**
    * Appends to one run are written in order, one transaction at a time; calls made while one is being written are
-   * gathered into the next transaction (a step printing fast costs one round trip per batch, not per line).
+   * gathered into the next transaction (a step printing fast costs one round trip per batch, not per line). A batch
+   * is checked against the owner of its first call (a run's feed has one writer, its owner). A transient failure is
+   * retried (the batch and the ones after it wait), so nothing is lost or reordered by a restart of the database.
    */
-  appendFeed(id: string, items: readonly FeedItem[]): Promise<number> {
+  appendFeed(id: string, items: readonly FeedItem[], owner?: RunOwner): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       let batch = this.#batches.get(id);
       if (!batch) {
-        batch = { items: [], waiters: [] };
+        batch = { items: [], waiters: [], owner };
         this.#batches.set(id, batch);
       }
       batch.items.push(...items);
@@ -493,7 +551,7 @@ export class PgRunStore implements RunStore {
       for (let batch = this.#batches.get(id); batch; batch = this.#batches.get(id)) {
         this.#batches.delete(id);
         try {
-          const last = await this.#appendNow(id, batch.items);
+          const last = await this.#appendNow(id, batch.items, batch.owner);
           const first = last - batch.items.length;
           for (const waiter of batch.waiters) waiter.resolve(first + waiter.end);
         } catch (error) {
@@ -505,8 +563,9 @@ export class PgRunStore implements RunStore {
     }
   }
 
-  async #appendNow(id: string, items: readonly FeedItem[]): Promise<number> {
-    return this.#run('cannot append to the feed of a run', () =>
+  async #appendNow(id: string, items: readonly FeedItem[], owner: RunOwner | undefined): Promise<number> {
+    const [instance, generation] = owner === undefined ? [null, null] : ownerParts(owner);
+    return this.#write('cannot append to the feed of a run', () =>
       this.#tx(async (client) => {
         // jsonb holds neither U+0000 nor a lone surrogate: each is kept as U+FFFD, and offsets count that form.
         const datas = items.map((item) => storableJson(item.data));
@@ -515,11 +574,17 @@ export class PgRunStore implements RunStore {
         );
         const bytes = lines.reduce((sum, n) => sum + n, 0);
         const result = await client.query<{ feed_seq: string; log_bytes: string }>(
-          `UPDATE kapps_runs SET feed_seq = feed_seq + $2, log_bytes = log_bytes + $3 WHERE id = $1
+          `UPDATE kapps_runs SET feed_seq = feed_seq + $2, log_bytes = log_bytes + $3
+            WHERE id = $1
+              AND ($4::text IS NULL OR (instance = $4 AND status = 'running'))
+              AND ($5::bigint IS NULL OR lease_generation = $5)
            RETURNING feed_seq, log_bytes`,
-          [id, items.length, bytes],
+          [id, items.length, bytes, instance, generation],
         );
         const row = result.rows[0];
+        if (!row && instance !== null) {
+          throw new RunLeaseLostError(`run ${id} is no longer held by this server (its lease was reaped)`);
+        }
         if (!row) throw new RunStoreError(`run ${id} does not exist in ${this.description}`);
         const last = toInt(row.feed_seq);
         if (items.length === 0) return last;
@@ -583,7 +648,7 @@ export class PgRunStore implements RunStore {
   }
 
   async setResult(id: string, result: RunResult): Promise<void> {
-    await this.#run('cannot store the result of a run', async () => {
+    await this.#write('cannot store the result of a run', async () => {
       await this.#pool.query(
         `INSERT INTO kapps_run_results (run_id, content_type, body) VALUES ($1, $2, $3)
          ON CONFLICT (run_id) DO UPDATE SET content_type = EXCLUDED.content_type, body = EXCLUDED.body`,
@@ -663,19 +728,8 @@ export class PgRunStore implements RunStore {
   }
 
   /** Run one transaction on a pooled connection. */
-  async #tx<T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
-    try {
-      await client.query('BEGIN');
-      const value = await action(client);
-      await client.query('COMMIT');
-      return value;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  #tx<T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return transaction(this.#pool, action);
   }
 
   /** Run one operation after the schema is ready; turn driver errors into `RunStoreError` without secrets. */
@@ -688,8 +742,15 @@ export class PgRunStore implements RunStore {
     } catch (error) {
       if (error instanceof KappsError) throw error;
       // No `cause`: the driver's error objects can carry the connection parameters.
-      throw new RunStoreError(`${what} in ${this.description}: ${redactText(describeError(error), this.#url)}`);
+      throw new RunStoreError(`${what} in ${this.description}: ${redactText(describePgError(error), this.#url)}`, {
+        unavailable: isTransient(error),
+      });
     }
+  }
+
+  /** A write (one transaction): retried through transient failures (a restart of the database) for a while. */
+  #write<T>(what: string, action: () => Promise<T>): Promise<T> {
+    return withRetry(() => this.#run(what, action), { budgetMs: WRITE_RETRY_MS });
   }
 
   /** Create or migrate the run tables. A failed attempt is retried by the next call. */
@@ -777,7 +838,13 @@ function toRun(row: RunRow): StoredRun {
     instance: row.instance,
     leaseUntil: row.lease_until ? row.lease_until.toISOString() : null,
     cancelRequested: row.cancel_requested,
+    leaseGeneration: toInt(row.lease_generation ?? 0),
   };
+}
+
+/** The instance and (null: any) lease generation of an owner. */
+function ownerParts(owner: RunOwner): [string, number | null] {
+  return typeof owner === 'string' ? [owner, null] : [owner.instance, owner.generation];
 }
 
 function firstRow<T extends pg.QueryResultRow>(result: pg.QueryResult<T>): T {
@@ -796,16 +863,4 @@ function toInt(value: number | string): number {
   const n = typeof value === 'number' ? value : Number(value);
   if (!Number.isSafeInteger(n)) throw new RunStoreError(`unexpected non-integer ${String(value)} from the database`);
   return n;
-}
-
-function pgCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0) {
-    return error.errors.map((inner: unknown) => describeError(inner)).join('; ');
-  }
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
 }

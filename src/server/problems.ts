@@ -81,3 +81,15 @@ export class HttpProblem extends Error {
 export const notFound = (detail: string): HttpProblem => new HttpProblem(404, 'not-found', detail);
 export const invalid = (field: string, message: string): HttpProblem =>
   new HttpProblem(400, 'invalid-request', `${field}: ${message}`, { errors: [{ field, message }] });
+
+/** The `Retry-After` (seconds) of a 503: the backend does not answer, or the server is stopping. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** Requests meeting the backend unavailable less than this apart (ms) belong to one outage, said once. */
+export const OUTAGE_GAP_MS = 30_000;
+
+/** The backend failed transiently (a restart, a refused connection): 503 `unavailable` with `Retry-After`. */
+export const backendUnavailable = (): HttpProblem =>
+  new HttpProblem(503, 'unavailable', 'the backend does not answer for now; try again later', {
+    headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+  });

@@ -24,7 +24,35 @@ export interface StoredRun extends Omit<Run, 'queuePosition' | 'blockedBy' | 'ac
   readonly leaseUntil: string | null;
   /** A cancel was asked for while it runs (the owner stops it, then finishes it `cancelled`). */
   readonly cancelRequested: boolean;
+  /** Counts the claims of the run: the generation of its owner's lease (0 before it is claimed). */
+  readonly leaseGeneration?: number;
 }
+
+/**
+ * The owner of a running run, as its writes carry it: the instance and the generation of the lease its claim got. A
+ * write of a run's state by anyone else (an owner whose lease was reaped) is refused. A bare instance name checks the
+ * instance only.
+ */
+export type RunOwner = string | { readonly instance: string; readonly generation: number };
+
+/** The owner of a claimed run. */
+export function ownerOf(run: StoredRun, instance: string): RunOwner {
+  return { instance, generation: run.leaseGeneration ?? 0 };
+}
+
+/** What `reapExpired` is told. */
+export interface ReapOptions {
+  /** Reap only runs whose lease expired more than this long ago (the owner's margin to stop its steps). */
+  readonly graceMs?: number;
+  /**
+   * Called for each run about to become `errored` (with its new status and error), before anyone is told: it
+   * closes the run's release. When it throws, the run is left running and tried again at the next reap.
+   */
+  readonly beforeErrored?: (run: StoredRun) => Promise<void>;
+}
+
+/** A write of a run's state by an owner that no longer holds the run (its lease was reaped): refused. */
+export class RunLeaseLostError extends KappsError {}
 
 /** What `submit` stores. */
 export interface NewRun {
@@ -123,23 +151,26 @@ export interface RunStore {
   claim(instance: string, leaseMs: number): Promise<StoredRun | undefined>;
   /** Renew the leases of the runs `instance` runs; returns the ids it no longer owns (errored by another instance). */
   renew(instance: string, runIds: readonly string[], leaseMs: number): Promise<string[]>;
-  /** Record the release a running run took (its revision), as soon as it is known. */
-  setRelease(id: string, instance: string, revision: number): Promise<void>;
-  /** End a running run owned by `instance`; false when it is not (any more) owned by it. */
-  finish(id: string, instance: string, ending: RunEnding): Promise<boolean>;
+  /** Record the release a running run took (its revision), as soon as it is known; ignored when not the owner. */
+  setRelease(id: string, owner: RunOwner, revision: number): Promise<void>;
+  /** End a running run owned by `owner`; false when it is not (any more) owned by it. */
+  finish(id: string, owner: RunOwner, ending: RunEnding): Promise<boolean>;
   /**
-   * Running runs whose lease expired (or, at `open` of the file store, every run left running) become `errored` with
-   * `reason`; returns them so the caller closes their releases as failed. Never re-queues anything.
+   * Running runs whose lease expired `graceMs` ago (or, at `open` of the file store, every run left running) become
+   * `errored` with `reason`, each after `beforeErrored` closed its release; returns them. Never re-queues anything.
    */
-  reapExpired(reason: string): Promise<StoredRun[]>;
+  reapExpired(reason: string, options?: ReapOptions): Promise<StoredRun[]>;
   /**
    * Cancel: a queued run is `cancelled` at once; a running one is marked `cancelRequested` and its owner told (a
    * `cancel` notice). Returns the run after the change; undefined when it does not exist.
    */
   requestCancel(id: string, by: string): Promise<StoredRun | undefined>;
 
-  /** Append to a run's feed (batches welcome); returns the last sequence number. */
-  appendFeed(id: string, items: readonly FeedItem[]): Promise<number>;
+  /**
+   * Append to a run's feed (batches welcome); returns the last sequence number. With `owner`, only while the run is
+   * running and held by it (`RunLeaseLostError` otherwise).
+   */
+  appendFeed(id: string, items: readonly FeedItem[], owner?: RunOwner): Promise<number>;
   /** The feed entries after `afterSeq`, at most `limit`. */
   readFeed(id: string, afterSeq: number, limit: number): Promise<FeedEntry[]>;
   /** Log lines from byte `offset` of the log's NDJSON form (one `LogLine` JSON per line), up to about `maxBytes`. */

@@ -156,7 +156,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       ready: async () => {
         try {
           await store.list({ limit: 1 });
-          return true;
+          // A full disk answers reads but takes no write.
+          return store instanceof FileRunStore ? await store.writable() : true;
         } catch {
           return false;
         }

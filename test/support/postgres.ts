@@ -21,8 +21,15 @@ declare module 'vitest' {
 /** A running test server. */
 export interface TestPostgres {
   readonly url: string;
+  /** The postmaster's pid when it was started (a `ctl('restart')` gives it another). */
   readonly pid: number;
+  /** Stop it for good and remove its directory. */
   stop(): Promise<void>;
+  /**
+   * Fault injection: `pg_ctl stop -m fast` (every connection is terminated; then connections are refused),
+   * `start`, or `restart -m fast`, each waiting until done. The data and the port stay the same.
+   */
+  ctl(action: 'stop' | 'start' | 'restart'): Promise<void>;
 }
 
 /** The newest `<installRoot>/<N>/bin` (default `/usr/lib/postgresql`) holding initdb and pg_ctl, or undefined. */
@@ -98,18 +105,36 @@ export async function startPostgres(installRoot = '/usr/lib/postgresql'): Promis
     await run(
       ...wrap('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', settings, 'start']),
     );
-    const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const postmaster = (): number | undefined => {
+      try {
+        return Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      } catch {
+        return undefined;
+      }
+    };
+    const pid = postmaster() ?? -1;
+    const log = join(dir, 'server.log');
     return {
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
       pid,
       stop: async () => {
-        try {
-          process.kill(pid, 'SIGINT'); // fast shutdown
-        } catch {
-          // already gone
+        const current = postmaster();
+        if (current !== undefined) {
+          try {
+            process.kill(current, 'SIGINT'); // fast shutdown
+          } catch {
+            // already gone
+          }
+          for (let i = 0; i < 600 && isAlive(current); i++) await new Promise((r) => setTimeout(r, 50));
         }
-        for (let i = 0; i < 600 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 50));
         rmSync(dir, { recursive: true, force: true });
+      },
+      ctl: async (action) => {
+        const args =
+          action === 'stop'
+            ? ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']
+            : ['-D', data, '-l', log, '-m', 'fast', '-w', '-t', '60', '-o', settings, action];
+        await run(...wrap('pg_ctl', args));
       },
     };
   } catch (error) {

@@ -2,7 +2,14 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import type { LogLine } from '../../../src/server/api-schema.js';
 import { PG_RUNS_SCHEMA_VERSION, PgRunStore, RunCursorError, RunStoreError } from '../../../src/server/pg-run-store.js';
-import type { NewRun, StoreNotice, StoredRun, SubmitLimits } from '../../../src/server/run-store.js';
+import {
+  ownerOf,
+  RunLeaseLostError,
+  type NewRun,
+  type StoreNotice,
+  type StoredRun,
+  type SubmitLimits,
+} from '../../../src/server/run-store.js';
 import { describeRunStore } from './run-store-contract.js';
 
 /** The PostgreSQL URL of the test run; fails (never skips) with the reason when the server is not there. */
@@ -138,7 +145,7 @@ describe('PostgreSQL run store', () => {
     );
     expect(error).toBeInstanceOf(RunStoreError);
     expect((error as Error).message).toMatch(
-      /have schema version 99, newer than this kapps supports \(1\); upgrade kapps/,
+      /have schema version 99, newer than this kapps supports \(2\); upgrade kapps/,
     );
     expect((error as Error).message).toContain(':***@');
     expect((error as Error).message).not.toContain('S3cret-Pa55');
@@ -479,6 +486,87 @@ describe('PostgreSQL run store', () => {
       'running',
       'errored',
     ]);
+  });
+
+  it('fences a reaped owner: its feed writes, release and finish are refused, as is a write of another generation', async () => {
+    const url = await freshDatabase();
+    const old = await openStore(url, 'old');
+    const live = await openStore(url, 'live');
+    const run = await submit(old, newRun('dev'));
+    const claimed = await old.claim('old', 200);
+    expect(claimed?.leaseGeneration).toBe(1);
+    const owner = ownerOf(claimed!, 'old');
+    expect(await old.appendFeed(run.id, [{ kind: 'log', data: logLine('before') }], owner)).toBe(3);
+    // A write carrying another generation is refused even by the right instance.
+    await expect(
+      old.appendFeed(run.id, [{ kind: 'log', data: logLine('x') }], { instance: 'old', generation: 2 }),
+    ).rejects.toBeInstanceOf(RunLeaseLostError);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect((await live.reapExpired('lease expired')).map((r) => r.id)).toEqual([run.id]);
+    await expect(old.appendFeed(run.id, [{ kind: 'log', data: logLine('after') }], owner)).rejects.toBeInstanceOf(
+      RunLeaseLostError,
+    );
+    await old.setRelease(run.id, owner, 9);
+    expect(await old.finish(run.id, owner, { status: 'succeeded' })).toBe(false);
+    expect(await live.get(run.id)).toMatchObject({ status: 'errored', releaseRevision: null });
+    const log = await live.readLog(run.id, 0, 1 << 20);
+    expect(log.lines.map((l) => l.text)).toEqual(['before']);
+  });
+
+  it('reaps only after the grace, and closes the release before anyone hears the run errored', async () => {
+    const url = await freshDatabase();
+    const old = await openStore(url, 'old');
+    const live = await openStore(url, 'live');
+    const run = await submit(old, newRun('dev'));
+    const queued = await submit(old, newRun('dev'));
+    await old.claim('old', 100);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await live.reapExpired('lease expired', { graceMs: 60_000 })).toEqual([]);
+    // While the release is being closed, the run still counts as running: its stack's next run is not claimed.
+    const seen: string[] = [];
+    const reaped = await live.reapExpired('lease expired', {
+      graceMs: 100,
+      beforeErrored: async (r) => {
+        seen.push(`${r.id} ${r.status} ${r.error}`);
+        const other = await openStore(url, 'other');
+        expect(await other.claim('other', 30_000)).toBeUndefined();
+        expect((await other.get(r.id))?.status).toBe('running');
+      },
+    });
+    expect(seen).toEqual([`${run.id} errored lease expired`]);
+    expect(reaped.map((r) => r.id)).toEqual([run.id]);
+    expect((await live.claim('live', 30_000))?.id).toBe(queued.id);
+  });
+
+  it('a run whose release cannot be closed stays running until a later reap closes it', async () => {
+    const url = await freshDatabase();
+    const old = await openStore(url, 'old');
+    const live = await openStore(url, 'live');
+    const run = await submit(old, newRun('dev'));
+    await old.claim('old', 50);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const failing = await live.reapExpired('lease expired', {
+      beforeErrored: () => Promise.reject(new Error('the release store is down')),
+    });
+    expect(failing).toEqual([]);
+    expect((await live.get(run.id))?.status).toBe('running');
+    expect(
+      (await live.reapExpired('lease expired', { beforeErrored: () => Promise.resolve() })).map((r) => r.id),
+    ).toEqual([run.id]);
+  });
+
+  it('upgrades run tables of schema version 1 in place: a running run keeps running and can be finished', async () => {
+    const url = await freshDatabase();
+    const first = await openStore(url, 'a');
+    const run = await submit(first, newRun('dev'));
+    await first.claim('a', 600_000);
+    // Today's tables before the lease generation: version 1 had no such column.
+    await sql(url, 'ALTER TABLE kapps_runs DROP COLUMN lease_generation');
+    await sql(url, 'UPDATE kapps_runs_schema SET version = 1');
+    const upgraded = await openStore(url, 'a');
+    expect(await upgraded.get(run.id)).toMatchObject({ status: 'running', leaseGeneration: 0 });
+    expect(await upgraded.finish(run.id, 'a', { status: 'succeeded' })).toBe(true);
+    expect(await sql(url, 'SELECT version FROM kapps_runs_schema')).toEqual([{ version: PG_RUNS_SCHEMA_VERSION }]);
   });
 
   it('a closed instance gives up its leases: its runs are errored at the next reap, not after the lease', async () => {

@@ -10,7 +10,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../../src/server/api-schema.js';
-import type { NewRun, RunStore, StoreNotice, SubmitLimits } from '../../../src/server/run-store.js';
+import {
+  ownerOf,
+  RunLeaseLostError,
+  type NewRun,
+  type RunStore,
+  type StoreNotice,
+  type SubmitLimits,
+} from '../../../src/server/run-store.js';
 
 export interface StoreFixture {
   readonly store: RunStore;
@@ -202,6 +209,40 @@ export function describeRunStore(name: string, makeStore: () => Promise<StoreFix
       // The next run of the stack may start; the errored one never again.
       expect((await store.claim('i1', LEASE))?.id).toBe(next);
       expect(await store.claim('i1', LEASE)).toBeUndefined();
+    });
+
+    it('fences writes by owner and lease generation; reaps after the grace, closing the release first', async () => {
+      const { store } = await fresh();
+      const id = await submitted(store, newRun('dev'));
+      const next = await submitted(store, newRun('dev'));
+      const claimed = await store.claim('i1', 1);
+      expect(claimed?.leaseGeneration).toBe(1);
+      const owner = ownerOf(claimed!, 'i1');
+      await store.appendFeed(id, [{ kind: 'log', data: logLine('mine') }], owner);
+      await expect(
+        store.appendFeed(id, [{ kind: 'log', data: logLine('stale') }], { instance: 'i1', generation: 0 }),
+      ).rejects.toBeInstanceOf(RunLeaseLostError);
+      await expect(
+        store.appendFeed(id, [{ kind: 'log', data: logLine('other') }], { instance: 'i2', generation: 1 }),
+      ).rejects.toBeInstanceOf(RunLeaseLostError);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(await store.reapExpired('lease expired', { graceMs: 60_000 })).toEqual([]);
+      const closed: string[] = [];
+      const reaped = await store.reapExpired('lease expired', {
+        beforeErrored: async (run) => {
+          closed.push(run.id);
+          // Its release is closed while the run still counts as running: its stack's next run waits.
+          expect((await store.get(run.id))?.status).toBe('running');
+        },
+      });
+      expect(closed).toEqual([id]);
+      expect(reaped.map((r) => r.id)).toEqual([id]);
+      await expect(store.appendFeed(id, [{ kind: 'log', data: logLine('late') }], owner)).rejects.toBeInstanceOf(
+        RunLeaseLostError,
+      );
+      expect(await store.finish(id, owner, { status: 'succeeded' })).toBe(false);
+      expect((await store.readLog(id, 0, 1 << 20)).lines.map((l) => l.text)).toEqual(['mine']);
+      expect((await store.claim('i1', LEASE))?.id).toBe(next);
     });
 
     it('appends and reads the feed by sequence number, ending with the final status', async () => {
