@@ -2,13 +2,22 @@
 import type { Phase } from '../vocabulary.js';
 import type { EngineContext, StackParams, TargetParams } from './context.js';
 import { flushWarnings, openStackFor } from './open.js';
+import { inRunContext } from './scope.js';
 import type { PreviewResult } from './preview.js';
 
 /** The resolved spec of the stack as YAML (`kapps generate`) or JSON (`-o json`). */
-export async function generateDocument(
+export function generateDocument(
   params: StackParams,
   ctx: EngineContext,
   options: { phases?: readonly Phase[]; format?: 'yaml' | 'json'; signal?: AbortSignal } = {},
+): Promise<string> {
+  return inRunContext(ctx, () => generateInContext(params, ctx, options));
+}
+
+async function generateInContext(
+  params: StackParams,
+  ctx: EngineContext,
+  options: { phases?: readonly Phase[]; format?: 'yaml' | 'json'; signal?: AbortSignal },
 ): Promise<string> {
   const stack = await openStackFor(
     params,
@@ -23,12 +32,14 @@ export async function generateDocument(
 }
 
 /** The preview of the stack against its last release (`kapps preview`); `refresh` reads the live outputs. */
-export async function previewStack(
+export function previewStack(
   params: StackParams & TargetParams & { refresh?: boolean; workers?: number },
   ctx: EngineContext,
   signal: AbortSignal,
 ): Promise<PreviewResult> {
-  const { computePreviewFor } = await import('./preview.js');
-  const stack = await openStackFor(params, { planning: true, signal }, ctx);
-  return computePreviewFor(stack, params, ctx, signal);
+  return inRunContext(ctx, async () => {
+    const { computePreviewFor } = await import('./preview.js');
+    const stack = await openStackFor(params, { planning: true, signal }, ctx);
+    return computePreviewFor(stack, params, ctx, signal);
+  });
 }

@@ -4,6 +4,7 @@ import { UsageError } from '../diagnostics/errors.js';
 import type { OpenStackRequest } from '../stack/open-stack.js';
 import type { Stack } from '../stack/stack.js';
 import type { EngineContext, StackParams } from './context.js';
+import { inRunContext, runEnvOf } from './scope.js';
 
 /** How a command uses the stack it opens. */
 export interface OpenOptions {
@@ -37,7 +38,7 @@ export function stackRequest(params: StackParams, options: OpenOptions, ctx: Eng
     include: params.include,
     exclude: params.exclude,
     parents: params.parents ?? false,
-    ...(ctx.env.KUBECONFIG ? { kubeconfig: ctx.env.KUBECONFIG } : {}),
+    ...(runEnvOf(ctx).KUBECONFIG ? { kubeconfig: runEnvOf(ctx).KUBECONFIG } : {}),
     strict: params.strictVars,
     ...(options.applyNoValue ? { applyNoValue: true } : {}),
     ...(params.actions === false ? { quietActions: true } : {}),
@@ -68,7 +69,11 @@ export async function flushWarnings(stack: Stack, ctx: EngineContext): Promise<v
 }
 
 /** Open the stack (fetching the sources a planning command needs) and say its warnings so far. */
-export async function openStackFor(params: StackParams, options: OpenOptions, ctx: EngineContext): Promise<Stack> {
+export function openStackFor(params: StackParams, options: OpenOptions, ctx: EngineContext): Promise<Stack> {
+  return inRunContext(ctx, () => openInContext(params, options, ctx));
+}
+
+async function openInContext(params: StackParams, options: OpenOptions, ctx: EngineContext): Promise<Stack> {
   const { openStack } = await import('../stack/open-stack.js');
   let stack = openStack(stackRequest(params, options, ctx));
   if (options.planning || params.fetch === false) {

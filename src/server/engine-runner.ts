@@ -12,7 +12,8 @@
  * the one shown then (the same kapps, actions and specs, against the same release); otherwise it fails as stale.
  */
 import { createHash } from 'node:crypto';
-import { dirname } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { CancelledError, ConfigError, KappsError } from '../diagnostics/errors.js';
 import type { EngineContext, RunParams, StackParams } from '../engine/index.js';
 import type { PreviewDocument } from '../release/preview.js';
@@ -24,6 +25,7 @@ import type { RunEngine, RunIO, RunOutcome } from './executor.js';
 import { HttpProblem } from './problems.js';
 import type { StoredRun } from './run-store.js';
 import type { EngineContext as ServerEngineContext } from './server.js';
+import { projectRunEnv } from './config.js';
 
 /** Between SIGTERM and SIGKILL when a cancelled run stops its steps. */
 const KILL_GRACE_MS = 5_000;
@@ -64,9 +66,14 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
   };
   const engineContext = (run: StoredRun, io: Pick<RunIO, 'message'>): EngineContext => {
     const project = context.projects.get(run.project);
+    if (!project) throw new KappsError(`project ${run.project} is no longer registered`);
+    const dir = dirname(project.stackFile);
     return {
-      cwd: project ? dirname(project.stackFile) : process.cwd(),
+      cwd: dir,
       env: { ...process.env, KAPPS_BACKEND: backend },
+      // A run sees what its project is given, and reads files only in the project and its workspace.
+      runEnv: projectRunEnv(project, process.env),
+      readRoots: [realOrNearest(dir), realOrNearest(context.workspaceOf(run.project, run.stack))],
       argv: ['kapps', 'serve', `--run=${run.id}`, run.type, run.project, run.stack],
       message: (text) => io.message(text),
       result: (text) => io.message(text),
@@ -222,6 +229,16 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
       if (stale) throw new HttpProblem(409, 'stale-preview', stale);
     },
   });
+}
+
+/** The real path of `p`: its nearest existing ancestor's real path joined with the rest. */
+function realOrNearest(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    const parent = dirname(p);
+    return parent === p ? p : join(realOrNearest(parent), basename(p));
+  }
 }
 
 /** The options of a preview an apply takes over: what it selected and the overrides. */

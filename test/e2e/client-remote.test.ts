@@ -68,7 +68,7 @@ function shop(dbArgs: readonly string[] = [], apiArgs: readonly string[] = []): 
 function serve(p: FixtureProject, extra: string[] = [], env: Record<string, string> = {}): Promise<TestServer> {
   return startServer({
     args: ['--project', `shop=${p.stackFile}`, ...extra],
-    env: { PATH: p.env.PATH ?? FIXTURE_BIN, KAPPS_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root, ...env },
+    env: { PATH: p.env.PATH ?? FIXTURE_BIN, FAKE_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root, ...env },
   });
 }
 
@@ -173,7 +173,7 @@ describe('install -y / delete -y --server', () => {
       const port = new URL(first.url).port;
       const second = await startServer({
         args: ['--project', `shop=${p.stackFile}`, '--listen', `127.0.0.1:${port}`, '--backend', first.backend ?? ''],
-        env: { PATH: p.env.PATH ?? FIXTURE_BIN, KAPPS_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root },
+        env: { PATH: p.env.PATH ?? FIXTURE_BIN, FAKE_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root },
       });
       const r = await started.done;
       expect(r.code, r.stderr).toBe(1);
@@ -326,7 +326,7 @@ describe('kapps runs', () => {
     });
     const server = await startServer({
       args: ['--config', config],
-      env: { PATH: p.env.PATH ?? FIXTURE_BIN, KAPPS_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root },
+      env: { PATH: p.env.PATH ?? FIXTURE_BIN, FAKE_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root },
     });
     const s = ['--server', server.url];
     try {
