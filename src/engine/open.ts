@@ -26,7 +26,14 @@ export function stackRequest(params: StackParams, options: OpenOptions, ctx: Eng
   const overrides: Record<string, string> = {};
   for (const key of ['provider', 'provisioner', 'account', 'region', 'profile', 'cluster'] as const) {
     const v = params[key];
-    if (v) overrides[key] = v;
+    if (!v) continue;
+    // An override is a value, never template source: templates render it as text, and a rendered text holding `{{`
+    // would be rendered again (also when two overrides meet, `x{` and `{ env "A" }}`), so braces are refused.
+    if (/[{}]/.test(v))
+      throw new UsageError(
+        `--${key} ${JSON.stringify(v)}: an override is a value, not a template; "{" and "}" are not allowed`,
+      );
+    overrides[key] = v;
   }
   return {
     stackFile: params.stackFile,

@@ -18,6 +18,7 @@ import {
   FINAL_RUN_STATES,
   logChunkSchema,
   nameSchema,
+  previewSelection,
   problemSchema,
   projectListSchema,
   runIdSchema,
@@ -29,6 +30,7 @@ import {
   whoamiSchema,
   type Role,
   type Run,
+  type RunRequestOptions,
 } from './api-schema.js';
 import { allows, type Authenticator, type Caller } from './auth.js';
 import type { ServerLimits } from './config.js';
@@ -257,8 +259,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         throw invalid('body.project', `no project \`${body.project}\` is registered`);
       if (!ctx.projects.stacks(body.project).includes(body.stack))
         throw invalid('body.stack', `project \`${body.project}\` has no stack \`${body.stack}\``);
+      let previewOptions: RunRequestOptions | undefined;
       if (body.previewRunId !== undefined) {
         if (body.type !== 'apply') throw invalid('body.previewRunId', 'only an apply run may name a preview run');
+        for (const field of ['include', 'exclude', 'parents', 'overrides'] as const) {
+          if (body[field] !== undefined)
+            throw invalid(`body.${field}`, "an apply of a preview run takes the preview's selection and overrides");
+        }
         const preview = await ctx.store.get(body.previewRunId);
         if (!preview || preview.type !== 'preview')
           throw invalid('body.previewRunId', `no preview run ${body.previewRunId}`);
@@ -267,8 +274,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         if (preview.status !== 'succeeded')
           throw new HttpProblem(409, 'conflict', `preview run ${preview.id} is ${preview.status}, not succeeded`);
         await ctx.checkPreview?.(preview);
+        previewOptions = preview.options;
       }
-      const { type, project, stack, ...options } = body;
+      const { type, project, stack, ...given } = body;
+      // An apply of a preview runs with the preview's selection and overrides, and records them as its own.
+      const options = previewOptions ? { ...given, ...previewSelection(previewOptions) } : given;
       const key = request.headers['idempotency-key'];
       const outcome = await ctx.store.submit(
         { type, project, stack, createdBy: caller.name, options },

@@ -62,9 +62,11 @@ export const serverConfigFile = z
           .object({
             name: nameSchema.describe('the name clients use'),
             stack_file: z.string().min(1).describe('the stack file, relative to this file'),
-            env: projectEnvSchema.describe(
-              "what the project's runs see of the environment (templates' env, the steps'): without it, the server's own minus kapps' variables (KAPPS_*, PG*)",
-            ),
+            env: projectEnvSchema
+              .optional()
+              .describe(
+                "what the project's runs see of the environment (templates' env, the steps'): without it, the server's own minus kapps' variables (KAPPS_*, PG*)",
+              ),
           })
           .strict(),
       )

@@ -20,7 +20,7 @@ import type { PreviewDocument } from '../release/preview.js';
 import { canonicalJson } from '../release/canonical-json.js';
 import { redactCredentials } from '../release/redact.js';
 import { formatDiagnostics } from '../report/diagnostic-printer.js';
-import type { ApplyResult, RunRequestOptions } from './api-schema.js';
+import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOptions } from './api-schema.js';
 import type { RunEngine, RunIO, RunOutcome } from './executor.js';
 import { HttpProblem } from './problems.js';
 import type { StoredRun } from './run-store.js';
@@ -109,7 +109,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
     const result = await context.store.getResult(preview.id);
     if (!result) return `preview run ${preview.id} has no result`;
     const then = JSON.parse(result.body) as PreviewDocument;
-    const now = await previewNow(preview, { ...preview.options, refresh: false }, io, signal);
+    const now = await previewNow(preview, { ...checkedOptions(preview), refresh: false }, io, signal);
     if (now.document.basedOnRevision !== then.basedOnRevision) {
       return `the last release of ${preview.project}/${preview.stack} changed since preview run ${preview.id} (revision ${then.basedOnRevision ?? 'none'} then, ${now.document.basedOnRevision ?? 'none'} now)`;
     }
@@ -122,8 +122,8 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
   const execute = async (run: StoredRun, io: RunIO): Promise<RunOutcome> => {
     const { createRunLog, generateDocument, runOperation } = await engine;
     const ctx = engineContext(run, io);
-    const options = run.options;
     try {
+      const options = checkedOptions(run);
       if (run.type === 'generate') {
         const body = await generateDocument(stackParams(run, options), ctx, { format: 'yaml', signal: io.signal });
         io.message(`Generated the spec of ${run.project}/${run.stack}.`);
@@ -151,7 +151,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
           return { status: 'failed', error: `stale preview: ${stale}` };
         }
         // Exactly what the preview showed: its selection and overrides.
-        runOptions = { ...options, ...pickSelection(preview.options) };
+        runOptions = { ...options, ...previewSelection(checkedOptions(preview)) };
       }
       const log = createRunLog((line) => io.log(line), {
         command: run.type === 'apply' ? 'install' : 'delete',
@@ -225,7 +225,18 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
     execute,
     checkPreview: async (preview: StoredRun) => {
       const controller = new AbortController();
-      const stale = await stalePreview(preview, { message: () => undefined }, controller.signal);
+      let stale: string | undefined;
+      try {
+        stale = await stalePreview(preview, { message: () => undefined }, controller.signal);
+      } catch (error) {
+        const text = userMessage(error);
+        if (text === undefined) throw error;
+        throw new HttpProblem(
+          409,
+          'conflict',
+          `preview run ${preview.id} cannot be applied: ${text.split('\n')[0] ?? ''}`,
+        );
+      }
       if (stale) throw new HttpProblem(409, 'stale-preview', stale);
     },
   });
@@ -241,13 +252,15 @@ function realOrNearest(p: string): string {
   }
 }
 
-/** The options of a preview an apply takes over: what it selected and the overrides. */
-function pickSelection(options: RunRequestOptions): RunRequestOptions {
-  const { include, exclude, parents, overrides } = options;
-  return {
-    ...(include ? { include } : {}),
-    ...(exclude ? { exclude } : {}),
-    ...(parents !== undefined ? { parents } : {}),
-    ...(overrides ? { overrides } : {}),
-  };
+/**
+ * A stored run's options, checked again as a request's are (a run stored by an older server, or a preview an apply
+ * takes over, may hold what requests may no longer send): values from requests stay data.
+ */
+function checkedOptions(run: StoredRun): RunRequestOptions {
+  const checked = runOptionsSchema.safeParse(run.options);
+  if (checked.success) return checked.data;
+  const issue = checked.error.issues[0];
+  throw new KappsError(
+    `run ${run.id} has options no request may send (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); nothing was run`,
+  );
 }
