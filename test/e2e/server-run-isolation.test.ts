@@ -3,10 +3,11 @@
  * would: two runs at once with values derived from their secrets, a stack whose templates ask for the server's
  * own environment and files.
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanupProjects, fixtureProject, kapp, tempDir } from '../support/project.js';
+import { runCli } from '../support/cli.js';
+import { cleanupProjects, fake, fixtureProject, kapp, tempDir } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun } from '../support/server.js';
 
 afterEach(async () => {
@@ -117,5 +118,180 @@ describe('two runs at once', () => {
     }
     const stored = allText(p.kappsHome);
     for (const form of forms) expect(stored, form).not.toContain(form);
+  });
+});
+
+/** The server's own environment: its credentials and configuration beside what a project may be given. */
+const SERVER_ENV = {
+  AWS_REGION: 'eu-west-3',
+  AWS_SECRET_ACCESS_KEY: 'server-aws-s3cret-9d8c',
+  PGPASSWORD: 'server-pg-s3cret-1b2a',
+  KAPPS_TOKEN: 'server-token-s3cret-77aa',
+  KAPPS_EXTRA: 'server-extra-s3cret-5e5e',
+};
+
+const NAMES = ['AWS_REGION', 'AWS_SECRET_ACCESS_KEY', 'PGPASSWORD', 'KAPPS_TOKEN', 'KAPPS_EXTRA', 'TEAM'];
+
+/** A kapp whose step shows what its templates read of the environment, and prints its own environment. */
+function envProject() {
+  return fixtureProject({
+    manifests: {
+      shop: {
+        kapps: [
+          kapp('web', {
+            apply_install: [
+              fake('show', 'web', [
+                '--stdout',
+                NAMES.map((n) => `tpl ${n}={{ env "${n}" }}`).join(' '),
+                '--stdout',
+                'expand={{ expandenv "$PGPASSWORD/$KAPPS_TOKEN" }}',
+                ...NAMES.flatMap((n) => ['--print-env', n]),
+              ]),
+            ],
+          }),
+        ],
+      },
+    },
+  });
+}
+
+async function applyLog(url: string): Promise<string> {
+  const c = api(url);
+  const run = await c.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+  expect(run.status).toBe(202);
+  const done = await waitForRun(c, run.body.id!);
+  expect(done.status, JSON.stringify(done)).toBe('succeeded');
+  const log = await c.get(`/api/v1/runs/${run.body.id}/logs`);
+  return (log.body.lines ?? []).map((l) => l.text).join('\n');
+}
+
+describe('what a server run sees', () => {
+  it("of the environment: only what its project passes and sets, never the server's own", async () => {
+    const p = envProject();
+    const config = p.write(
+      'kapps-server.yaml',
+      'projects:\n  - name: shop\n    stack_file: stacks.yaml\n    env:\n      pass: [AWS_REGION, FAKE_TRACE]\n' +
+        '      set: {TEAM: shop-team}\n',
+    );
+    const server = await startServer({
+      args: ['--config', config, '--backend', p.kappsHome],
+      env: { ...p.env, ...SERVER_ENV },
+      cwd: p.dir,
+    });
+    const text = await applyLog(server.url);
+    expect(text).toContain(
+      'tpl AWS_REGION=eu-west-3 tpl AWS_SECRET_ACCESS_KEY= tpl PGPASSWORD= tpl KAPPS_TOKEN= tpl KAPPS_EXTRA= tpl TEAM=shop-team',
+    );
+    expect(text).toContain('expand=/');
+    for (const line of [
+      'AWS_REGION=eu-west-3',
+      'TEAM=shop-team',
+      'AWS_SECRET_ACCESS_KEY=<unset>',
+      'PGPASSWORD=<unset>',
+    ])
+      expect(text).toContain(line);
+    expect(text).toContain('KAPPS_TOKEN=<unset>');
+    expect(text).toContain('KAPPS_EXTRA=<unset>');
+    for (const secret of Object.values(SERVER_ENV).slice(1)) expect(text).not.toContain(secret);
+    // The server's own variables cannot be passed.
+    p.write(
+      'kapps-server.yaml',
+      'projects:\n  - name: shop\n    stack_file: stacks.yaml\n    env:\n      pass: [PGPASSWORD, KAPPS_TOKEN]\n',
+    );
+    const refused = await runCli(['serve', '--config', config, '--backend', p.kappsHome], {
+      env: { KAPPS_HOME: p.kappsHome },
+      killAfterMs: 20_000,
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${config}:5:`);
+    expect(refused.stderr).toContain("`PGPASSWORD` is the server's own (KAPPS_*, PG*): a run never sees it");
+    expect(refused.stderr).toContain('projects[0].env.pass[1]');
+  });
+
+  it("of the environment, without an env in its entry: the server's minus kapps' own variables", async () => {
+    const p = envProject();
+    const server = await startServer({
+      args: ['--project', `shop=${p.stackFile}`, '--backend', p.kappsHome],
+      env: { ...p.env, ...SERVER_ENV },
+      cwd: p.dir,
+    });
+    const text = await applyLog(server.url);
+    expect(text).toContain(
+      'tpl AWS_REGION=eu-west-3 tpl AWS_SECRET_ACCESS_KEY=server-aws-s3cret-9d8c tpl PGPASSWORD= ',
+    );
+    expect(text).toContain('tpl KAPPS_TOKEN= tpl KAPPS_EXTRA= tpl TEAM=');
+    expect(text).toContain('PGPASSWORD=<unset>');
+    expect(text).toContain('KAPPS_TOKEN=<unset>');
+    expect(text).toContain('KAPPS_EXTRA=<unset>');
+    for (const secret of [SERVER_ENV.PGPASSWORD, SERVER_ENV.KAPPS_TOKEN, SERVER_ENV.KAPPS_EXTRA])
+      expect(text).not.toContain(secret);
+  });
+
+  it('of the file system: the project and its workspace only, links resolved; the CLI reads anywhere', async () => {
+    const outside = tempDir('kapps-outside-');
+    writeFileSync(path.join(outside, 'id_rsa'), 'private');
+    const p = fixtureProject({
+      manifests: {
+        shop: {
+          kapps: [
+            kapp('web', {
+              apply_install: [
+                fake('show', 'web', [
+                  '--stdout',
+                  'inside={{ exists "f" "stacks.yaml" }} {{ len (findFiles "manifests" (listString "shop")) }}',
+                  '--stdout',
+                  '{{ if .probe }}probe={{ .probe }}{{ end }}',
+                ]),
+              ],
+            }),
+          ],
+        },
+      },
+    });
+    symlinkSync(outside, p.path('escape'));
+    const server = await startServer({
+      args: ['--project', `shop=${p.stackFile}`, '--backend', p.kappsHome],
+      env: p.env,
+      cwd: p.dir,
+    });
+    const c = api(server.url);
+    const generate = async (): Promise<{ status: string; error: string | null; body: string }> => {
+      const run = await c.post('/api/v1/runs', { type: 'generate', project: 'shop', stack: 'dev' });
+      const done = await waitForRun(c, run.body.id!);
+      const result = await c.get<string>(`/api/v1/runs/${run.body.id}/result`);
+      const log = await c.get(`/api/v1/runs/${run.body.id}/logs`);
+      return { status: done.status, error: done.error, body: `${String(result.body)}${JSON.stringify(log.body)}` };
+    };
+    const ok = await generate();
+    expect(ok.status, ok.error ?? '').toBe('succeeded');
+    expect(ok.body).toContain('inside=true 1');
+    const probes: [string, string][] = [
+      ['{{ exists "f" "/etc/passwd" }}', 'exists: "/etc/passwd" is outside the project and its workspace'],
+      [`{{ findFiles "${outside}" (listString "id") }}`, `findFiles: "${outside}" is outside the project`],
+      ['{{ exists "f" "../../../../etc/passwd" }}', 'exists: "../../../../etc/passwd" is outside the project'],
+      ['{{ exists "f" "escape/id_rsa" }}', 'exists: "escape/id_rsa" is outside the project'],
+      ['{{ findFiles "escape" (listString "id") }}', 'findFiles: "escape" is outside the project'],
+    ];
+    for (const [probe, message] of probes) {
+      p.write('stacks.yaml', {
+        dev: { provider: 'local', cluster: 'c', vars: { probe }, manifests: [{ uri: 'manifests/shop.yaml' }] },
+      });
+      const r = await generate();
+      expect(r.status, probe).toBe('failed');
+      expect(r.error, probe).toContain(message);
+      expect(r.body).not.toContain('private');
+    }
+    // The CLI's user owns its machine: the same template reads where it is told.
+    p.write('stacks.yaml', {
+      dev: {
+        provider: 'local',
+        cluster: 'c',
+        vars: { probe: '{{ exists "f" "escape/id_rsa" }}' },
+        manifests: [{ uri: 'manifests/shop.yaml' }],
+      },
+    });
+    const cli = await p.run('generate');
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain('probe=true');
   });
 });
