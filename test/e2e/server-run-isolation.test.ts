@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { cleanupProjects, fake, fixtureProject, kapp, tempDir } from '../support/project.js';
-import { api, startServer, stopAllServers, waitForRun } from '../support/server.js';
+import { api, readEvents, startServer, stopAllServers, waitForRun } from '../support/server.js';
 
 afterEach(async () => {
   await stopAllServers();
@@ -293,5 +293,65 @@ describe('what a server run sees', () => {
     const cli = await p.run('generate');
     expect(cli.code, cli.stderr).toBe(0);
     expect(cli.stdout).toContain('probe=true');
+  });
+});
+
+describe('a step printing the sensitive output it produces', () => {
+  const PRINTED = 'printed-s3cret-4kq8-value';
+  const printing = (fails: boolean) =>
+    fixtureProject({
+      manifests: {
+        shop: {
+          kapps: [
+            kapp(
+              'db',
+              {
+                output: [
+                  {
+                    name: 'make-token',
+                    command: 'sh',
+                    print: 'true',
+                    // Like `terraform apply`: prints the value it writes to the output file, then (maybe) fails.
+                    args: `-c 'echo "token is $E2E_PRINTED"; printf "{\\"token\\": \\"%s\\"}" "$E2E_PRINTED" > out.json; echo "again $E2E_PRINTED" >&2; exit ${fails ? 3 : 0}'`,
+                  },
+                ],
+              },
+              { outputs: [{ id: 'creds', path: 'out.json', format: 'json', sensitive: true }] },
+            ),
+          ],
+        },
+      },
+    });
+
+  it('has its lines held until the output is read: the run log, the events and the release log show it redacted', async () => {
+    for (const fails of [false, true]) {
+      const p = printing(fails);
+      const server = await startServer({
+        args: ['--project', `shop=${p.stackFile}`, '--backend', p.kappsHome],
+        env: { ...p.env, E2E_PRINTED: PRINTED },
+        cwd: p.dir,
+      });
+      const c = api(server.url);
+      const run = await c.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+      const events = await readEvents(`${server.url}/api/v1/runs/${run.body.id}/events`, { timeoutMs: 30_000 });
+      const done = await waitForRun(c, run.body.id!);
+      expect(done.status).toBe(fails ? 'failed' : 'succeeded');
+      const log = await c.get(`/api/v1/runs/${run.body.id}/logs`);
+      const logText = JSON.stringify(log.body);
+      expect(logText).toContain('token is <sensitive>');
+      expect(logText).toContain('again <sensitive>');
+      const all = [logText, JSON.stringify(events.events), JSON.stringify(done), allText(p.kappsHome)].join('\n');
+      expect(all).not.toContain(PRINTED);
+      await server.stop();
+
+      // The CLI, every reporter.
+      for (const reporter of ['plain', 'json']) {
+        const cli = await p.run('install', ['-y', '--reporter', reporter], { env: { E2E_PRINTED: PRINTED } });
+        expect(cli.code).toBe(fails ? 1 : 0);
+        expect(cli.stdout + cli.stderr).toContain('<sensitive>');
+        expect(cli.stdout + cli.stderr).not.toContain(PRINTED);
+      }
+      expect(allText(p.kappsHome)).not.toContain(PRINTED);
+    }
   });
 });
