@@ -355,3 +355,55 @@ describe('a step printing the sensitive output it produces', () => {
     }
   });
 });
+
+describe('working_dir', () => {
+  const withDir = (dir: string) =>
+    fixtureProject({
+      manifests: {
+        shop: {
+          kapps: [
+            kapp('web', {
+              apply_install: [
+                { name: 'link', command: 'ln', args: '-sfn /etc escape' },
+                fake('where', 'web', ['--print-cwd'], { working_dir: dir, print: 'true' }),
+              ],
+            }),
+          ],
+        },
+      },
+    });
+
+  it('outside the kapp directory is a located error before anything runs, on the CLI and the server', async () => {
+    for (const dir of ['../../..', '/etc']) {
+      const p = withDir(dir);
+      const cli = await p.run('install', ['-y']);
+      expect(cli.code, dir).toBe(1);
+      expect(cli.stderr).toMatch(
+        /manifests\/shop\.yaml:\d+:\d+: error: .*'working_dir' \S+ is outside the kapp's directory/,
+      );
+      expect(cli.stderr).not.toMatch(/\n\s+at /);
+      expect(p.traceLines()).toEqual([]);
+
+      const server = await startServer({
+        args: ['--project', `shop=${p.stackFile}`, '--backend', p.kappsHome],
+        env: p.env,
+        cwd: p.dir,
+      });
+      const c = api(server.url);
+      const run = await c.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+      const done = await waitForRun(c, run.body.id!);
+      expect(done.status).toBe('failed');
+      expect(done.error).toContain("is outside the kapp's directory");
+      expect(p.traceLines()).toEqual([]);
+      await server.stop();
+    }
+  });
+
+  it('through a link in the kapp directory that leads out of it: the step does not run', async () => {
+    const p = withDir('escape');
+    const cli = await p.run('install', ['-y']);
+    expect(cli.code).toBe(1);
+    expect(cli.stdout + cli.stderr).toContain("leads to /etc, outside the kapp's directory");
+    expect(p.traceLines()).toEqual([]);
+  });
+});
