@@ -24,7 +24,9 @@ async function generateInContext(
     { planning: true, ...(options.signal ? { signal: options.signal } : {}) },
     ctx,
   );
-  const spec = stack.spec(options.phases?.length ? { phases: [...options.phases] } : {});
+  const { redactStackSpec } = await import('../release/spec-diff.js');
+  // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them.
+  const spec = redactStackSpec(stack.spec(options.phases?.length ? { phases: [...options.phases] } : {}));
   await flushWarnings(stack, ctx);
   if (options.format === 'json') return `${JSON.stringify(spec, null, 2)}\n`;
   const { stringify } = await import('../yaml/stringify.js');

@@ -407,3 +407,45 @@ describe('working_dir', () => {
     expect(p.traceLines()).toEqual([]);
   });
 });
+
+describe('values named as secrets', () => {
+  it('are masked in the generate result, on the CLI and the server, as the preview masks them', async () => {
+    const p = fixtureProject({
+      manifests: {
+        shop: {
+          kapps: [
+            kapp('web', {
+              apply_install: [
+                {
+                  name: 'deploy',
+                  command: 'kapps-fake',
+                  args: '--tag web --password={{ env "E2E_DB_PASSWORD" }} --api-token {{ env "E2E_TOKEN" }} --region eu',
+                  env_vars: { DB_PASSWORD: '{{ env "E2E_DB_PASSWORD" }}', LOG_LEVEL: 'debug' },
+                },
+              ],
+            }),
+          ],
+        },
+      },
+    });
+    const env = { E2E_DB_PASSWORD: 'db-pw-s3cret-31', E2E_TOKEN: 'api-token-s3cret-42' };
+    const cli = await p.run('generate', [], { env });
+    expect(cli.code, cli.stderr).toBe(0);
+    const server = await startServer({
+      args: ['--project', `shop=${p.stackFile}`, '--backend', p.kappsHome],
+      env: { ...p.env, ...env },
+      cwd: p.dir,
+    });
+    const c = api(server.url);
+    const run = await c.post('/api/v1/runs', { type: 'generate', project: 'shop', stack: 'dev' });
+    expect((await waitForRun(c, run.body.id!)).status).toBe('succeeded');
+    const result = await c.get<string>(`/api/v1/runs/${run.body.id}/result`);
+    for (const text of [cli.stdout, result.body]) {
+      expect(text).toContain('DB_PASSWORD: (sensitive)');
+      expect(text).toContain('--password=(sensitive)');
+      expect(text).toContain('LOG_LEVEL: debug');
+      expect(text).not.toContain(env.E2E_DB_PASSWORD);
+      expect(text).not.toContain(env.E2E_TOKEN);
+    }
+  });
+});
