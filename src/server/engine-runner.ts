@@ -121,8 +121,8 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
 
   const execute = async (run: StoredRun, io: RunIO): Promise<RunOutcome> => {
     const { createRunLog, generateDocument, runOperation } = await engine;
-    const ctx = engineContext(run, io);
     try {
+      const ctx = engineContext(run, io);
       const options = checkedOptions(run);
       if (run.type === 'generate') {
         const body = await generateDocument(stackParams(run, options), ctx, { format: 'yaml', signal: io.signal });
