@@ -43,6 +43,7 @@ import type { ReleaseStore } from '../release/store-types.js';
 import { releaseListEntries } from '../release/history.js';
 import { orderRelease } from '../release/record-order.js';
 import { redactArgv } from '../release/redact.js';
+import { redactStackSpec } from '../release/spec-diff.js';
 import { describeHolder, unlockRelease } from '../release/recorder.js';
 import { isRunningPhase } from '../release/types.js';
 
@@ -494,7 +495,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       stackOr404(p, s);
       const release = await ctx.releases.get(ctx.projects.releaseProject(p), s, rev);
       if (!release) throw notFound(`${p}/${s} has no release ${rev}`);
-      return orderRelease({ ...release, command: redactArgv(release.command) });
+      // Values named as secrets are masked in the answer, as in a preview (the record keeps them for the diffs).
+      return orderRelease({ ...release, command: redactArgv(release.command), spec: redactStackSpec(release.spec) });
     },
   );
 

@@ -409,7 +409,7 @@ describe('working_dir', () => {
 });
 
 describe('values named as secrets', () => {
-  it('are masked in the generate result, on the CLI and the server, as the preview masks them', async () => {
+  it('are masked in the generate result and in the releases shown, on the CLI and the server, as in the preview', async () => {
     const p = fixtureProject({
       manifests: {
         shop: {
@@ -418,7 +418,7 @@ describe('values named as secrets', () => {
               apply_install: [
                 {
                   name: 'deploy',
-                  command: 'kapps-fake',
+                  command: 'true',
                   args: '--tag web --password={{ env "E2E_DB_PASSWORD" }} --api-token {{ env "E2E_TOKEN" }} --region eu',
                   env_vars: { DB_PASSWORD: '{{ env "E2E_DB_PASSWORD" }}', LOG_LEVEL: 'debug' },
                 },
@@ -440,10 +440,21 @@ describe('values named as secrets', () => {
     const run = await c.post('/api/v1/runs', { type: 'generate', project: 'shop', stack: 'dev' });
     expect((await waitForRun(c, run.body.id!)).status).toBe('succeeded');
     const result = await c.get<string>(`/api/v1/runs/${run.body.id}/result`);
-    for (const text of [cli.stdout, result.body]) {
+    // The release of an apply, as the API answers it and `release show` prints it.
+    const apply = await c.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+    expect((await waitForRun(c, apply.body.id!)).status).toBe('succeeded');
+    const release = await c.get('/api/v1/projects/shop/stacks/dev/releases/1');
+    expect(release.status).toBe(200);
+    const show = await p.run('release', ['show', p.stackFile, 'dev'], { bare: true });
+    expect(show.code, show.stderr).toBe(0);
+    for (const text of [cli.stdout, result.body, show.stdout]) {
       expect(text).toContain('DB_PASSWORD: (sensitive)');
       expect(text).toContain('--password=(sensitive)');
       expect(text).toContain('LOG_LEVEL: debug');
+    }
+    const api1 = JSON.stringify(release.body);
+    expect(api1).toContain('"DB_PASSWORD":"(sensitive)"');
+    for (const text of [cli.stdout, result.body, show.stdout, api1]) {
       expect(text).not.toContain(env.E2E_DB_PASSWORD);
       expect(text).not.toContain(env.E2E_TOKEN);
     }
