@@ -3,7 +3,6 @@
  * directory the driver gave this run (the CLI: its own; the runs server: what the project's configuration passes),
  * never `process.env` or `process.cwd()`, and look at files only where the driver lets them.
  */
-import { currentRenderContext, withRenderContext } from '../template/index.js';
 import type { FuncContext } from '../template/types.js';
 import type { EngineContext } from './context.js';
 
@@ -13,7 +12,9 @@ export function runEnvOf(ctx: EngineContext): Readonly<Record<string, string | u
 }
 
 /** Run `fn` with the render context of `ctx` (a sensitivity watch set by an enclosing run is kept). */
-export function inRunContext<T>(ctx: EngineContext, fn: () => Promise<T>): Promise<T> {
+export async function inRunContext<T>(ctx: EngineContext, fn: () => Promise<T>): Promise<T> {
+  // Loaded when a command runs (`--help` loads no template module).
+  const { currentRenderContext, withRenderContext } = await import('../template/scope.js');
   const env = runEnvOf(ctx);
   const watch = currentRenderContext()?.watch;
   const render: FuncContext = {
