@@ -9,8 +9,21 @@ import type { LogLimits } from '../release/log-budget.js';
 export interface EngineContext {
   /** The directory relative paths (stack file, config, workspace, backend) are resolved against. */
   readonly cwd: string;
-  /** The environment kapps' settings are read from (KAPPS_BACKEND, KAPPS_HOME, KAPPS_WORKERS, …) and steps start from. */
+  /**
+   * The environment kapps' settings are read from (KAPPS_BACKEND, KAPPS_HOME, KAPPS_WORKERS, …) and git runs with;
+   * templates and steps see it too unless `runEnv` is given.
+   */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * What the run's templates (`env`, `expandenv`) read and its steps start from, when it is not `env`: the runs
+   * server gives a run only what its project's configuration passes, never the server's own variables.
+   */
+  readonly runEnv?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The directories (absolute, links resolved) the template functions that read the file system (`exists`,
+   * `findFiles`) may look in; unset: anywhere (the CLI). The runs server gives the project and its workspace.
+   */
+  readonly readRoots?: readonly string[];
   /** The command line recorded in a release (redacted before it is recorded). */
   readonly argv: readonly string[];
   /** Messages about the run a CLI prints on stderr: warnings, fetches, the preview before a plan. Whole lines. */

@@ -2,20 +2,31 @@
 import type { Phase } from '../vocabulary.js';
 import type { EngineContext, StackParams, TargetParams } from './context.js';
 import { flushWarnings, openStackFor } from './open.js';
+import { inRunContext } from './scope.js';
 import type { PreviewResult } from './preview.js';
 
 /** The resolved spec of the stack as YAML (`kapps generate`) or JSON (`-o json`). */
-export async function generateDocument(
+export function generateDocument(
   params: StackParams,
   ctx: EngineContext,
   options: { phases?: readonly Phase[]; format?: 'yaml' | 'json'; signal?: AbortSignal } = {},
+): Promise<string> {
+  return inRunContext(ctx, () => generateInContext(params, ctx, options));
+}
+
+async function generateInContext(
+  params: StackParams,
+  ctx: EngineContext,
+  options: { phases?: readonly Phase[]; format?: 'yaml' | 'json'; signal?: AbortSignal },
 ): Promise<string> {
   const stack = await openStackFor(
     params,
     { planning: true, ...(options.signal ? { signal: options.signal } : {}) },
     ctx,
   );
-  const spec = stack.spec(options.phases?.length ? { phases: [...options.phases] } : {});
+  const { redactStackSpec } = await import('../release/spec-diff.js');
+  // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them.
+  const spec = redactStackSpec(stack.spec(options.phases?.length ? { phases: [...options.phases] } : {}));
   await flushWarnings(stack, ctx);
   if (options.format === 'json') return `${JSON.stringify(spec, null, 2)}\n`;
   const { stringify } = await import('../yaml/stringify.js');
@@ -23,12 +34,14 @@ export async function generateDocument(
 }
 
 /** The preview of the stack against its last release (`kapps preview`); `refresh` reads the live outputs. */
-export async function previewStack(
+export function previewStack(
   params: StackParams & TargetParams & { refresh?: boolean; workers?: number },
   ctx: EngineContext,
   signal: AbortSignal,
 ): Promise<PreviewResult> {
-  const { computePreviewFor } = await import('./preview.js');
-  const stack = await openStackFor(params, { planning: true, signal }, ctx);
-  return computePreviewFor(stack, params, ctx, signal);
+  return inRunContext(ctx, async () => {
+    const { computePreviewFor } = await import('./preview.js');
+    const stack = await openStackFor(params, { planning: true, signal }, ctx);
+    return computePreviewFor(stack, params, ctx, signal);
+  });
 }

@@ -4,6 +4,7 @@ import { UsageError } from '../diagnostics/errors.js';
 import type { OpenStackRequest } from '../stack/open-stack.js';
 import type { Stack } from '../stack/stack.js';
 import type { EngineContext, StackParams } from './context.js';
+import { inRunContext, runEnvOf } from './scope.js';
 
 /** How a command uses the stack it opens. */
 export interface OpenOptions {
@@ -25,7 +26,14 @@ export function stackRequest(params: StackParams, options: OpenOptions, ctx: Eng
   const overrides: Record<string, string> = {};
   for (const key of ['provider', 'provisioner', 'account', 'region', 'profile', 'cluster'] as const) {
     const v = params[key];
-    if (v) overrides[key] = v;
+    if (!v) continue;
+    // An override is a value, never template source: templates render it as text, and a rendered text holding `{{`
+    // would be rendered again (also when two overrides meet, `x{` and `{ env "A" }}`), so braces are refused.
+    if (/[{}]/.test(v))
+      throw new UsageError(
+        `--${key} ${JSON.stringify(v)}: an override is a value, not a template; "{" and "}" are not allowed`,
+      );
+    overrides[key] = v;
   }
   return {
     stackFile: params.stackFile,
@@ -37,7 +45,7 @@ export function stackRequest(params: StackParams, options: OpenOptions, ctx: Eng
     include: params.include,
     exclude: params.exclude,
     parents: params.parents ?? false,
-    ...(ctx.env.KUBECONFIG ? { kubeconfig: ctx.env.KUBECONFIG } : {}),
+    ...(runEnvOf(ctx).KUBECONFIG ? { kubeconfig: runEnvOf(ctx).KUBECONFIG } : {}),
     strict: params.strictVars,
     ...(options.applyNoValue ? { applyNoValue: true } : {}),
     ...(params.actions === false ? { quietActions: true } : {}),
@@ -68,7 +76,11 @@ export async function flushWarnings(stack: Stack, ctx: EngineContext): Promise<v
 }
 
 /** Open the stack (fetching the sources a planning command needs) and say its warnings so far. */
-export async function openStackFor(params: StackParams, options: OpenOptions, ctx: EngineContext): Promise<Stack> {
+export function openStackFor(params: StackParams, options: OpenOptions, ctx: EngineContext): Promise<Stack> {
+  return inRunContext(ctx, () => openInContext(params, options, ctx));
+}
+
+async function openInContext(params: StackParams, options: OpenOptions, ctx: EngineContext): Promise<Stack> {
   const { openStack } = await import('../stack/open-stack.js');
   let stack = openStack(stackRequest(params, options, ctx));
   if (options.planning || params.fetch === false) {

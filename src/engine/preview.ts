@@ -78,8 +78,8 @@ export async function refreshOutputs(
   const out = new Map<string, RefreshResult>();
   if (ids.length === 0) return out;
   const { runStack } = await import('../execute/run-stack.js');
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(ctx.env)) if (v !== undefined) env[k] = v;
+  const { stepEnv } = await import('./run.js');
+  const env = stepEnv(ctx.env.KAPPS_BACKEND ?? stack.project.backend, ctx);
   const only = new Set(ids);
   // An abort (Ctrl-C, a cancelled run) stops the output steps cleanly (they run in their own process groups), then
   // the preview ends as interrupted.

@@ -11,6 +11,7 @@ import type { Stack } from '../stack/stack.js';
 import { urlSecrets } from '../release/redact.js';
 import type { EngineContext, StackParams } from './context.js';
 import { openStackFor, type OpenOptions } from './open.js';
+import { inRunContext, runEnvOf } from './scope.js';
 import type { RunLock, RunRecorder } from './release-run.js';
 
 /** The options of a run command (the CLI's flags). */
@@ -76,8 +77,8 @@ function workersFrom(params: RunParams, stack: Stack, ctx: EngineContext): numbe
   return n;
 }
 
-/** Variables kapps reads for itself: never passed to steps (a kapp asks for one by name in its `env_vars`). */
-const OWN_ENV = ['KAPPS_BACKEND', 'KAPPS_HOME', 'KAPPS_WORKERS', 'KAPPS_INPROCESS_SPAWN', 'KAPPS_TOKEN'];
+/** Variables kapps reads for itself: every `KAPPS_*`, never passed to steps (a kapp asks for one by name in its `env_vars`). */
+const OWN_PREFIX = 'KAPPS_';
 /** The connection variables the PostgreSQL driver reads: kapps' own while its release backend is PostgreSQL. */
 const PG_ENV = [
   'PGHOST',
@@ -102,12 +103,16 @@ function backendOf(params: RunParams, stack: Stack, ctx: EngineContext): string 
   return params.backend ?? ctx.env.KAPPS_BACKEND ?? stack.project.backend;
 }
 
-/** The environment steps start from: kapps' own without kapps' own configuration. */
+/**
+ * The environment steps start from: the run's (see `EngineContext.runEnv`) without kapps' own configuration
+ * (every `KAPPS_*`, and the PostgreSQL driver's variables when the release backend is PostgreSQL).
+ */
 export function stepEnv(backend: string | undefined, ctx: EngineContext): Record<string, string> {
-  const own = new Set(OWN_ENV);
+  const own = new Set<string>();
   if (backend !== undefined && /^postgres(ql)?:/i.test(backend)) for (const name of PG_ENV) own.add(name);
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(ctx.env)) if (v !== undefined && !own.has(k)) env[k] = v;
+  for (const [k, v] of Object.entries(runEnvOf(ctx)))
+    if (v !== undefined && !own.has(k) && !k.startsWith(OWN_PREFIX)) env[k] = v;
   return env;
 }
 
@@ -173,7 +178,11 @@ async function noValueCheck(stack: Stack, options: RunOptions): Promise<void> {
  * thrown; an abort before they run throws `CancelledError`. Once they ran, the outcome is returned whatever it is
  * (the summary's status says failed or cancelled). The release is always closed before this returns or throws.
  */
-export async function runOperation(command: RunCommand, params: RunParams, hooks: RunHooks): Promise<RunOutcome> {
+export function runOperation(command: RunCommand, params: RunParams, hooks: RunHooks): Promise<RunOutcome> {
+  return inRunContext(hooks.ctx, () => operate(command, params, hooks));
+}
+
+async function operate(command: RunCommand, params: RunParams, hooks: RunHooks): Promise<RunOutcome> {
   const { ctx, signal } = hooks;
   const { runStack } = await import('../execute/run-stack.js');
   const mode = runMode(params);

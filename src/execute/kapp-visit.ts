@@ -20,6 +20,18 @@ import { runStep } from './step-runner.js';
 import { removeSensitiveTemplates, renderKappTemplates } from './templates.js';
 import type { EmitEvent, KappResult, RunOptions } from './types.js';
 import type { StepRecord } from '../release/types.js';
+import type { RunEvent } from '../report/events.js';
+
+/**
+ * The most step output held back at once for a kapp with sensitive outputs (characters); lines beyond it are
+ * dropped, and the count said, rather than shown before the secrets they may hold are known.
+ */
+const HOLD_LIMIT = 8 * 1024 * 1024;
+
+/** Whether a kapp declares an output that is (or may render as) sensitive. */
+function declaresSensitiveOutputs(kapp: KappModel): boolean {
+  return (kapp.descriptor.outputs ?? []).some((o) => o.sensitive !== undefined && o.sensitive !== false);
+}
 
 /** How a visit loads the kapp's outputs after its phases (only kapps that declare outputs load any). */
 export interface OutputLoading {
@@ -132,6 +144,13 @@ class KappVisit {
   #renderedTemplates: ReadonlyMap<string, string> | undefined;
   /** Dry run: the template files already said to be written. */
   readonly #announced = new Set<string>();
+  /**
+   * The step events of a kapp with sensitive outputs, held back until its outputs are read: a step may print a
+   * secret it writes to an output file before kapps knows it is one. Undefined: events go out as they come.
+   */
+  readonly #held: RunEvent[] | undefined;
+  #heldChars = 0;
+  #dropped = 0;
 
   constructor(ctx: VisitContext, kapp: KappModel, plan: VisitPlan, signal: AbortSignal) {
     this.#ctx = ctx;
@@ -139,6 +158,57 @@ class KappVisit {
     this.#plan = plan;
     this.#signal = signal;
     this.#dryRun = ctx.options.dryRun;
+    this.#held = !this.#dryRun && declaresSensitiveOutputs(kapp) ? [] : undefined;
+  }
+
+  /** Emit a step event, or hold it back while the kapp's sensitive outputs are not read yet. */
+  #emitStep(event: RunEvent): void {
+    const held = this.#held;
+    if (held === undefined) {
+      this.#ctx.emit(event);
+      return;
+    }
+    if (event.type === 'step-output') {
+      if (this.#heldChars + event.text.length > HOLD_LIMIT) {
+        this.#dropped++;
+        return;
+      }
+      this.#heldChars += event.text.length;
+    }
+    held.push(event);
+  }
+
+  /** Let the held events go, redacted with what the run knows now (the outputs just read included). */
+  #release(): void {
+    const held = this.#held;
+    if (held === undefined) return;
+    for (const event of held.splice(0)) this.#ctx.emit(event);
+    this.#heldChars = 0;
+    if (this.#dropped > 0) {
+      this.#log(
+        'warn',
+        `${this.#dropped} line(s) of step output were dropped: more than ${HOLD_LIMIT} characters were printed before the kapp's sensitive outputs were read`,
+      );
+      this.#dropped = 0;
+    }
+  }
+
+  /**
+   * At the end of a visit, learn the secrets of sensitive output files still on disk (a step wrote them, a later
+   * one failed) before the held events go; their files are deleted as when they are read.
+   */
+  #learnLeftSecrets(): void {
+    if (this.#held === undefined || this.#held.length === 0) return;
+    const { stack, redactor } = this.#ctx;
+    try {
+      loadOutputs(stack, this.#kapp, stack.variables(this.#kapp, this.#runtime()), {
+        mustExist: false,
+        dryRun: false,
+        redactor,
+      });
+    } catch {
+      // Outputs that cannot be read teach nothing; the held lines go out redacted with what is known.
+    }
   }
 
   /** Start the kapp, visit it, clean up and finish it. Never throws for the kapp's own failure. */
@@ -156,6 +226,8 @@ class KappVisit {
     } catch (e) {
       failure = failureOf(e);
     }
+    this.#learnLeftSecrets();
+    this.#release();
     if (failure?.detail) this.#log('error', failure.detail);
     this.#removeSensitiveFiles();
     return this.#finish(failure, started);
@@ -259,14 +331,14 @@ class KappVisit {
     startedAt: Date,
     ignoreErrors: boolean,
   ): Promise<Result<StepEnd['status']>> {
-    const { stack, options, redactor, emit } = this.#ctx;
+    const { stack, options, redactor } = this.#ctx;
     const kappId = this.#kapp.id;
     // An apply runs no step with `<no value>` in it (checked now: outputs loaded by earlier steps are in).
     if (stack.applyNoValue && !this.#dryRun) {
       const problems = stack.noValueErrors(this.#kapp, phase, [step]);
       if (problems.length) return { ok: false, error: failureOf(new ConfigError(problems)) };
     }
-    emit({
+    this.#emitStep({
       type: 'step-started',
       time: startedAt.toISOString(),
       kapp: kappId,
@@ -292,7 +364,7 @@ class KappVisit {
       redactor,
       ...(options.allOutput ? { allOutput: true } : {}),
       onOutput: (stream, text, hidden) =>
-        emit({
+        this.#emitStep({
           type: 'step-output',
           time: now(),
           kapp: kappId,
@@ -328,6 +400,7 @@ class KappVisit {
    */
   #replan(phase: Phase): PlannedStep[] {
     this.#loadOutputs(false);
+    this.#release();
     if (this.#plan.templates) this.#renderTemplates();
     return this.#planPhase(phase);
   }
@@ -335,7 +408,7 @@ class KappVisit {
   /** The end of a reached step: its step-finished event (emitted nowhere else) and its record. */
   #finishStep(phase: Phase, step: PlannedStep, startedAt: Date, end: StepEnd): void {
     const time = now();
-    this.#ctx.emit({
+    this.#emitStep({
       type: 'step-finished',
       time,
       kapp: this.#kapp.id,
@@ -371,6 +444,7 @@ class KappVisit {
     if (failure) return failure;
     try {
       this.#loadOutputs(loading.missing === 'error');
+      this.#release();
     } catch (e) {
       // A plan goes on without outputs it cannot read (they stay empty maps), and says so.
       if (!lenient) return failureOf(e);

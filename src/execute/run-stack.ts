@@ -25,7 +25,7 @@ import type { Stack } from '../stack/stack.js';
 import type { GoMap } from '../go-value/value.js';
 import { visitKapp, viewFor, type OutputLoading, type VisitContext, type VisitPlan } from './kapp-visit.js';
 import { redactEvent, Redactor } from './redact.js';
-import { watchSensitivity } from '../template/sensitivity.js';
+import { currentRenderContext, processEnvContext, withRenderContext } from '../template/index.js';
 import type { EmitEvent, KappResult, RunOptions, RunSummary } from './types.js';
 
 export interface RunDeps {
@@ -167,13 +167,18 @@ export function plannedPhases(stack: Stack, options: RunOptions): Map<string, Ph
 }
 
 /** Run the command over the stack's selection. Never throws for kapp failures: they are in the summary. */
-export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps): Promise<RunSummary> {
-  const started = Date.now();
-  const nodes = stack.selection.nodes;
+export function runStack(stack: Stack, options: RunOptions, deps: RunDeps): Promise<RunSummary> {
   const redactor = new Redactor();
   for (const secret of options.secrets ?? []) redactor.add(secret);
-  // Values rendered from sensitive values are sensitive too, for as long as the run lasts.
-  const unwatch = watchSensitivity(redactor);
+  // Values rendered from sensitive values are sensitive too, for as long as the run lasts: the run's redactor
+  // watches every render of this run (and of no other run going on at the same time).
+  const outer = currentRenderContext() ?? processEnvContext;
+  return withRenderContext({ ...outer, watch: redactor }, () => runWatched(stack, options, deps, redactor));
+}
+
+async function runWatched(stack: Stack, options: RunOptions, deps: RunDeps, redactor: Redactor): Promise<RunSummary> {
+  const started = Date.now();
+  const nodes = stack.selection.nodes;
   const emit: EmitEvent = (event) => deps.emit(redactEvent(event, redactor));
   const ctx: VisitContext = {
     stack,
@@ -329,6 +334,5 @@ export async function runStack(stack: Stack, options: RunOptions, deps: RunDeps)
       ? 'failed'
       : 'succeeded';
   emit({ type: 'run-finished', time: now(), status, counts, durationMs: Date.now() - started });
-  unwatch();
   return { status, results };
 }

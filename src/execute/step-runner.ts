@@ -9,7 +9,8 @@ import type { Phase, StepStatus } from '../vocabulary.js';
 import { resolveCommand } from '../process/resolve-command.js';
 import { runProcess } from '../process/process-runner.js';
 import type { SpawnResult } from '../process/spawn.js';
-import { ConfinementError, writeConfinedFile, type PathUse } from '../workspace/confine.js';
+import { realpathSync } from 'node:fs';
+import { ConfinementError, isInside, writeConfinedFile, type PathUse } from '../workspace/confine.js';
 import type { Redactor } from './redact.js';
 
 /** What happened to a step. */
@@ -93,6 +94,24 @@ class OutputLines {
   }
 }
 
+/**
+ * Why a step may not run in `dir` (checked when planned as written): a symbolic link in the kapp's directory that
+ * leads out of it. A directory that does not exist yet is left to the spawn to report.
+ */
+function workingDirEscape(dir: string, kappDir: string): string | undefined {
+  let real: string;
+  let root: string;
+  try {
+    real = realpathSync(dir);
+    root = realpathSync(kappDir);
+  } catch {
+    return undefined;
+  }
+  return isInside(root, real)
+    ? undefined
+    : `working_dir ${dir} leads to ${real}, outside the kapp's directory ${root}; steps run only inside it`;
+}
+
 /** Run a step that has passed its conditions. */
 export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<StepOutcome> {
   const env: Record<string, string> = { ...ctx.baseEnv, ...step.env };
@@ -106,6 +125,8 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
       reason: `step '${step.name}' of kapp ${ctx.kappId} names no command`,
     };
   }
+  const escape = workingDirEscape(step.workingDir, ctx.kappDir);
+  if (escape) return { status: failedStatus, exitCode: null, timedOut: false, durationMs: 0, reason: escape };
   const resolved = resolveCommand(step.command, { cwd: step.workingDir, pathEnv: env.PATH });
   if (!resolved) {
     const where = step.command.includes('/') ? `relative to ${step.workingDir}` : 'on PATH';

@@ -3,7 +3,7 @@
  * and tokenised arguments.
  */
 import path from 'node:path';
-import { outsideProblem } from '../workspace/confine.js';
+import { isInside, outsideProblem } from '../workspace/confine.js';
 import { error, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { tokeniseArgs } from './args.js';
 import type { ProducedStep } from './calls.js';
@@ -89,6 +89,21 @@ export class StepConverter {
     return null;
   }
 
+  /** The absolute working directory of a step, null when outside the kapp's directory (reported). */
+  private workingDirOf(ref: StepRef): string | null {
+    const written = ref.step.working_dir || ref.unit.working_dir || '.';
+    const dir = absolute(this.cacheRoot, written);
+    const problem = isInside(this.cacheRoot, dir) ? undefined : `is outside the kapp's directory ${this.cacheRoot}`;
+    if (!problem) return dir;
+    this.report(
+      ref,
+      'working_dir',
+      `'working_dir' ${dir} ${problem}`,
+      "steps run only inside the kapp's directory of the workspace (`{{ .kapp.cacheRoot }}`)",
+    );
+    return null;
+  }
+
   /** The field's number, undefined when unset, null when invalid (reported). */
   private wholeNumber(ref: StepRef, field: 'timeout' | 'expected_exit_code', what: string): number | undefined | null {
     const value: unknown = ref.step[field];
@@ -120,10 +135,11 @@ export class StepConverter {
     const expectedExitCode = this.wholeNumber(ref, 'expected_exit_code', 'a whole number');
     const ignoreErrors = this.flag(ref, 'ignore_errors');
     const loadOutputs = this.flag(ref, 'load_outputs');
-    const workingDir = absolute(this.cacheRoot, step.working_dir || unit.working_dir || '.');
-    const stdout = this.captureFile(ref, 'stdout', workingDir);
-    const stderr = this.captureFile(ref, 'stderr', workingDir);
+    const workingDir = this.workingDirOf(ref);
+    const stdout = workingDir === null ? null : this.captureFile(ref, 'stdout', workingDir);
+    const stderr = workingDir === null ? null : this.captureFile(ref, 'stderr', workingDir);
     if (
+      workingDir === null ||
       !tokens.ok ||
       timeout === null ||
       expectedExitCode === null ||

@@ -134,6 +134,14 @@ export function redactKappSpec(kapp: SpecKapp, other?: SpecKapp | null): SpecKap
   return { ...kapp, dependsOn: [...kapp.dependsOn], phases };
 }
 
+/**
+ * A stack's spec with the values whose names look secret masked, as the preview shows them: what `kapps generate`
+ * prints and a release records (whether a kapp changed is decided by the digests of the full specs).
+ */
+export function redactStackSpec<T extends { kapps: SpecKapp[] }>(spec: T): T {
+  return { ...spec, kapps: spec.kapps.map((k) => redactKappSpec(k)) };
+}
+
 /** Steps by key: the name, `name#2`, `name#3`, … for repeated names. */
 function keyedSteps(steps: readonly SpecStep[]): Map<string, SpecStep> {
   const out = new Map<string, SpecStep>();

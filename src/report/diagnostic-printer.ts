@@ -19,16 +19,19 @@ function displayPath(file: string, cwd: string): string {
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
 }
 
-const sourceCache = new Map<string, string | undefined>();
-function defaultReadSource(file: string): string | undefined {
-  if (!sourceCache.has(file)) {
-    try {
-      sourceCache.set(file, readFileSync(file, 'utf8'));
-    } catch {
-      sourceCache.set(file, undefined);
+/** A reader of source files that reads each file once: one per printing (files change between runs). */
+function cachedReader(): (file: string) => string | undefined {
+  const sources = new Map<string, string | undefined>();
+  return (file) => {
+    if (!sources.has(file)) {
+      try {
+        sources.set(file, readFileSync(file, 'utf8'));
+      } catch {
+        sources.set(file, undefined);
+      }
     }
-  }
-  return sourceCache.get(file);
+    return sources.get(file);
+  };
 }
 
 export function formatLocationFor(loc: SourceLocation, cwd = process.cwd()): string {
@@ -55,7 +58,7 @@ function excerpt(loc: SourceLocation, readSource: (file: string) => string | und
 /** Render one diagnostic as lines of plain text (no colour). */
 export function formatDiagnostic(d: Diagnostic, options: PrintOptions = {}): string {
   const cwd = options.cwd ?? process.cwd();
-  const readSource = options.readSource ?? defaultReadSource;
+  const readSource = options.readSource ?? cachedReader();
   const where = d.location ? `${formatLocationFor(d.location, cwd)}: ` : '';
   const field = d.path ? ` (at ${d.path})` : '';
   const lines = [`${where}${d.severity}: ${d.message}${field}`];
@@ -69,5 +72,6 @@ export function formatDiagnostic(d: Diagnostic, options: PrintOptions = {}): str
 
 /** Render several diagnostics, errors first in the order given, separated by blank lines. */
 export function formatDiagnostics(diagnostics: readonly Diagnostic[], options: PrintOptions = {}): string {
-  return diagnostics.map((d) => formatDiagnostic(d, options)).join('\n\n');
+  const shared = { ...options, readSource: options.readSource ?? cachedReader() };
+  return diagnostics.map((d) => formatDiagnostic(d, shared)).join('\n\n');
 }

@@ -34,15 +34,27 @@ export const runIdSchema = z
 /** A selector as `-i/-x` take it: `manifest:kapp` or `manifest:*`. */
 const selectorSchema = z.string().min(1).max(300);
 
+/**
+ * One stack override: a name (or empty, no override). Overrides become values templates read and steps receive, so
+ * nothing else is taken: no template source, no spaces to split into arguments, no leading `-` to read as an option.
+ */
+export const overrideValueSchema = z
+  .string()
+  .max(128)
+  .regex(
+    /^(?:[A-Za-z0-9][A-Za-z0-9._-]*)?$/,
+    'a name: letters, digits, ".", "_" and "-", not starting with "." or "-" (at most 128 characters)',
+  );
+
 /** The stack overrides of the CLI (`--provider`, `--account`, …). */
 export const overridesSchema = z
   .object({
-    provider: z.string().max(256),
-    provisioner: z.string().max(256),
-    account: z.string().max(256),
-    region: z.string().max(256),
-    profile: z.string().max(256),
-    cluster: z.string().max(256),
+    provider: overrideValueSchema,
+    provisioner: overrideValueSchema,
+    account: overrideValueSchema,
+    region: overrideValueSchema,
+    profile: overrideValueSchema,
+    cluster: overrideValueSchema,
   })
   .partial()
   .strict();
@@ -65,6 +77,17 @@ export const runOptionsSchema = z
   .partial()
   .strict();
 export type RunRequestOptions = z.infer<typeof runOptionsSchema>;
+
+/** The options of a preview an apply of it takes over: what it selected and the overrides. */
+export function previewSelection(options: RunRequestOptions): RunRequestOptions {
+  const { include, exclude, parents, overrides } = options;
+  return {
+    ...(include ? { include } : {}),
+    ...(exclude ? { exclude } : {}),
+    ...(parents !== undefined ? { parents } : {}),
+    ...(overrides ? { overrides } : {}),
+  };
+}
 
 /** `POST /api/v1/runs`. */
 export const submitRunSchema = runOptionsSchema.extend({

@@ -18,6 +18,7 @@ import {
   FINAL_RUN_STATES,
   logChunkSchema,
   nameSchema,
+  previewSelection,
   problemSchema,
   projectListSchema,
   runIdSchema,
@@ -29,6 +30,7 @@ import {
   whoamiSchema,
   type Role,
   type Run,
+  type RunRequestOptions,
 } from './api-schema.js';
 import { allows, reaches, type Authenticator, type Caller } from './auth.js';
 import { checkRequestText, guardRequest, loopbackHosts } from './http-guard.js';
@@ -52,6 +54,7 @@ import { canonicalJson } from '../release/canonical-json.js';
 import { releaseListEntries } from '../release/history.js';
 import { orderRelease } from '../release/record-order.js';
 import { redactArgv } from '../release/redact.js';
+import { redactStackSpec } from '../release/spec-diff.js';
 import { describeHolder, unlockRelease } from '../release/recorder.js';
 import { isRunningPhase } from '../release/types.js';
 
@@ -408,8 +411,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         throw invalid('body.stack', `project \`${body.project}\` has no stack \`${body.stack}\``);
       // Only cheap facts here: whether the preview is still what it showed is checked by the run itself, in the
       // stack's turn (it then fails as a stale preview, nothing applied).
+      let previewOptions: RunRequestOptions | undefined;
       if (body.previewRunId !== undefined) {
         if (body.type !== 'apply') throw invalid('body.previewRunId', 'only an apply run may name a preview run');
+        for (const field of ['include', 'exclude', 'parents', 'overrides'] as const) {
+          if (body[field] !== undefined)
+            throw invalid(`body.${field}`, "an apply of a preview run takes the preview's selection and overrides");
+        }
         const preview = await ctx.store.get(body.previewRunId);
         if (!preview || preview.type !== 'preview')
           throw invalid('body.previewRunId', `no preview run ${body.previewRunId}`);
@@ -417,8 +425,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           throw invalid('body.previewRunId', `preview run ${preview.id} is of ${preview.project}/${preview.stack}`);
         if (preview.status !== 'succeeded')
           throw new HttpProblem(409, 'conflict', `preview run ${preview.id} is ${preview.status}, not succeeded`);
+        previewOptions = preview.options;
       }
-      const { type, project, stack, ...options } = body;
+      const { type, project, stack, ...given } = body;
+      // An apply of a preview runs with the preview's selection and overrides, and records them as its own.
+      const options = previewOptions ? { ...given, ...previewSelection(previewOptions) } : given;
       const key = request.headers['idempotency-key'];
       const outcome = await ctx.store.submit(
         { type, project, stack, createdBy: caller.name, options },
@@ -665,7 +676,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       stackOr404(request, p, s);
       const release = await ctx.releases.get(ctx.projects.releaseProject(p), s, rev);
       if (!release) throw notFound(`${p}/${s} has no release ${rev}`);
-      return orderRelease({ ...release, command: redactArgv(release.command) });
+      // Values named as secrets are masked in the answer, as in a preview (the record keeps them for the diffs).
+      return orderRelease({ ...release, command: redactArgv(release.command), spec: redactStackSpec(release.spec) });
     },
   );
 

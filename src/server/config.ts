@@ -93,6 +93,23 @@ const limitsSchema = z
   .partial()
   .strict();
 
+/** An environment variable's name. */
+const envNameSchema = z
+  .string()
+  .max(256)
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]*$/,
+    'an environment variable name: letters, digits and "_", not starting with a digit',
+  );
+
+const projectEnvSchema = z
+  .object({
+    pass: z.array(envNameSchema).describe("variables of the server's environment a run sees (PATH is always passed)"),
+    set: z.record(envNameSchema, z.string()).describe('variables a run sees with these values (over pass)'),
+  })
+  .partial()
+  .strict();
+
 /** The file as written. */
 export const serverConfigFile = z
   .object({
@@ -102,6 +119,11 @@ export const serverConfigFile = z
           .object({
             name: nameSchema.describe('the name clients use'),
             stack_file: z.string().min(1).describe('the stack file, relative to this file'),
+            env: projectEnvSchema
+              .optional()
+              .describe(
+                "what the project's runs see of the environment (templates' env, the steps'): without it, the server's own minus kapps' variables (KAPPS_*, PG*)",
+              ),
           })
           .strict(),
       )
@@ -159,6 +181,29 @@ export interface ProjectEntry {
   readonly name: string;
   /** Absolute. */
   readonly stackFile: string;
+  /** What its runs see of the environment (`env:`); unset: the server's own minus kapps' variables. */
+  readonly env?: { readonly pass: readonly string[]; readonly set: Readonly<Record<string, string>> };
+}
+
+/** Names a project's `env` may not pass or set: the server's own configuration and credentials. */
+export function serverOwnVariable(name: string): boolean {
+  return name.startsWith('KAPPS_') || name.startsWith('PG');
+}
+
+/**
+ * The environment a run of `project` sees (templates and steps): the `env` its entry gives (PATH, what `pass`
+ * names, what `set` sets), or without one the server's own; never the server's own configuration and credentials
+ * (`KAPPS_*`, the PostgreSQL driver's `PG*`).
+ */
+export function projectRunEnv(project: ProjectEntry, serverEnv: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  const names = project.env ? ['PATH', ...project.env.pass] : Object.keys(serverEnv);
+  for (const name of names) {
+    const value = serverEnv[name];
+    if (value !== undefined && !serverOwnVariable(name)) out[name] = value;
+  }
+  for (const [name, value] of Object.entries(project.env?.set ?? {})) if (!serverOwnVariable(name)) out[name] = value;
+  return out;
 }
 
 export interface ServerConfig {
@@ -217,7 +262,24 @@ export function readServerConfig(file: string): ServerConfig {
         }),
       );
     }
-    projects.push({ name: p.name, stackFile });
+    const env = p.env;
+    if (env) {
+      const own = [
+        ...(env.pass ?? []).map((n, j) => ({ n, path: ['projects', i, 'env', 'pass', j] as (string | number)[] })),
+        ...Object.keys(env.set ?? {}).map((n) => ({
+          n,
+          path: ['projects', i, 'env', 'set', n] as (string | number)[],
+        })),
+      ].filter((e) => serverOwnVariable(e.n));
+      for (const e of own) {
+        diagnostics.push(
+          errorDiag(`\`${e.n}\` is the server's own (KAPPS_*, PG*): a run never sees it`, locOf(e.path), {
+            path: e.path.map((x, k) => (typeof x === 'number' ? `[${x}]` : k === 0 ? x : `.${x}`)).join(''),
+          }),
+        );
+      }
+    }
+    projects.push({ name: p.name, stackFile, ...(env ? { env: { pass: env.pass ?? [], set: env.set ?? {} } } : {}) });
   });
   const tokens: TokenEntry[] = [];
   const seenTokens = new Set<string>();

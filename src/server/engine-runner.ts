@@ -12,17 +12,19 @@
  * the one shown then (the same kapps, actions and specs, against the same release); otherwise it fails as stale.
  */
 import { createHash } from 'node:crypto';
-import { dirname } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { CancelledError, ConfigError, KappsError } from '../diagnostics/errors.js';
 import type { EngineContext, RunParams, StackParams } from '../engine/index.js';
 import type { PreviewDocument } from '../release/preview.js';
 import { canonicalJson } from '../release/canonical-json.js';
 import { redactCredentials } from '../release/redact.js';
 import { formatDiagnostics } from '../report/diagnostic-printer.js';
-import type { ApplyResult, RunRequestOptions } from './api-schema.js';
+import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOptions } from './api-schema.js';
 import { STEP_STOP_MS, type RunEngine, type RunIO, type RunOutcome } from './executor.js';
 import type { StoredRun } from './run-store.js';
 import type { EngineContext as ServerEngineContext } from './server.js';
+import { projectRunEnv } from './config.js';
 
 /** Between SIGTERM and SIGKILL when a cancelled (or fenced) run stops its steps. */
 const KILL_GRACE_MS = STEP_STOP_MS;
@@ -63,9 +65,14 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
   };
   const engineContext = (run: StoredRun, io: Pick<RunIO, 'message'>): EngineContext => {
     const project = context.projects.get(run.project);
+    if (!project) throw new KappsError(`project ${run.project} is no longer registered`);
+    const dir = dirname(project.stackFile);
     return {
-      cwd: project ? dirname(project.stackFile) : process.cwd(),
+      cwd: dir,
       env: { ...process.env, KAPPS_BACKEND: backend },
+      // A run sees what its project is given, and reads files only in the project and its workspace.
+      runEnv: projectRunEnv(project, process.env),
+      readRoots: [realOrNearest(dir), realOrNearest(context.workspaceOf(run.project, run.stack))],
       argv: ['kapps', 'serve', `--run=${run.id}`, run.type, run.project, run.stack],
       message: (text) => io.message(text),
       result: (text) => io.message(text),
@@ -102,7 +109,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
     const result = await context.store.getResult(preview.id);
     if (!result) return `preview run ${preview.id} has no result`;
     const then = JSON.parse(result.body) as PreviewDocument;
-    const now = await previewNow(preview, { ...preview.options, refresh: false }, io, signal);
+    const now = await previewNow(preview, { ...checkedOptions(preview), refresh: false }, io, signal);
     if (now.document.basedOnRevision !== then.basedOnRevision) {
       return `the last release of ${preview.project}/${preview.stack} changed since preview run ${preview.id} (revision ${then.basedOnRevision ?? 'none'} then, ${now.document.basedOnRevision ?? 'none'} now)`;
     }
@@ -114,9 +121,9 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
 
   const execute = async (run: StoredRun, io: RunIO): Promise<RunOutcome> => {
     const { createRunLog, generateDocument, runOperation } = await engine;
-    const ctx = engineContext(run, io);
-    const options = run.options;
     try {
+      const ctx = engineContext(run, io);
+      const options = checkedOptions(run);
       if (run.type === 'generate') {
         const body = await generateDocument(stackParams(run, options), ctx, { format: 'yaml', signal: io.signal });
         io.message(`Generated the spec of ${run.project}/${run.stack}.`);
@@ -144,7 +151,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
           return { status: 'failed', error: `stale preview: ${stale}` };
         }
         // Exactly what the preview showed: its selection and overrides.
-        runOptions = { ...options, ...pickSelection(preview.options) };
+        runOptions = { ...options, ...previewSelection(checkedOptions(preview)) };
       }
       const log = createRunLog((line) => io.log(line), {
         command: run.type === 'apply' ? 'install' : 'delete',
@@ -218,13 +225,25 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
   return Promise.resolve({ execute });
 }
 
-/** The options of a preview an apply takes over: what it selected and the overrides. */
-function pickSelection(options: RunRequestOptions): RunRequestOptions {
-  const { include, exclude, parents, overrides } = options;
-  return {
-    ...(include ? { include } : {}),
-    ...(exclude ? { exclude } : {}),
-    ...(parents !== undefined ? { parents } : {}),
-    ...(overrides ? { overrides } : {}),
-  };
+/** The real path of `p`: its nearest existing ancestor's real path joined with the rest. */
+function realOrNearest(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    const parent = dirname(p);
+    return parent === p ? p : join(realOrNearest(parent), basename(p));
+  }
+}
+
+/**
+ * A stored run's options, checked again as a request's are (a run stored by an older server, or a preview an apply
+ * takes over, may hold what requests may no longer send): values from requests stay data.
+ */
+function checkedOptions(run: StoredRun): RunRequestOptions {
+  const checked = runOptionsSchema.safeParse(run.options);
+  if (checked.success) return checked.data;
+  const issue = checked.error.issues[0];
+  throw new KappsError(
+    `run ${run.id} has options no request may send (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); nothing was run`,
+  );
 }

@@ -27,7 +27,7 @@ import { checkResultValue } from './limits.js';
 import { FuncError } from './types.js';
 import type { GoValue } from '../go-value/value.js';
 import { GoIfaceMap, GoOpaque, goTypeName } from '../go-value/value.js';
-import { SELECTORS, sensitivityWatch, type SensitivityWatch } from './sensitivity.js';
+import { SELECTORS, type SensitivityWatch } from './sensitivity.js';
 
 const RV = 'reflect.Value';
 const IFACE = 'interface {}';
@@ -124,13 +124,14 @@ export abstract class Evaluator {
   /** Whether the last evalField result has static type interface {}. */
   lastIface = false;
   /** Where values computed from sensitive values are reported, while a run watches (see `sensitivity.ts`). */
-  readonly watch: SensitivityWatch | undefined = sensitivityWatch();
+  readonly watch: SensitivityWatch | undefined;
 
   constructor(
     readonly tmpl: ExecTemplate,
     readonly opts: ExecOptions,
   ) {
     this.tmplName = tmpl.name;
+    this.watch = opts.ctx.watch;
   }
 
   // --- errors -----------------------------------------------------------------

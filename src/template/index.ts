@@ -14,6 +14,7 @@ import { executeTemplate, lineAndByteColumn } from './exec.js';
 import { defaultFuncs } from './funcs/index.js';
 import type { TreeSet } from './parser.js';
 import { ParseFailure, parseTrees } from './parser.js';
+import { currentRenderContext } from './scope.js';
 import type { FuncContext, FuncMap } from './types.js';
 import type { GoValue } from '../go-value/value.js';
 
@@ -27,7 +28,10 @@ export interface RenderOptions {
   strict?: boolean;
   /** Function map (default: sprig + Sugarkube's functions). Entries override builtins of the same name. */
   funcs?: FuncMap;
-  /** What functions may read from outside (default: `process.env`). */
+  /**
+   * What functions may read from outside (default: the context of the run that renders, see `scope.ts`; outside
+   * any run, this process's environment and working directory).
+   */
   ctx?: FuncContext;
 }
 
@@ -44,10 +48,15 @@ export interface ParsedTemplate {
 const DEFAULT_NAME = 'gotpl';
 const CACHE_LIMIT = 20_000;
 
-/** The environment-reading context used when none is given. */
+/** The context of a render outside any run (`kapps render`): this process's environment and working directory. */
 export const processEnvContext: FuncContext = {
   getEnv: (name) => process.env[name],
+  get cwd() {
+    return process.cwd();
+  },
 };
+
+export { withRenderContext, currentRenderContext } from './scope.js';
 
 let defaultFuncMap: FuncMap | undefined;
 
@@ -70,7 +79,7 @@ class Parsed implements ParsedTemplate {
     return executeTemplate({ text: this.text, name: this.name, trees: this.trees }, data, {
       strict: options?.strict ?? this.parseOptions?.strict ?? false,
       funcs: options?.funcs ?? this.funcs,
-      ctx: options?.ctx ?? this.parseOptions?.ctx ?? processEnvContext,
+      ctx: options?.ctx ?? this.parseOptions?.ctx ?? currentRenderContext() ?? processEnvContext,
     });
   }
 }

@@ -5,7 +5,8 @@
  * number in it), so that it is sensitive in turn, and every text an action prints from a sensitive value is
  * reported too. The watch (the run's redactor) remembers those texts and redacts them, so redaction does not
  * depend on the exact text of the secret: `upper`, `b64enc`, `printf "%v"` of a float, `trunc` and the like are
- * covered.
+ * covered. The watch travels with the run in its render context (`scope.ts`), never in a shared variable: two runs
+ * at once each have their own.
  *
  * Selection functions (`index`, `get`, `dig`, ...) applied to a map or list holding a sensitive value pass on only
  * what they select: the rest of the map is not made sensitive. What is not covered: a value chosen by a condition
@@ -19,22 +20,6 @@ export interface SensitivityWatch {
   isSensitive(value: GoValue): boolean;
   /** A value computed from a sensitive value (a function result, an action's printed text). */
   derived(value: GoValue): void;
-}
-
-let current: SensitivityWatch | undefined;
-
-/** Watch every rendering until the returned function is called. */
-export function watchSensitivity(watch: SensitivityWatch): () => void {
-  const previous = current;
-  current = watch;
-  return () => {
-    current = previous;
-  };
-}
-
-/** The watch of the renderings now, if any. */
-export function sensitivityWatch(): SensitivityWatch | undefined {
-  return current;
 }
 
 /** Functions whose result is a part of their (map or list) argument, not computed from all of it. */

@@ -4,6 +4,7 @@
  * way text/template does (reflect assignability, untyped constants, `wrong type for value; expected X; got Y`).
  */
 import type { GoValue } from '../go-value/value.js';
+import type { SensitivityWatch } from './sensitivity.js';
 
 /**
  * A Go type name exactly as reflect prints it: `interface {}`, `string`, `int`, `int64`, `float64`, `bool`,
@@ -15,6 +16,15 @@ export type GoType = string;
 export interface FuncContext {
   /** Environment lookup for `env` / `expandenv`. */
   getEnv(name: string): string | undefined;
+  /** The directory relative paths of `exists` and `findFiles` start from (outside a run: this process's). */
+  readonly cwd?: string;
+  /**
+   * The directories (absolute, symbolic links resolved) `exists` and `findFiles` may look in; a path elsewhere is a
+   * template error. Undefined: anywhere.
+   */
+  readonly readRoots?: readonly string[];
+  /** Where values computed from sensitive values are reported, while a run watches (see `sensitivity.ts`). */
+  readonly watch?: SensitivityWatch;
 }
 
 export interface FuncDef {

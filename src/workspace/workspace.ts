@@ -3,7 +3,18 @@
  * as up-to-date copies at `<cacheRoot>/<sourceId>/`, git sources as checkouts under `.sugarkube/<fqId>/` with a
  * `<sourceId>` symlink), and its `sugarkube.yaml` is found there.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { KappsError } from '../diagnostics/errors.js';
 import { syncDirectory } from './file-source.js';
@@ -70,11 +81,85 @@ export async function ensureWorkspace(
         const checkout = path.join(kapp.cacheRoot, '.sugarkube', source.fqId);
         // A source folder (or link) put in the workspace by hand, with no checkout of kapps behind it: used as it is.
         if (!existsSync(path.join(checkout, '.git')) && isDir(sourceDir(kapp.cacheRoot, source))) return;
-        if (options.update || !isCheckoutOf(checkout, source.ref)) options.onFetch?.(kapp.fqId, source);
-        await acquireGitSource(run, source, checkout, { update: options.update, what });
-        linkSource(kapp.cacheRoot, source.id || source.fqId, path.join(checkout, source.path.replace(/^\/+/, '')));
+        // One fetch into a checkout at a time (two runs, or two kapps processes, filling one fresh workspace).
+        await withCheckoutLock(checkout, what, signal, async () => {
+          if (options.update || !isCheckoutOf(checkout, source.ref)) options.onFetch?.(kapp.fqId, source);
+          await acquireGitSource(run, source, checkout, { update: options.update, what });
+          linkSource(kapp.cacheRoot, source.id || source.fqId, path.join(checkout, source.path.replace(/^\/+/, '')));
+        });
       }),
     );
+  }
+}
+
+/** How long a fetch waits for another one into the same checkout (a git fetch may take minutes). */
+const LOCK_WAIT_MS = 10 * 60_000;
+const LOCK_POLL_MS = 100;
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The pid in a lock file, or undefined when it cannot be read (being written, or gone). */
+function lockHolder(file: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Run `fn` holding `<checkout>.lock` (created with O_EXCL, holding this process's pid): fetches into one checkout,
+ * from this process or another, take turns. A lock whose process is gone is taken over.
+ */
+async function withCheckoutLock<T>(
+  checkout: string,
+  what: string,
+  signal: AbortSignal | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const file = `${checkout}.lock`;
+  mkdirSync(path.dirname(file), { recursive: true });
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    let fd: number | undefined;
+    try {
+      fd = openSync(file, 'wx', 0o600);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    if (fd !== undefined) {
+      try {
+        writeSync(fd, `${process.pid}\n`);
+      } finally {
+        closeSync(fd);
+      }
+      break;
+    }
+    const holder = lockHolder(file);
+    if (holder !== undefined && !pidAlive(holder)) {
+      rmSync(file, { force: true });
+      continue;
+    }
+    if (signal?.aborted) throw new KappsError(`${what}: interrupted while waiting for another fetch into ${checkout}`);
+    if (Date.now() > deadline) {
+      throw new KappsError(
+        `${what}: another fetch into ${checkout} has held ${file} for ${LOCK_WAIT_MS / 60_000} minutes${holder ? ` (process ${holder})` : ''}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(file, { force: true });
   }
 }
 

@@ -23,7 +23,7 @@ import {
   waitFor,
   type FixtureProject,
 } from '../support/project.js';
-import { startServer, stopAllServers, type TestServer } from '../support/server.js';
+import { api, startServer, stopAllServers, type TestServer } from '../support/server.js';
 
 afterEach(stopAllServers);
 afterAll(cleanupProjects);
@@ -68,7 +68,7 @@ function shop(dbArgs: readonly string[] = [], apiArgs: readonly string[] = []): 
 function serve(p: FixtureProject, extra: string[] = [], env: Record<string, string> = {}): Promise<TestServer> {
   return startServer({
     args: ['--project', `shop=${p.stackFile}`, ...extra],
-    env: { PATH: p.env.PATH ?? FIXTURE_BIN, KAPPS_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root, ...env },
+    env: { PATH: p.env.PATH ?? FIXTURE_BIN, FAKE_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root, ...env },
   });
 }
 
@@ -173,7 +173,7 @@ describe('install -y / delete -y --server', () => {
       const port = new URL(first.url).port;
       const second = await startServer({
         args: ['--project', `shop=${p.stackFile}`, '--listen', `127.0.0.1:${port}`, '--backend', first.backend ?? ''],
-        env: { PATH: p.env.PATH ?? FIXTURE_BIN, KAPPS_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root },
+        env: { PATH: p.env.PATH ?? FIXTURE_BIN, FAKE_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root },
       });
       const r = await started.done;
       expect(r.code, r.stderr).toBe(1);
@@ -326,7 +326,7 @@ describe('kapps runs', () => {
     });
     const server = await startServer({
       args: ['--config', config],
-      env: { PATH: p.env.PATH ?? FIXTURE_BIN, KAPPS_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root },
+      env: { PATH: p.env.PATH ?? FIXTURE_BIN, FAKE_TRACE: p.traceFile, HOME: p.env.HOME ?? p.root },
     });
     const s = ['--server', server.url];
     try {
@@ -350,6 +350,30 @@ describe('kapps runs', () => {
     expect(late.code).toBe(1);
     expect(late.stderr).toMatch(new RegExp(`refused the cancel of run ${id}: 409 `));
     expect(late.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('refuses overrides the server would not take before sending anything: usage error, exit 2', async () => {
+    const p = shop();
+    const server = await startServer({
+      args: ['--project', `shop=${p.stackFile}`, '--backend', p.kappsHome],
+      env: p.env,
+      cwd: p.dir,
+    });
+    const s = ['--server', server.url];
+    for (const [flag, value] of [
+      ['--region', '{{ env "KAPPS_TOKEN" }}'],
+      ['--cluster', 'eu-west-1; id > PWNED'],
+      ['--account', 'x --post-renderer /x/evil.sh'],
+    ] as const) {
+      const submit = await client(p, ['runs', 'submit', 'generate', 'dev', '--project', 'shop', ...s, flag, value]);
+      const install = await p.run('install', ['-y', ...s, '--project', 'shop', flag, value]);
+      for (const r of [submit, install]) {
+        expect(r.code).toBe(2);
+        expect(r.stderr).toContain(`${flag} ${JSON.stringify(value)} is not a value the server takes`);
+      }
+    }
+    const runs = await api(server.url).get('/api/v1/runs');
+    expect(runs.body.runs).toEqual([]);
   });
 
   it('one clear line and exit 1 for a bad token, a role that may not, an unknown run, a server that is not there', async () => {

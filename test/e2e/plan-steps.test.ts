@@ -94,7 +94,7 @@ describe('Sugarkube rununit_test cases', () => {
     const dir = oneKapp(text`
       run_units:
         helm:
-          working_dir: /helm/dir
+          working_dir: helm/dir
           plan_install:
             - {name: plan-inst-3, command: plan-inst-comm3, merge_priority: 10}
           plan_delete:
@@ -102,7 +102,7 @@ describe('Sugarkube rununit_test cases', () => {
           clean:
             - {call: apply_delete}
         terraform:
-          working_dir: /terraform/dir
+          working_dir: terraform/dir
           plan_install:
             - {name: st-1, command: plan-inst-1, merge_priority: 0}
             - {name: st-2, command: plan-inst-2, merge_priority: 5}
@@ -113,8 +113,10 @@ describe('Sugarkube rununit_test cases', () => {
             - {call: plan_install/plan-inst-3, merge_priority: 10}
     `);
     const spec = await generate(dir, ['stacks.yaml', 'dev']);
-    const helm = { workingDir: '/helm/dir' };
-    const tf = { workingDir: '/terraform/dir' };
+    // Working dirs lie inside the kapp's directory (Sugarkube's fixture has absolute ones, which kapps refuses).
+    const root = path.join(dir, '.kapps-workspace/dev/m/k');
+    const helm = { workingDir: path.join(root, 'helm/dir') };
+    const tf = { workingDir: path.join(root, 'terraform/dir') };
     expect(steps(spec, 'plan_install')).toEqual([
       { name: 'st-1', ...tf, mergePriority: 0 },
       { name: 'st-2', ...tf, mergePriority: 5 },
@@ -147,7 +149,7 @@ describe('Sugarkube rununit_test cases', () => {
               helm: /path/to/helm
             run_units:
               progA:
-                working_dir: /tmp
+                working_dir: tmp
                 env_vars:
                   USER: sk
                 plan_install:
@@ -196,14 +198,14 @@ describe('Sugarkube rununit_test cases', () => {
       (kapp?.phases[phase] ?? []).map((s) => [s.name, s.mergePriority, s.workingDir, s.env]);
     const root = path.join(dir, '.kapps-workspace/dev/m/sample-kapp');
     expect(brief('plan_install')).toEqual([
-      ['print-yo', 10, '/tmp', { KUBECONFIG: '/home/me/.kube/config', USER: 'sk', FOOD: 'carrots' }],
+      ['print-yo', 10, path.join(root, 'tmp'), { KUBECONFIG: '/home/me/.kube/config', USER: 'sk', FOOD: 'carrots' }],
       ['print-yes', 20, root, {}],
       ['last-one', 99, root, {}],
     ]);
     expect(brief('apply_install')).toEqual([
       ['x', 10, root, { KUBECONFIG: '/tmp/kubeconfig' }],
       ['do-stuff-first', 20, root, { REGION: '', COLOUR: 'blue' }],
-      ['do-stuff-second', 30, '/tmp', { USER: 'sk', FOOD: 'carrots' }],
+      ['do-stuff-second', 30, path.join(root, 'tmp'), { USER: 'sk', FOOD: 'carrots' }],
     ]);
     expect(brief('clean')).toEqual([
       ['find1', 255, root, {}],
@@ -227,7 +229,7 @@ describe('step fields', () => {
               stderr: ../err.txt
             - name: two
               command: helm
-              working_dir: /abs/dir
+              working_dir: "{{ .kapp.cacheRoot }}/abs/dir/"
               timeout: 30
               expected_exit_code: 3
               ignore_errors: true
@@ -235,7 +237,7 @@ describe('step fields', () => {
               print: verbose
             - name: three
               command: helm
-              working_dir: ../other/./dir/
+              working_dir: ./other/../dir/
     `);
     const spec = await generate(dir, ['stacks.yaml', 'dev']);
     const root = path.join(dir, '.kapps-workspace/dev/m/k');
@@ -260,7 +262,7 @@ describe('step fields', () => {
       command: 'helm',
       args: [],
       env: { A: 'unit', B: 'unit' },
-      workingDir: '/abs/dir',
+      workingDir: path.join(root, 'abs/dir'),
       timeout: 30,
       expectedExitCode: 3,
       ignoreErrors: true,
@@ -268,7 +270,7 @@ describe('step fields', () => {
       print: 'verbose',
       mergePriority: 255,
     });
-    expect(three?.workingDir).toBe(path.join(root, '../other/dir'));
+    expect(three?.workingDir).toBe(path.join(root, 'dir'));
   });
 
   it('tokenise args like a shell without expanding anything; blank args and empty quoted words vanish', async () => {

@@ -53,7 +53,7 @@ describe('descriptor layers', () => {
         setFrom(1, 'program-first', '      '),
         '    run_units:',
         '      shared:',
-        '        working_dir: /from/first',
+        '        working_dir: from/first',
         '        plan_install: [{name: p, command: first}]',
         '  second:',
         '    vars:',
@@ -117,7 +117,9 @@ describe('descriptor layers', () => {
     // sugarkube.yaml replaces the global unit's output list and keeps its clean list.
     const spec = await generate(dir, ['stacks.yaml', 'dev']);
     expect(stepLines(spec, 'm:k', 'plan_install')).toEqual(['p: second']);
-    expect(spec.kapps[0]?.phases.plan_install?.[0]?.workingDir).toBe('/from/first');
+    expect(spec.kapps[0]?.phases.plan_install?.[0]?.workingDir).toBe(
+      path.join(dir, '.kapps-workspace/dev/m/k/from/first'),
+    );
     expect(stepLines(spec, 'm:k', 'clean')).toEqual(['global-clean: find']);
     expect(stepLines(spec, 'm:k', 'output')).toEqual(['own-output: cat']);
   });

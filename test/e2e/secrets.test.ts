@@ -126,19 +126,27 @@ describe("kapps' own configuration in the steps' environment", () => {
       },
     });
 
-  it('keeps KAPPS_BACKEND, KAPPS_HOME and PG* from steps, and keeps what steps need', async () => {
+  it('keeps every KAPPS_* and PG* from steps, and keeps what steps need', async () => {
     const backend = await freshBackend('postgres');
     const url = new URL(backend.value);
     url.password = 'env-s3cret-pw';
     const p = envProject(false);
-    const env = { KAPPS_BACKEND: url.toString(), PGPASSWORD: 'pg-s3cret-pw', E2E_USER_VAR: 'kept-for-steps' };
+    const env = {
+      KAPPS_BACKEND: url.toString(),
+      PGPASSWORD: 'pg-s3cret-pw',
+      E2E_USER_VAR: 'kept-for-steps',
+      KAPPS_TOKEN: 'token-s3cret-pw',
+      KAPPS_SERVER: 'http://127.0.0.1:1',
+      KAPPS_ANYTHING: 'any-s3cret-pw',
+    };
     for (const reporter of ['plain', 'json']) {
       const r = await p.run('install', ['-y', '--reporter', reporter], { env });
       expect(r.code).toBe(1);
       const out = r.stdout + r.stderr;
       expect(out).toContain('E2E_USER_VAR=kept-for-steps');
       expect(out).toMatch(/PATH=/);
-      expect(out).not.toMatch(/KAPPS_BACKEND=|KAPPS_HOME=|PGPASSWORD=/);
+      // Every KAPPS_* variable is kapps' own, not only the ones it reads today.
+      expect(out).not.toMatch(/KAPPS_[A-Z_]*=|PGPASSWORD=/);
       expect(out).not.toMatch(/s3cret-pw/);
       expect(p.read('.kapps-workspace/dev/web/k/backend.txt')).toBe('');
     }

@@ -211,6 +211,24 @@ describe('git sources', () => {
   });
 });
 
+describe('the first fetch into a fresh workspace', () => {
+  it('is taken in turns: several kapps processes started at once all succeed, with one checkout', async () => {
+    for (let round = 0; round < 3; round++) {
+      const p = gitProject('v1');
+      const runs = [0, 1, 2].map(() => p.start('generate'));
+      const done = await Promise.all(runs.map((r) => r.done));
+      for (const r of done) {
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).not.toMatch(/internal error|\n\s+at /);
+      }
+      expect(readdirSync(p.path('.kapps-workspace/dev/web/k/.sugarkube'))).toHaveLength(1);
+      const apply = await p.run('install', ['-y', '--no-fetch']);
+      expect(apply.code, apply.stderr).toBe(0);
+      expect(started(apply)).toEqual(['v1']);
+    }
+  });
+});
+
 describe('sources already in the workspace (the fetch policy)', () => {
   /** The checkout directory kapps uses for web:k's source (`.sugarkube/<fqId>`). */
   const checkoutDirOf = (p: FixtureProject, repo: string): string =>

@@ -223,7 +223,7 @@ export function fixtureProject(spec: ProjectSpec = {}): FixtureProject {
     PATH: `${FIXTURE_BIN}:${process.env.PATH ?? '/usr/bin:/bin'}`,
     HOME: home,
     KAPPS_HOME: kappsHome,
-    KAPPS_TRACE: traceFile,
+    FAKE_TRACE: traceFile,
     ...spec.env,
   };
   const readTrace = (): TraceLine[] => (existsSync(traceFile) ? parseTrace(readFileSync(traceFile, 'utf8')) : []);

@@ -123,8 +123,14 @@ const showCommand: CommandModule<object, ShowArgs> = {
       const revision = argv.revision === undefined ? undefined : revisionArg(argv.revision, '--revision');
       const release = await findRelease(store, project, argv.stackName, revision);
       const { redactArgv } = await import('../../release/redact.js');
-      // Records written before credentials were masked in every form are masked when shown.
-      const ordered = orderRelease({ ...release, command: redactArgv(release.command) });
+      const { redactStackSpec } = await import('../../release/spec-diff.js');
+      // Records written before credentials were masked in every form are masked when shown; values named as secrets
+      // are masked as in a preview (the record keeps them, for the diffs of later previews).
+      const ordered = orderRelease({
+        ...release,
+        command: redactArgv(release.command),
+        spec: redactStackSpec(release.spec),
+      });
       process.stdout.write(
         argv.output === 'json' ? `${JSON.stringify(ordered, null, 2)}\n` : stringify(ordered, { lineWidth: 0 }),
       );

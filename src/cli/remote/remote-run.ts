@@ -10,6 +10,7 @@ import type { Reporter } from '../../report/events.js';
 import {
   applyResultSchema,
   nameSchema,
+  overrideValueSchema,
   runSchema,
   type Run,
   type RunType,
@@ -50,7 +51,15 @@ export function submitBody(type: RunType, project: string, args: RemoteRunArgs):
   const overrides: Record<string, string> = {};
   for (const key of ['provider', 'provisioner', 'account', 'region', 'profile', 'cluster'] as const) {
     const value = args[key];
-    if (value) overrides[key] = value;
+    if (!value) continue;
+    // The server takes only names: said here, before anything is sent.
+    const checked = overrideValueSchema.safeParse(value);
+    if (!checked.success) {
+      throw new UsageError(
+        `--${key} ${JSON.stringify(value)} is not a value the server takes: ${checked.error.issues[0]?.message ?? ''}`,
+      );
+    }
+    overrides[key] = value;
   }
   return {
     type,

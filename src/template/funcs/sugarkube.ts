@@ -1,10 +1,12 @@
 /**
  * Sugarkube's own template functions: `exists`, `findFiles`, `mapPrintF`, `listString`, `removeEmpty`, `isSet`.
- * `exists` and `findFiles` read the file system (synchronously: templates render synchronously).
+ * `exists` and `findFiles` read the file system (synchronously: templates render synchronously), relative to the
+ * render context's directory and, when the context names readable directories (a run of the runs server), only
+ * inside them.
  */
-import { lstatSync, readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { formatValue, sprintf } from '../fmt.js';
-import { FuncError } from '../types.js';
+import { FuncError, type FuncContext } from '../types.js';
 import type { GoValue } from '../../go-value/value.js';
 import { GoIfaceMap, goTypeName } from '../../go-value/value.js';
 import { ANY, def, type FuncTable, str, stringList, variadic } from './define.js';
@@ -47,14 +49,50 @@ function plainList(v: GoValue): GoValue[] | null {
   return t === '[]interface {}' || t === '[]string' ? v : null;
 }
 
+/** The directory relative paths start from. */
+function cwdOf(ctx: FuncContext): string {
+  return ctx.cwd ?? process.cwd();
+}
+
+/** The real path of `p` (absolute): its nearest existing ancestor's real path joined with the rest. */
+function realOrNearest(p: string): string {
+  const rest: string[] = [];
+  for (let at = p; ;) {
+    try {
+      return joinPath(realpathSync(at), ...rest.reverse());
+    } catch {
+      const parent = dirPathOf(at);
+      if (parent === at) return p;
+      rest.push(at.slice(parent === '/' ? 1 : parent.length + 1));
+      at = parent;
+    }
+  }
+}
+
+function dirPathOf(p: string): string {
+  const i = p.lastIndexOf('/');
+  return i <= 0 ? '/' : p.slice(0, i);
+}
+
+/** Check that a function may read `path` (as given): inside the context's readable directories, links resolved. */
+function checkReadable(fn: string, path: string, ctx: FuncContext): void {
+  const roots = ctx.readRoots;
+  if (roots === undefined) return;
+  const real = realOrNearest(absPath(path, cwdOf(ctx)));
+  if (roots.some((r) => real === r || real.startsWith(r === '/' ? r : `${r}/`))) return;
+  throw new FuncError(`${fn}: ${quoteGo(path)} is outside the project and its workspace, where this run may read`);
+}
+
 /** `exists TYPE PATH`: "f" regular file, "d" directory, "any" anything; a missing path is false. */
-function exists(kind: string, path: string): boolean {
+function exists(kind: string, given: string, ctx: FuncContext): boolean {
+  checkReadable('exists', given, ctx);
+  const path = absPath(given, cwdOf(ctx));
   let st;
   try {
     st = statSync(path);
   } catch (e) {
     if (errnoCode(e) === 'ENOENT') return false;
-    throw new FuncError(pathError('stat', path, e));
+    throw new FuncError(pathError('stat', given, e));
   }
   switch (kind) {
     case 'f':
@@ -70,25 +108,33 @@ function exists(kind: string, path: string): boolean {
 
 /**
  * filepath.Walk from `root`, calling `visit` for every path in lexical order per directory; symbolic links are
- * reported with `isLink` and not followed. Errors are Go's *PathError texts.
+ * reported with `isLink` and not followed. Paths are reported as Go reports them (below `root` as given); the file
+ * system is asked about `at(path)` (relative paths joined to the render context's directory). Errors are Go's
+ * *PathError texts.
  */
-function walk(root: string, visit: (path: string) => void): void {
+function walk(root: string, visit: (path: string) => void, at: (path: string) => string): void {
   let st;
   try {
-    st = lstatSync(root);
+    st = lstatSync(at(root));
   } catch (e) {
     throw new Error(pathError('lstat', root, e), { cause: e });
   }
-  walkEntry(root, st.isSymbolicLink(), st.isDirectory(), visit);
+  walkEntry(root, st.isSymbolicLink(), st.isDirectory(), visit, at);
 }
 
-function walkEntry(path: string, isLink: boolean, isDir: boolean, visit: (path: string) => void): void {
+function walkEntry(
+  path: string,
+  isLink: boolean,
+  isDir: boolean,
+  visit: (path: string) => void,
+  at: (path: string) => string,
+): void {
   if (isLink) return;
   visit(path);
   if (!isDir) return;
   let names: string[];
   try {
-    names = readdirSync(path);
+    names = readdirSync(at(path));
   } catch (e) {
     throw new Error(pathError('open', path, e), { cause: e });
   }
@@ -97,17 +143,17 @@ function walkEntry(path: string, isLink: boolean, isDir: boolean, visit: (path: 
     const child = joinPath(path, name);
     let st;
     try {
-      st = lstatSync(child);
+      st = lstatSync(at(child));
     } catch (e) {
       throw new Error(pathError('lstat', child, e), { cause: e });
     }
-    walkEntry(child, st.isSymbolicLink(), st.isDirectory(), visit);
+    walkEntry(child, st.isSymbolicLink(), st.isDirectory(), visit, at);
   }
 }
 
 /** filepath.Abs: clean an absolute path, or join a relative one to the working directory. */
-function absPath(p: string): string {
-  return isAbsPath(p) ? cleanPath(p) : joinPath(process.cwd(), p);
+function absPath(p: string, cwd: string): string {
+  return isAbsPath(p) ? cleanPath(p) : joinPath(cwd, p);
 }
 
 /**
@@ -115,8 +161,12 @@ function absPath(p: string): string {
  * skipped) whose full path contains a non-empty match, made absolute. A missing root is an error (only when
  * there is a pattern to look for).
  */
-function findFiles(root: string, patterns: readonly string[]): string[] {
+function findFiles(given: string, patterns: readonly string[], ctx: FuncContext): string[] {
   const out: string[] = [];
+  if (patterns.length > 0) checkReadable('findFiles', given, ctx);
+  const cwd = cwdOf(ctx);
+  const root = given;
+  const at = (p: string): string => absPath(p, cwd);
   for (const p of patterns) {
     let re: GoRegexp;
     try {
@@ -127,13 +177,17 @@ function findFiles(root: string, patterns: readonly string[]): string[] {
     }
     const found: string[] = [];
     try {
-      walk(root, (path) => {
-        if (re.findString(path) !== '') found.push(path);
-      });
+      walk(
+        root,
+        (path) => {
+          if (re.findString(path) !== '') found.push(path);
+        },
+        at,
+      );
     } catch (e) {
       throw new FuncError(`error finding ${quoteGo(p)} in ${quoteGo(root)}: ${(e as Error).message}`);
     }
-    for (const f of found) out.push(absPath(f));
+    for (const f of found) out.push(at(f));
   }
   return out;
 }
@@ -141,10 +195,10 @@ function findFiles(root: string, patterns: readonly string[]): string[] {
 /** Sugarkube's custom functions by name. */
 export function sugarkubeFuncs(): FuncTable {
   return {
-    exists: def([S, S], (a) => exists(str(a, 0), str(a, 1))),
-    findFiles: def([S, '[]string'], (a) => {
+    exists: def([S, S], (a, ctx) => exists(str(a, 0), str(a, 1), ctx)),
+    findFiles: def([S, '[]string'], (a, ctx) => {
       const patterns = a[1];
-      return stringList(findFiles(str(a, 0), Array.isArray(patterns) ? patterns.map(String) : []));
+      return stringList(findFiles(str(a, 0), Array.isArray(patterns) ? patterns.map(String) : [], ctx));
     }),
     mapPrintF: def([S, ANY], (a) => {
       const items = plainList(a[1] ?? null) ?? [];

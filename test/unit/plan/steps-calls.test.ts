@@ -4,21 +4,21 @@ import type { RunStepConfig, RunUnitConfig } from '../../../src/config/types.js'
 import { indexRunUnits, resolveCall } from '../../../src/plan/step-checks.js';
 import type { PlannedStep } from '../../../src/plan/steps.js';
 import type { Phase } from '../../../src/vocabulary.js';
-import { diagnosticsOf, names, plan } from './step-helpers.js';
+import { CACHE, diagnosticsOf, names, plan } from './step-helpers.js';
 
 /** Sugarkube's shared fixture for its run-unit tests (§10.1 "F"). */
 function fixtureF(): RunUnitConfig[] {
   return [
     {
       name: 'helm',
-      working_dir: '/helm/dir',
+      working_dir: 'helm/dir',
       plan_install: [{ name: 'plan-inst-3', command: 'plan-inst-comm3', merge_priority: 10 }],
       plan_delete: [{ call: 'plan_install', merge_priority: 10 }],
       clean: [{ call: 'apply_delete' }],
     },
     {
       name: 'terraform',
-      working_dir: '/terraform/dir',
+      working_dir: 'terraform/dir',
       plan_install: [
         { name: 'st-1', command: 'plan-inst-1', merge_priority: 0 },
         { name: 'st-2', command: 'plan-inst-2', merge_priority: 5 },
@@ -97,7 +97,7 @@ describe('planSteps: Sugarkube run-unit cases', () => {
       ['helm', 'plan-inst-comm3', 10],
     ]);
     const viaCall = plan(units, 'apply_delete').find((s) => s.name === 'plan-inst-3');
-    expect(viaCall).toMatchObject({ command: 'plan-inst-comm3', mergePriority: 10, workingDir: '/helm/dir' });
+    expect(viaCall).toMatchObject({ command: 'plan-inst-comm3', mergePriority: 10, workingDir: `${CACHE}/helm/dir` });
   });
 
   it('TestGetStepsInRunUnit: a PHASE call takes that phase from every unit, each with its own defaults', () => {
@@ -108,31 +108,31 @@ describe('planSteps: Sugarkube run-unit cases', () => {
       'st-2',
     ]);
     expect(summary(plan(units, 'apply_install'))).toEqual([
-      ['st-1', 'plan-inst-1', 0, '/terraform/dir'],
-      ['st-2', 'plan-inst-2', 5, '/terraform/dir'],
-      ['plan-inst-3', 'plan-inst-comm3', 10, '/helm/dir'],
+      ['st-1', 'plan-inst-1', 0, `${CACHE}/terraform/dir`],
+      ['st-2', 'plan-inst-2', 5, `${CACHE}/terraform/dir`],
+      ['plan-inst-3', 'plan-inst-comm3', 10, `${CACHE}/helm/dir`],
     ]);
   });
 
   it('TestInterpolateCallsSingleStep: a single-step call next to a plain step', () => {
     expect(summary(plan(fixtureF(), 'apply_delete'))).toEqual([
-      ['del-step-1', 'del-command1', 5, '/terraform/dir'],
-      ['plan-inst-3', 'plan-inst-comm3', 10, '/helm/dir'],
+      ['del-step-1', 'del-command1', 5, `${CACHE}/terraform/dir`],
+      ['plan-inst-3', 'plan-inst-comm3', 10, `${CACHE}/helm/dir`],
     ]);
   });
 
   it("TestInterpolateCallsUnit: the calling step's priority overrides every callee's", () => {
     expect(summary(plan(fixtureF(), 'plan_delete'))).toEqual([
-      ['plan-inst-3', 'plan-inst-comm3', 10, '/helm/dir'],
-      ['st-1', 'plan-inst-1', 10, '/terraform/dir'],
-      ['st-2', 'plan-inst-2', 10, '/terraform/dir'],
+      ['plan-inst-3', 'plan-inst-comm3', 10, `${CACHE}/helm/dir`],
+      ['st-1', 'plan-inst-1', 10, `${CACHE}/terraform/dir`],
+      ['st-2', 'plan-inst-2', 10, `${CACHE}/terraform/dir`],
     ]);
   });
 
   it('TestInterpolateCallsUnitRecursive: nested calls resolve; a call without priority keeps the inner ones', () => {
     expect(summary(plan(fixtureF(), 'clean'))).toEqual([
-      ['del-step-1', 'del-command1', 5, '/terraform/dir'],
-      ['plan-inst-3', 'plan-inst-comm3', 10, '/helm/dir'],
+      ['del-step-1', 'del-command1', 5, `${CACHE}/terraform/dir`],
+      ['plan-inst-3', 'plan-inst-comm3', 10, `${CACHE}/helm/dir`],
     ]);
   });
 
@@ -165,7 +165,7 @@ describe('planSteps: Sugarkube run-unit cases', () => {
       {
         name: 'proga',
         env_vars: { USER: 'sk', FOOD: 'carrots' },
-        working_dir: '/tmp',
+        working_dir: 'tmp',
         plan_install: [
           { name: 'print-yo', command: 'echo', args: 'yo', env_vars: { KUBECONFIG: '' }, merge_priority: 10 },
         ],
@@ -188,7 +188,7 @@ describe('planSteps: Sugarkube run-unit cases', () => {
       ['last-one', 99],
     ]);
     expect(planInstall[0]).toMatchObject({
-      workingDir: '/tmp',
+      workingDir: `${CACHE}/tmp`,
       env: { KUBECONFIG: '', USER: 'sk', FOOD: 'carrots' },
       args: ['yo'],
     });

@@ -100,7 +100,7 @@ describe('planSteps: fields', () => {
           {
             name: 'own',
             command: 'x',
-            working_dir: '/abs/dir/',
+            working_dir: `${CACHE}/abs/dir/`,
             env_vars: { B: 'step', C: 'step' },
             binaries: ['helm', 'kubectl'],
           },
@@ -110,7 +110,7 @@ describe('planSteps: fields', () => {
     ];
     const [own, inherit] = plan(units, 'clean');
     expect(own).toMatchObject({
-      workingDir: '/abs/dir',
+      workingDir: `${CACHE}/abs/dir`,
       env: { B: 'step', C: 'step', A: 'unit' },
       binaries: ['helm', 'kubectl'],
     });
@@ -148,7 +148,7 @@ describe('planSteps: fields', () => {
         clean: [
           { name: 'up', command: 'x', working_dir: 'tf', stdout: '../../out.json' },
           { name: 'abs', command: 'x', stderr: '/var/log/err.txt' },
-          { name: 'wd', command: 'x', working_dir: '/tmp', stdout: 'out.json' },
+          { name: 'wd', command: 'x', working_dir: 'tf', stdout: '/tmp/out.json' },
         ],
       },
     ];
@@ -162,6 +162,26 @@ describe('planSteps: fields', () => {
     expect(text).toContain(
       `step 'wd' of run unit 'tf' (clean) in kapp 'web:nginx': 'stdout' file /tmp/out.json is outside`,
     );
+  });
+
+  it('refuses working dirs outside the kapp directory, naming step, field and path', () => {
+    const units: RunUnitConfig[] = [
+      {
+        name: 'tf',
+        working_dir: '/etc',
+        clean: [
+          { name: 'up', command: 'x', working_dir: '../../..' },
+          { name: 'unit', command: 'x' },
+          { name: 'inside', command: 'x', working_dir: 'a/../b' },
+        ],
+      },
+    ];
+    const text = diagnosticsOf(() => plan(units, 'clean'));
+    expect(text).toContain(
+      `step 'up' of run unit 'tf' (clean) in kapp 'web:nginx': 'working_dir' /work is outside the kapp's directory ${CACHE}`,
+    );
+    expect(text).toContain(`step 'unit' of run unit 'tf' (clean) in kapp 'web:nginx': 'working_dir' /etc is outside`);
+    expect(text).not.toContain("step 'inside'");
   });
 
   it('converts typed fields written as templates', () => {

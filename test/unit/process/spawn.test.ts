@@ -290,7 +290,7 @@ describe('spawnStep: cancellation', () => {
       command: 'kapps-fake',
       args: ['--stdout', 'parent done', '--fork-sleep', '60', m],
       cwd: dir,
-      env: { ...env, KAPPS_FAKE_PIDS: pids },
+      env: { ...env, FAKE_PIDS: pids },
       signal: controller.signal,
     });
     // Wait until the parent has gone and only the grandchild (which holds stdout and stderr) is left.

@@ -44,7 +44,7 @@ async function walkFakes(
         command: 'kapps-fake',
         args: ['--tag', id, ...(argsById[id] ?? [])],
         cwd: dir,
-        env: { PATH: FIXTURE_PATH, KAPPS_TRACE: trace },
+        env: { PATH: FIXTURE_PATH, FAKE_TRACE: trace },
         signal,
       });
       if (r.cancelled) return 'cancelled';

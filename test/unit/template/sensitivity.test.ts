@@ -1,13 +1,12 @@
 /** Sensitivity carried through rendering: what the run's redactor learns from templates that use a secret. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redactor } from '../../../src/execute/redact.js';
-import { renderTemplate } from '../../../src/template/index.js';
-import { watchSensitivity } from '../../../src/template/sensitivity.js';
+import { processEnvContext, renderTemplate, withRenderContext } from '../../../src/template/index.js';
 import { newGoMap, type GoMap } from '../../../src/go-value/value.js';
 
 const SECRET = 'hunter2-token-value';
 
-function setup(): { redactor: Redactor; data: GoMap } {
+function setup(): { redactor: Redactor; data: GoMap; render: (template: string) => string } {
   const redactor = new Redactor();
   const creds = newGoMap();
   creds.token = SECRET;
@@ -18,15 +17,10 @@ function setup(): { redactor: Redactor; data: GoMap } {
   const data = newGoMap();
   data.creds = creds;
   data.name = 'cluster-one';
-  unwatch = watchSensitivity(redactor);
-  return { redactor, data };
+  const render = (template: string): string =>
+    withRenderContext({ ...processEnvContext, watch: redactor }, () => renderTemplate(template, data));
+  return { redactor, data, render };
 }
-
-let unwatch: (() => void) | undefined;
-afterEach(() => {
-  unwatch?.();
-  unwatch = undefined;
-});
 
 describe('sensitivity through rendering', () => {
   it.each([
@@ -39,14 +33,14 @@ describe('sensitivity through rendering', () => {
     ['{{ with .creds.token }}{{ . | title }}{{ end }}', 'Hunter2-Token-Value'],
     ['{{ .creds | toJson }}', '{"num":1234567.5,"plain":"ordinary-value","token":"hunter2-token-value"}'],
   ])('%s is redacted', (template, printed) => {
-    const { redactor, data } = setup();
-    expect(renderTemplate(template, data)).toBe(printed);
+    const { redactor, render } = setup();
+    expect(render(template)).toBe(printed);
     expect(redactor.text(`x ${printed} y`)).toBe('x <sensitive> y');
   });
 
   it('leaves values that do not come from a secret alone, selections from a map holding one included', () => {
-    const { redactor, data } = setup();
-    expect(renderTemplate('{{ .name | upper }} {{ index .creds "plain" | upper }} {{ .creds.plain }}', data)).toBe(
+    const { redactor, render } = setup();
+    expect(render('{{ .name | upper }} {{ index .creds "plain" | upper }} {{ .creds.plain }}')).toBe(
       'CLUSTER-ONE ORDINARY-VALUE ordinary-value',
     );
     expect(redactor.text('CLUSTER-ONE ORDINARY-VALUE ordinary-value')).toBe(
@@ -56,9 +50,29 @@ describe('sensitivity through rendering', () => {
 
   it('learns nothing when no run watches', () => {
     const { redactor, data } = setup();
-    unwatch?.();
-    unwatch = undefined;
     expect(renderTemplate('{{ .creds.token | upper }}', data)).toBe(SECRET.toUpperCase());
     expect(redactor.text(SECRET.toUpperCase())).toBe(SECRET.toUpperCase());
+  });
+
+  it('keeps each run its own watch: one run ending leaves the other watched', async () => {
+    const a = setup();
+    const b = new Redactor();
+    const other = 'other-run-secret-value';
+    b.add(other);
+    const data = newGoMap();
+    data.s = other;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // Run b renders after run a has finished; its render is still watched by b alone.
+    const runB = withRenderContext({ ...processEnvContext, watch: b }, async () => {
+      await gate;
+      return renderTemplate('{{ .s | upper }}', data);
+    });
+    expect(a.render('{{ .creds.token | upper }}')).toBe(SECRET.toUpperCase());
+    release();
+    expect(await runB).toBe(other.toUpperCase());
+    expect(b.text(other.toUpperCase())).toBe('<sensitive>');
+    expect(a.redactor.text(other.toUpperCase())).toBe(other.toUpperCase());
+    expect(b.text(SECRET.toUpperCase())).toBe(SECRET.toUpperCase());
   });
 });
