@@ -251,12 +251,12 @@ export async function runOperation(command: RunCommand, params: RunParams, hooks
       await release.printPreview(stack, params, ctx, signal);
     }
     if (release && params.changedOnly && lock && params.refresh) {
-      const { changedWithRefresh, refreshLine } = await import('./preview.js');
-      const changed = await changedWithRefresh(stack, lock.previousState, params.workers, ctx, signal);
+      const { refreshLine } = await import('./preview.js');
+      const changed = await lock.changedWithRefresh(stack, signal);
       ctx.message(refreshLine(changed.refreshed));
       only = changed.ids;
     } else if (release && params.changedOnly)
-      only = lock ? lock.changedKapps(stack) : await release.changedKapps(stack, params, ctx, signal);
+      only = lock ? await lock.changedKapps(stack) : await release.changedKapps(stack, params, ctx, signal);
     if (lock) {
       recorder = await lock.start(stack, only);
       hooks.onRecorder?.(recorder, lock.revision);

@@ -24,7 +24,7 @@ const RELEASE_KEYS = [
   'spec',
 ] as const;
 
-const KAPP_STATE_KEYS = ['status', 'specDigest', 'revision', 'updatedAt', 'outputs', 'steps'] as const;
+const KAPP_STATE_KEYS = ['status', 'specDigest', 'specFormat', 'revision', 'updatedAt', 'outputs', 'steps'] as const;
 
 /** A copy of a state entry with its fields in the stored order. */
 export function orderKappState(entry: KappState): KappState {

@@ -45,6 +45,11 @@ export const kappStateSchema = z.object({
   steps: z.array(stepRecordSchema),
   /** sha256 (hex) of the kapp's canonical spec JSON when it was last recorded; compared by preview. */
   specDigest: z.string(),
+  /**
+   * The format of the spec `specDigest` was computed from (2: sources, templates, variables, relative paths, keyed
+   * secrets); absent for entries written before, whose digest covers steps and dependencies only.
+   */
+  specFormat: z.number().int().positive().optional(),
   /** The revision of the release that last changed this entry. */
   revision: z.number().int().positive(),
   /** When this entry last changed (ISO). */
@@ -55,6 +60,7 @@ const looseKappStateSchema = kappStateSchema.extend({ steps: z.array(stepSchema)
 
 const specSchema = z.looseObject({
   stack: z.string(),
+  format: z.number().int().positive().optional(),
   kapps: z.array(
     z.looseObject({
       id: z.string(),

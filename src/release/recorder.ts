@@ -67,6 +67,8 @@ export interface KappStateInput {
   steps?: StepRecord[];
   /** Default: the digest of the kapp in the release's spec, else the previous entry's digest. */
   specDigest?: string;
+  /** The format of the spec `specDigest` is the digest of (see `SpecKapp`); with `specDigest` only. */
+  specFormat?: number;
 }
 
 /**
@@ -183,9 +185,11 @@ export class ReleaseRecorder {
     return this.#write((r) => {
       const inSpec = r.spec.kapps.find((k) => k.id === id);
       const previous = Object.hasOwn(r.state, id) ? r.state[id] : undefined;
+      const format = entry.specDigest !== undefined ? entry.specFormat : inSpec ? r.spec.format : previous?.specFormat;
       const state: KappState = {
         status: entry.status,
         specDigest: entry.specDigest ?? (inSpec ? specDigest(inSpec) : (previous?.specDigest ?? '')),
+        ...(format !== undefined ? { specFormat: format } : {}),
         revision: r.revision,
         updatedAt: this.#now().toISOString(),
         outputs: copy,
