@@ -32,7 +32,9 @@ export async function collectSpecInputs(
       const vars = stack.variables(kapp, { outputs: views.get(kapp.id) ?? newGoMap(), planOnly: true });
       const templates = kappTemplates(stack, kapp, vars);
       if (mentionsOutputs(kapp.descriptor) || templates.reads) readsOutputs.add(kapp.id);
+      // Template sources are left out of the file digests: their rendered content is in the spec.
       const generated = generatedPaths(kapp, spec, templates.list);
+      for (const file of templates.sources) generated.add(file);
       const sources = await Promise.all(kapp.sources.map((s) => sourceInput(stack, kapp, s, generated, run)));
       const all = toJS(vars) as { kapp?: { vars?: Record<string, unknown> } };
       inputs.set(kapp.id, { sources, templates: templates.list, vars: all.kapp?.vars ?? {} });
@@ -54,21 +56,23 @@ function kappTemplates(
   stack: Stack,
   kapp: KappModel,
   vars: ReturnType<Stack['variables']>,
-): { list: TemplateInput[]; reads: boolean } {
+): { list: TemplateInput[]; reads: boolean; sources: string[] } {
   const list: TemplateInput[] = [];
+  const sources: string[] = [];
   let reads = false;
   let targets;
   try {
     targets = stack.templateTargets(kapp, vars);
   } catch {
     // A template whose fields cannot be rendered fails the run itself, with its own message.
-    return { list, reads };
+    return { list, reads, sources };
   }
   for (const [id, target] of targets) {
     const sensitive = target.template.sensitive ?? false;
-    const file = templateSourceCandidates(stack, kapp, target.source, true).find((c) => existsSync(c));
+    const file = templateSourceCandidates(stack, kapp, target.source, true, true).find((c) => existsSync(c));
     let content: string | null = null;
     if (file) {
+      sources.push(file);
       try {
         const text = readFileSync(file, 'utf8');
         if (text.includes('.outputs')) reads = true;
@@ -79,7 +83,7 @@ function kappTemplates(
     }
     list.push({ id, source: target.source, dest: target.dest, sensitive, content });
   }
-  return { list, reads };
+  return { list, reads, sources };
 }
 
 /** Files kapps writes into a kapp's directory: template destinations, outputs, captured step output. */
@@ -104,7 +108,12 @@ async function sourceInput(
 ): Promise<SourceInput> {
   const inWorkspace = sourceDir(kapp.cacheRoot, source);
   if (source.kind === 'file') {
-    const skip = (rel: string): boolean => generated.has(path.join(inWorkspace, rel));
+    // The kapp's sugarkube.yaml is left out too: what it says is in the spec already (steps, templates, variables).
+    const config = kapp.configFile;
+    const skip = (rel: string): boolean =>
+      generated.has(path.join(inWorkspace, rel)) ||
+      generated.has(path.join(source.path, rel)) ||
+      (config !== undefined && (path.join(inWorkspace, rel) === config || path.join(source.path, rel) === config));
     return { id: source.id, kind: 'file', uri: source.uri ?? source.path, tree: treeDigest(source.path, skip) };
   }
   const sub = source.path.replace(/^\/+|\/+$/g, '');

@@ -92,10 +92,21 @@ function renderEach(
   }
 }
 
-/** Where a template's source may be, in the order looked at: the kapp's config directory, then `template_dirs`. */
-export function templateSourceCandidates(stack: Stack, kapp: KappModel, source: string, dryRun: boolean): string[] {
+/**
+ * Where a template's source may be, in the order looked at: the kapp's config directory, then `template_dirs`. With
+ * `original`, a file source's original folder comes first: what the next sync copies, where the copy may be stale.
+ */
+export function templateSourceCandidates(
+  stack: Stack,
+  kapp: KappModel,
+  source: string,
+  dryRun: boolean,
+  original = false,
+): string[] {
   if (path.isAbsolute(source)) return [source];
+  const originalDir = kapp.configFile ? path.dirname(kapp.configFile) : undefined;
   return [
+    ...(original && originalDir && originalDir !== kapp.configDir ? [path.resolve(originalDir, source)] : []),
     path.resolve(kapp.configDir, source),
     // A dry run fills no workspace: a file source's copy may not be there yet, its original is.
     ...(dryRun && kapp.configFile && path.dirname(kapp.configFile) !== kapp.configDir

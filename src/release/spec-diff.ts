@@ -239,9 +239,12 @@ export function diffKappSpecs(from: SpecKapp | null, to: SpecKapp | null): SpecC
     diffTemplates(from?.templates ?? [], to?.templates ?? [], changes);
     diffVars(['vars'], from?.vars ?? {}, to?.vars ?? {}, changes);
   }
+  // A mask on the new side that the old spec holds nowhere stands for a changed secret.
+  const oldText = from ? canonicalJson(from) : null;
   return changes.map((c) => {
-    const fromText = canonicalJson(c.from);
-    return { ...c, from: showMasks(c.from, null), to: showMasks(c.to, c.from === null ? null : fromText) };
+    const out: SpecChange = { ...c, from: showMasks(c.from, null), to: showMasks(c.to, oldText) };
+    if (c.lines) out.lines = c.lines.map((line) => showMasks(line, line.startsWith('+') ? oldText : null));
+    return out;
   });
 }
 
@@ -466,8 +469,7 @@ function sourceState(value: JsonValue): string {
   if (typeof ref === 'string') {
     return `${ref} (${typeof commit === 'string' ? commit.slice(0, 7) : 'not resolved'})`;
   }
-  const digest = field(value, 'digest');
-  return typeof digest === 'string' ? `files ${digest.slice(0, 7)}` : 'files not read';
+  return field(value, 'digest') === null ? 'files not read' : 'files';
 }
 
 /** `~ source kapps.git//incubator/wordpress: wordpress-0.1.0 (a1b2c3d) → wordpress-0.2.0 (e4f5a6b)`. */
@@ -478,8 +480,10 @@ function formatSourceChange(change: SpecChange): string {
   const name = uri(change.from) === uri(change.to) ? uri(change.to) : `${uri(change.from)} → ${uri(change.to)}`;
   const before = sourceState(change.from);
   const after = sourceState(change.to);
-  if (before === after) {
-    if (uri(change.from) !== uri(change.to)) return `~ source ${name}`;
+  if (before === after || (before === 'files' && after === 'files not read')) {
+    if (uri(change.from) !== uri(change.to) && same(field(change.from, 'digest'), field(change.to, 'digest'))) {
+      return `~ source ${name}`;
+    }
     // The same ref and commit: the files of the path changed.
     return `~ source ${name}: files changed`;
   }
