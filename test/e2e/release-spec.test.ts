@@ -81,6 +81,10 @@ describe('the spec holds what the steps do not show', () => {
     expect(changed.code, changed.stderr).toBe(0);
     expect(startedTags(p.traceLines().slice(before))).toEqual(['apply-api']);
     expect((await preview(p)).stdout).toBe('No changes: the 2 kapp(s) match release 2.\n');
+    // `release diff` compares the same specs.
+    const diff = await p.run(['release', 'diff', 'stacks.yaml', 'dev', '1', '2']);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toContain('~ web:api: spec changed\n    ~ vars.replicas: 2 → 3\n');
   });
 
   it('a file of a file source changed in place: Update with the source named; kapps clean changes nothing', async () => {
@@ -186,11 +190,22 @@ describe.each(BACKENDS)('a sensitive variable (%s backend)', (kind) => {
     });
     await installed(p);
 
+    const diff = await p.run(['release', 'diff', 'stacks.yaml', 'dev', '1', '2']);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toContain(
+      '    ~ template conf.tpl → api/_generated_conf.ini: 1 line changed\n' +
+        '        - password = (sensitive)\n' +
+        '        + password = (sensitive, changed)\n' +
+        '    ~ vars.db_password: (sensitive) → (sensitive, changed)\n',
+    );
+    const shown = await p.run(['release', 'show', 'stacks.yaml', 'dev']);
+    expect(shown.stdout).toContain('db_password: (sensitive)');
+
     const plainHashes = [OLD, NEW].map((s) => createHash('sha256').update(s).digest('hex'));
     const records = [...(await backend.rawRecords('shop', 'dev')).values()].join('\n');
     expect(records).toContain('(sensitive#');
     for (const text of [OLD, NEW, ...plainHashes]) expect(records).not.toContain(text);
-    for (const out of [r.stdout, r.stderr, json.stdout]) {
+    for (const out of [r.stdout, r.stderr, json.stdout, diff.stdout, shown.stdout]) {
       expect(out).not.toMatch(/Swordfish|\(sensitive#/);
     }
     if (kind === 'file') {
@@ -301,7 +316,7 @@ describe('a release recorded before the spec had a format', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, '1.yaml'), JSON.stringify(fixture, null, 2));
 
-    const listed = await p.run(['release', 'show', 'stacks.yaml', 'dev', '1']);
+    const listed = await p.run(['release', 'show', 'stacks.yaml', 'dev', '--revision', '1']);
     expect(listed.code, listed.stderr).toBe(0);
 
     const same = await preview(p, '--detailed-exitcode');

@@ -124,7 +124,13 @@ const showCommand: CommandModule<object, ShowArgs> = {
       const release = await findRelease(store, project, argv.stackName, revision);
       const { redactArgv } = await import('../../release/redact.js');
       // Records written before credentials were masked in every form are masked when shown.
-      const ordered = orderRelease({ ...release, command: redactArgv(release.command) });
+      const { showMasks } = await import('../../release/spec-diff.js');
+      // Secrets are recorded as keyed masks; shown, they are all `(sensitive)`.
+      const ordered = orderRelease({
+        ...release,
+        command: redactArgv(release.command),
+        spec: showMasks(release.spec, null),
+      });
       process.stdout.write(
         argv.output === 'json' ? `${JSON.stringify(ordered, null, 2)}\n` : stringify(ordered, { lineWidth: 0 }),
       );
