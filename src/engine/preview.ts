@@ -125,7 +125,7 @@ export async function computePreviewFor(
   const { completeSpecOf, previewKappsOf } = await import('./spec.js');
   const { project, store } = await openTarget(stack, args, ctx);
   try {
-    const complete = await completeSpecOf(stack, new Set(processedIds(stack)), store, ctx);
+    const complete = await completeSpecOf(stack, new Set(processedIds(stack)), store, ctx, { record: false });
     const spec = complete.spec;
     const kapps = await previewKappsOf(stack, complete);
     const latest = await store.latest(project, stack.config.name);
@@ -146,7 +146,8 @@ export async function computePreviewFor(
       : new Map<string, SpecKapp>();
     const current = new Map(spec.kapps.map((k) => [k.id, k] as const));
     const legacy = new Map(complete.legacy.kapps.map((k) => [k.id, k] as const));
-    const digests = new Map(kapps.map((k) => [k.id, k.specDigest] as const));
+    // A digest keyed with a key of this command's own means nothing to another command: not shown.
+    const digests = new Map(complete.keyStored ? kapps.map((k) => [k.id, k.specDigest] as const) : []);
     const document = previewDocument(
       stack.config.name,
       project,
@@ -172,7 +173,7 @@ export async function changedWithRefresh(
 ): Promise<{ ids: Set<string>; refreshed: string[] }> {
   const { applyRefresh, computePreview } = await import('../release/index.js');
   const { completeSpecOf, previewKappsOf } = await import('./spec.js');
-  const complete = await completeSpecOf(stack, new Set(processedIds(stack)), store, ctx);
+  const complete = await completeSpecOf(stack, new Set(processedIds(stack)), store, ctx, { record: false });
   const rows = computePreview(await previewKappsOf(stack, complete), state);
   const live = await refreshOutputs(stack, rows, workers, ctx, signal);
   const refreshedRows = applyRefresh(rows, state, live);

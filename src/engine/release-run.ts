@@ -86,7 +86,7 @@ export async function previewRows(
   const { completeSpecOf, previewKappsOf } = await import('./spec.js');
   const { project, store } = await openTarget(stack, args, ctx);
   try {
-    const complete = await completeSpecOf(stack, new Set(processedIds(stack)), store, ctx);
+    const complete = await completeSpecOf(stack, new Set(processedIds(stack)), store, ctx, { record: false });
     const latest = await store.latest(project, stack.config.name);
     const known = new Set(stack.kapps.map((k) => k.id));
     const rows = computePreview(await previewKappsOf(stack, complete), latest?.state).filter(
@@ -192,7 +192,7 @@ async function runSpec(
 ): Promise<StackSpec> {
   const { completeSpecOf } = await import('./spec.js');
   const ids = processedIds(stack).filter((id) => !only || only.has(id));
-  return (await completeSpecOf(stack, new Set(ids), store, ctx)).spec;
+  return (await completeSpecOf(stack, new Set(ids), store, ctx, { record: true })).spec;
 }
 
 /**
@@ -270,7 +270,7 @@ async function openRun(
     previousState,
     async changedKapps(current) {
       const { completeSpecOf, previewKappsOf } = await import('./spec.js');
-      const complete = await completeSpecOf(current, new Set(processedIds(current)), store, ctx);
+      const complete = await completeSpecOf(current, new Set(processedIds(current)), store, ctx, { record: true });
       const rows = computePreview(await previewKappsOf(current, complete), previousState);
       return new Set(rows.filter((r) => r.action === 'Create' || r.action === 'Update').map((r) => r.id));
     },

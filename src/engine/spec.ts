@@ -3,7 +3,7 @@
  * steps (`Stack.spec`), completed with what was read from the workspace (sources, templates, variables) and made
  * portable (`plan/complete-spec.ts`), secrets keyed with the release backend's key.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { StackSpec } from '../plan/spec.js';
 import type { PreviewKapp } from '../release/preview.js';
 import type { ReleaseStore } from '../release/store-types.js';
@@ -17,6 +17,11 @@ export interface CompleteSpec {
   legacy: StackSpec;
   /** The kapps whose configuration or templates read `.outputs`. */
   readsOutputs: ReadonlySet<string>;
+  /**
+   * Whether the secrets and digests were keyed with the backend's key. A command that records nothing does not make
+   * the key of a file store that has none (nothing keyed was recorded there yet): it keys with a key of its own.
+   */
+  keyStored: boolean;
 }
 
 /** The complete spec of the kapps `ids` of `stack` (stack order), keyed with `store`'s key. */
@@ -25,12 +30,14 @@ export async function completeSpecOf(
   ids: ReadonlySet<string>,
   store: ReleaseStore,
   ctx: EngineContext,
+  options: { record: boolean },
 ): Promise<CompleteSpec> {
   const { completeStackSpec } = await import('../plan/complete-spec.js');
   const { collectSpecInputs } = await import('../execute/spec-inputs.js');
   const { gitRunnerFor } = await import('./git-runner.js');
   const legacy = stack.spec({ onlyIds: ids, checkNoValue: false });
-  const key = await store.specKey();
+  const stored = await store.specKey({ create: options.record });
+  const key = stored ?? randomBytes(32);
   const keyed = (text: string): string => createHmac('sha256', key).update(text).digest('hex');
   const { inputs, readsOutputs } = await collectSpecInputs(stack, legacy.kapps, gitRunnerFor(ctx.env));
   const spec = completeStackSpec(
@@ -39,7 +46,7 @@ export async function completeSpecOf(
     (id) => ({ kappDir: stack.kapp(id).cacheRoot, workspace: stack.workspace, stackDir: stack.config.dir }),
     keyed,
   );
-  return { spec, legacy, readsOutputs };
+  return { spec, legacy, readsOutputs, keyStored: stored !== undefined };
 }
 
 /** What preview compares for each kapp: both digests and the dependencies whose outputs it reads. */

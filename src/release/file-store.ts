@@ -57,7 +57,7 @@ export class FileReleaseStore implements ReleaseStore {
     this.description = root;
   }
 
-  async specKey(): Promise<Buffer> {
+  async specKey(options: { create?: boolean } = {}): Promise<Buffer | undefined> {
     const file = join(this.#root, 'spec-key');
     const read = async (): Promise<Buffer | undefined> => {
       try {
@@ -69,7 +69,7 @@ export class FileReleaseStore implements ReleaseStore {
       }
     };
     const found = await read();
-    if (found) return found;
+    if (found || options.create === false) return found;
     await this.#io(`cannot create ${this.#root}`, () => mkdir(this.#root, { recursive: true, mode: 0o700 }));
     // Written whole under a temporary name, then linked: two first runs agree on the one key that got there first.
     const temp = join(this.#root, `.spec-key.${process.pid}.${randomBytes(4).toString('hex')}`);

@@ -310,7 +310,7 @@ export class PgReleaseStore implements ReleaseStore {
     }
   }
 
-  async specKey(): Promise<Buffer> {
+  async specKey(): Promise<Buffer | undefined> {
     return this.#run('cannot read the spec key', async () => {
       // Its own table, made on first use (the schema version is unchanged: older kapps ignore it).
       const client = await this.#pool.connect();

@@ -68,8 +68,9 @@ export interface ReleaseStore {
   /**
    * The key of the keyed digests in recorded specs (32 random bytes, made on first use and kept in the backend:
    * the file `spec-key` (mode 0600) in a file store, a row of `kapps_spec_key` in PostgreSQL). Never printed.
+   * With `create: false` (a command that records nothing), a file store that has none yet makes none: undefined.
    */
-  specKey(): Promise<Buffer>;
+  specKey(options?: { create?: boolean }): Promise<Buffer | undefined>;
   /** Release connections and handles. The store must not be used afterwards. */
   close(): Promise<void>;
 }
