@@ -24,10 +24,7 @@ export function isSecretFlag(arg: string | undefined): boolean {
 }
 
 /**
- * The start of a keyed mask: `(sensitive#<digest>)` stands for a secret in a recorded spec. The digest is keyed by
- * the release backend's key, so it tells whether a secret changed without being a plain hash of guessable text.
+ * Keyed masks in a text: `(sensitive#<digest>)` stands for a secret in a recorded spec. The digest is keyed by the
+ * release backend's key, so it tells whether a secret changed without being a plain hash of guessable text.
  */
-export const KEYED_MASK_PREFIX = '(sensitive#';
-
-/** Keyed masks in a text. */
 export const KEYED_MASK = /\(sensitive#[0-9a-f]+\)/g;

@@ -55,7 +55,7 @@ export interface SpecKapp {
 export interface SpecSource {
   id: string;
   kind: 'git' | 'file';
-  /** The source as written (a local path relative to a root of the spec, see `SPEC_ROOTS`). */
+  /** The source as written (a path under a root of the spec as `${kapp_dir}`, `${workspace}` or `${stack_dir}`). */
   uri: string;
   /** Git: the ref the manifest names. */
   ref?: string;
@@ -86,9 +86,6 @@ export interface SpecTemplate {
 
 /** The format of the spec this kapps records: 2 (sources, templates, vars, relative paths, keyed secrets). */
 export const SPEC_FORMAT = 2;
-
-/** The names paths of the machine are recorded under, longest root first. */
-export const SPEC_ROOTS = ['${kapp_dir}', '${workspace}', '${stack_dir}'] as const;
 
 export interface StackSpec {
   stack: string;
