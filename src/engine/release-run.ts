@@ -68,6 +68,15 @@ export async function openTarget(
   return { project, store, where: describeBackend(spec), source: describeProjectSource(resolved.source) };
 }
 
+/** The longest error a release records (a long list of diagnostics is cut, saying so). */
+const MAX_ERROR_CHARS = 8_000;
+
+function boundedError(text: string): string {
+  return text.length <= MAX_ERROR_CHARS
+    ? text
+    : `${text.slice(0, MAX_ERROR_CHARS)}… (cut at ${MAX_ERROR_CHARS} characters)`;
+}
+
 /** The warning about a history under the former default project is said once per context. */
 const legacyWarned = new WeakSet<EngineContext>();
 
@@ -159,8 +168,11 @@ export interface RunRecorder {
   log(line: ReleaseLogLine): void;
   /** Close the release with the run's outcome (never `succeeded` while a recorded kapp failed or was cancelled). */
   finish(summary: RunSummary): Promise<void>;
-  /** Release the store; a release not finished yet ends with `phase` (the run did not get to finish it). */
-  close(phase: 'failed' | 'cancelled'): Promise<void>;
+  /**
+   * Release the store; a release not finished yet ends with `phase` (the run did not get to finish it) and, when
+   * given, the error that stopped it (recorded as the release's `error` and as the last line of its log).
+   */
+  close(phase: 'failed' | 'cancelled', error?: string): Promise<void>;
 }
 
 /**
@@ -294,6 +306,9 @@ async function openRun(
         result.status === 'succeeded' ? (operation === 'install' ? 'installed' : 'deleted') : result.status;
       await recorder.recordKapp(result.id, {
         status,
+        ...(status !== 'installed' && status !== 'deleted' && result.reason !== undefined
+          ? { error: boundedError(redactCredentials(result.reason)) }
+          : {}),
         outputs: (result.outputs ? toJS(result.outputs) : {}) as never,
         steps: [...result.steps],
         ...(digests.has(result.id) ? { specDigest: digests.get(result.id), specFormat: SPEC_FORMAT } : {}),
@@ -316,12 +331,17 @@ async function openRun(
         );
       }
     },
-    async close(phase) {
+    async close(phase, error) {
       if (closed) return;
       closed = true;
       try {
+        const why = error === undefined ? undefined : boundedError(redactCredentials(error));
+        if (why !== undefined) {
+          const time = new Date().toISOString();
+          for (const text of `error: ${why}`.split('\n')) logWriter.write({ time, stream: 'kapps', text });
+        }
         await logWriter.close();
-        await recorder.finish(phase);
+        await recorder.finish(phase, why);
       } finally {
         await store.close();
       }

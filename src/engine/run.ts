@@ -276,7 +276,25 @@ export async function runOperation(command: RunCommand, params: RunParams, hooks
     await hooks.afterRun?.(stack, summary);
     if (recorder) await recorder.finish(summary);
     return { stack, summary, ...(lock ? { revision: lock.revision } : {}) };
+  } catch (e) {
+    // The release a run opened and did not get to finish records why (a cancellation says so by its phase).
+    if (recorder && !signal.aborted && !(e instanceof CancelledError)) {
+      const open = recorder;
+      recorder = undefined;
+      await open.close('failed', await errorText(e, ctx));
+    }
+    throw e;
   } finally {
     if (recorder) await recorder.close(signal.aborted ? 'cancelled' : 'failed');
   }
+}
+
+/** An error as the release records it: diagnostics as the CLI prints them, else the message. */
+async function errorText(error: unknown, ctx: EngineContext): Promise<string> {
+  const { ConfigError } = await import('../diagnostics/errors.js');
+  if (error instanceof ConfigError) {
+    const { formatDiagnostics } = await import('../report/diagnostic-printer.js');
+    return formatDiagnostics(error.diagnostics, { cwd: ctx.cwd });
+  }
+  return error instanceof Error ? error.message : String(error);
 }

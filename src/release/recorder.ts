@@ -69,6 +69,8 @@ export interface KappStateInput {
   specDigest?: string;
   /** The format of the spec `specDigest` is the digest of (see `SpecKapp`); with `specDigest` only. */
   specFormat?: number;
+  /** Why the kapp failed or was cancelled. */
+  error?: string;
 }
 
 /**
@@ -188,6 +190,7 @@ export class ReleaseRecorder {
       const format = entry.specDigest !== undefined ? entry.specFormat : inSpec ? r.spec.format : previous?.specFormat;
       const state: KappState = {
         status: entry.status,
+        ...(entry.error !== undefined ? { error: entry.error } : {}),
         specDigest: entry.specDigest ?? (inSpec ? specDigest(inSpec) : (previous?.specDigest ?? '')),
         ...(format !== undefined ? { specFormat: format } : {}),
         revision: r.revision,
@@ -228,7 +231,7 @@ export class ReleaseRecorder {
    * say (`phaseFor`): a release is never `succeeded` while one of its kapps failed or was cancelled. Idempotent:
    * later calls return the first call's result.
    */
-  finish(phase: FinalPhase): Promise<Release> {
+  finish(phase: FinalPhase, error?: string): Promise<Release> {
     if (this.#finishing) return this.#finishing;
     this.flush();
     clearInterval(this.#timer);
@@ -238,6 +241,7 @@ export class ReleaseRecorder {
         const own = Object.values(r.state).filter((entry) => entry.revision === r.revision);
         const time = this.#now().toISOString();
         r.phase = worsePhase(phase, phaseFor(own.map((entry) => entry.status)));
+        if (error !== undefined) r.error = error;
         r.finishedAt = time;
         r.heartbeatAt = time;
       });

@@ -348,3 +348,38 @@ describe('a release recorded before the spec had a format', () => {
     expect((await preview(p)).stdout).toBe('No changes: the 1 kapp(s) match release 2.\n');
   });
 });
+
+describe('a release that fails before its steps run', () => {
+  it('records why: a missing command as the release error, a template error as the kapp error, and logs them', async () => {
+    const backend = await freshBackend('file');
+    const descriptor = (command: string): string =>
+      'templates:\n  conf:\n    source: conf.tpl\n    dest: _generated_conf.yaml\n' +
+      `run_units:\n  u:\n    apply_install:\n      - name: apply\n        command: ${command}\n        args: --tag apply-api\n`;
+    const p = makeProject('shop', backend, [{ id: 'api', descriptor: descriptor('no-such-command-4711') }]);
+    writeFileSync(join(p.dir, 'kapps', 'api', 'conf.tpl'), 'name: api\n');
+
+    const missing = await install(p);
+    expect(missing.code).toBe(1);
+    const shown = await p.run(['release', 'show', 'stacks.yaml', 'dev', '-o', 'json']);
+    const first = JSON.parse(shown.stdout) as { phase: string; error?: string; state: Record<string, unknown> };
+    expect(first).toMatchObject({ phase: 'failed', state: {} });
+    expect(first.error).toContain("kapp web:api, apply_install step 'apply': 'no-such-command-4711' not found");
+    const logs = await p.run(['release', 'logs', 'stacks.yaml', 'dev']);
+    expect(logs.stdout).toContain('error: 1 command(s) not found, nothing was run:\n');
+    expect(logs.stdout).toContain("  kapp web:api, apply_install step 'apply': 'no-such-command-4711' not found");
+
+    // A template that does not parse fails the kapp before its first step: the kapp's entry says why.
+    p.writeKapps([{ id: 'api', descriptor: descriptor('kapps-fake') }]);
+    writeFileSync(join(p.dir, 'kapps', 'api', 'conf.tpl'), 'name: {{ .kapp.id \n');
+    const broken = await install(p);
+    expect(broken.code).toBe(1);
+    expect(startedTags(p.traceLines())).toEqual([]);
+    const second = JSON.parse((await p.run(['release', 'show', 'stacks.yaml', 'dev', '-o', 'json'])).stdout) as {
+      revision: number;
+      phase: string;
+      state: Record<string, { status: string; error?: string }>;
+    };
+    expect(second).toMatchObject({ revision: 2, phase: 'failed', state: { 'web:api': { status: 'failed' } } });
+    expect(second.state['web:api']?.error).toMatch(/template 'conf' .*unclosed action/);
+  });
+});
