@@ -1,0 +1,39 @@
+/**
+ * The plan tells the truth about a stack file: a misspelled stack key is reported with "did you mean" before the
+ * error it causes, and a top-level key holding no manifests (a YAML anchor of defaults) is said to have no kapps.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { cleanupProjects, fixtureProject } from '../support/project.js';
+
+afterAll(cleanupProjects);
+
+describe('a stack file with a mistake', () => {
+  it('prints the unknown-field warning, with did you mean, before the error it causes', async () => {
+    const p = fixtureProject({
+      stacks: [
+        'defaults: &defaults',
+        '  provider: local',
+        'dev:',
+        '  <<: *defaults',
+        '  manifets:',
+        '    - uri: manifests/web.yaml',
+        '',
+      ].join('\n'),
+      manifests: { web: { kapps: [{ id: 'api' }] } },
+    });
+    const r = await p.run('generate', []);
+    expect(r.code).toBe(1);
+    const warning = r.stderr.indexOf('warning: unknown field `manifets` (at dev.manifets)');
+    const hint = r.stderr.indexOf("hint: did you mean 'manifests'?");
+    const error = r.stderr.indexOf('error: the stack has no kapps: it lists no manifest with kapps');
+    expect(warning, r.stderr).toBeGreaterThanOrEqual(0);
+    expect(hint).toBeGreaterThan(warning);
+    expect(error).toBeGreaterThan(hint);
+    expect(r.stderr).not.toContain('nothing was matched');
+
+    // The anchor key is not a stack with kapps, and is said to be so when named.
+    const anchor = await p.run('generate', [], { stack: 'defaults' });
+    expect(anchor.code).toBe(1);
+    expect(anchor.stderr).toContain('error: the stack has no kapps: it lists no manifest with kapps');
+  });
+});
