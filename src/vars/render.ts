@@ -115,8 +115,12 @@ export interface RenderContext {
   readonly planOnly?: boolean;
 }
 
-/** The text a failed render stands for in plan mode (see `RenderContext.planOnly`), or undefined to fail. */
-function planFallback(ctx: RenderContext, text: string): string | undefined {
+/**
+ * The text a failed render stands for in plan mode (see `RenderContext.planOnly`), or undefined to fail. Only the
+ * execution waits for outputs: a template that does not parse fails now, outputs or not.
+ */
+function planFallback(ctx: RenderContext, text: string, error: unknown): string | undefined {
+  if (error instanceof TemplateError && error.phase === 'parse') return undefined;
   return ctx.planOnly && /\.outputs\b/.test(text) ? '<no value>' : undefined;
 }
 
@@ -155,7 +159,7 @@ export function renderVariables(
       try {
         return renderTemplate(read(leaf), map, options);
       } catch (e) {
-        const fallback = planFallback(ctx, read(leaf));
+        const fallback = planFallback(ctx, read(leaf), e);
         if (fallback !== undefined) return fallback;
         throw renderError(ctx, `variable ${leaf.path}`, e);
       }
@@ -253,7 +257,7 @@ export function renderOnce<T>(value: T, data: GoValue, ctx: RenderContext, path 
       try {
         return renderTemplate(v, data, options);
       } catch (e) {
-        const fallback = planFallback(ctx, v);
+        const fallback = planFallback(ctx, v, e);
         if (fallback !== undefined) return fallback;
         throw renderError(ctx, p || 'value', e, at);
       }

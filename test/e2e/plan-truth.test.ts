@@ -1,9 +1,10 @@
 /**
  * The plan tells the truth about a stack file: a misspelled stack key is reported with "did you mean" before the
- * error it causes, and a top-level key holding no manifests (a YAML anchor of defaults) is said to have no kapps.
+ * error it causes, a top-level key holding no manifests (a YAML anchor of defaults) is said to have no kapps, and a
+ * variable that reads outputs but does not parse fails `validate` rather than the apply.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupProjects, fixtureProject } from '../support/project.js';
+import { cleanupProjects, fake, fixtureProject, kapp } from '../support/project.js';
 
 afterAll(cleanupProjects);
 
@@ -35,5 +36,47 @@ describe('a stack file with a mistake', () => {
     const anchor = await p.run('generate', [], { stack: 'defaults' });
     expect(anchor.code).toBe(1);
     expect(anchor.stderr).toContain('error: the stack has no kapps: it lists no manifest with kapps');
+  });
+});
+
+describe('a variable that reads outputs', () => {
+  const project = (token: string) =>
+    fixtureProject({
+      manifests: {
+        web: {
+          kapps: [
+            kapp(
+              'db',
+              { apply_install: [fake('apply', 'db')] },
+              { outputs: [{ id: 'token', path: 't.txt', format: 'text' }] },
+            ),
+            kapp(
+              'api',
+              { apply_install: [fake('apply', 'api', ['{{ .kapp.vars.token }}'])] },
+              {
+                depends_on: [{ id: 'db' }],
+                vars: { token: token },
+              },
+            ),
+          ],
+        },
+      },
+    });
+
+  it('fails validate and generate when it does not parse, before anything runs', async () => {
+    const p = project('{{ .outputs.db.token | upper ');
+    for (const command of ['validate', 'generate']) {
+      const r = await p.run(command, []);
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stderr).toContain('cannot render variable kapp.vars.token: template: vars:1: unclosed action');
+    }
+    const install = await p.run('install', ['-y']);
+    expect(install.code).toBe(1);
+    expect(install.trace).toEqual([]);
+  });
+
+  it('still waits for the outputs when it parses', async () => {
+    const r = await project('{{ .outputs.db.token | upper }}').run('validate', []);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
   });
 });
