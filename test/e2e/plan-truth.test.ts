@@ -1,7 +1,8 @@
 /**
  * The plan tells the truth about a stack file: a misspelled stack key is reported with "did you mean" before the
  * error it causes, a top-level key holding no manifests (a YAML anchor of defaults) is said to have no kapps, and a
- * variable that reads outputs but does not parse fails `validate` rather than the apply.
+ * variable that reads outputs but does not parse fails `validate` rather than the apply; a step reads an output
+ * loaded by a step before it (sensitive or not) once its turn comes.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupProjects, fake, fixtureProject, kapp } from '../support/project.js';
@@ -78,5 +79,39 @@ describe('a variable that reads outputs', () => {
   it('still waits for the outputs when it parses', async () => {
     const r = await project('{{ .outputs.db.token | upper }}').run('validate', []);
     expect(r.code, r.stdout + r.stderr).toBe(0);
+  });
+});
+
+describe('an output loaded by a step (load_outputs)', () => {
+  it('is read by a later step that applies a function to it, and a sensitive one is not required again', async () => {
+    const p = fixtureProject({
+      manifests: {
+        web: {
+          kapps: [
+            kapp(
+              'db',
+              {
+                apply_install: [
+                  fake('write', 'db-write', ['--write-file', 'out.json', '{"token":"Pa55word-4711"}'], {
+                    load_outputs: true,
+                  }),
+                  fake('length', 'db-length', ['--stdout', '{{ len .outputs.this.out.token }}']),
+                  fake('upper', 'db-upper', ['--stdout', '{{ .outputs.this.out.token | upper | len }}']),
+                ],
+              },
+              { outputs: [{ id: 'out', path: 'out.json', format: 'json', sensitive: true }] },
+            ),
+          ],
+        },
+      },
+    });
+    const r = await p.run('install', ['-y']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.trace.filter((t) => t.event === 'start').map((t) => `${t.tag} ${t.args.slice(2).join(' ')}`)).toEqual([
+      'db-write --write-file out.json {"token":"Pa55word-4711"}',
+      'db-length --stdout 13',
+      'db-upper --stdout 13',
+    ]);
+    expect(p.exists('.kapps-workspace/dev/web/db/out.json')).toBe(false);
   });
 });
