@@ -40,11 +40,18 @@ export async function completeSpecOf(
   const key = stored ?? randomBytes(32);
   const keyed = (text: string): string => createHmac('sha256', key).update(text).digest('hex');
   const { inputs, readsOutputs } = await collectSpecInputs(stack, legacy.kapps, gitRunnerFor(ctx.env));
+  // A template or variable may read the environment (`env "API_TOKEN"`): such values are masked wherever they appear.
+  const { isSecretName } = await import('../plan/secrets.js');
+  const envSecrets = Object.entries(ctx.env).flatMap(([name, value]) =>
+    // Short values (`true`, `1`) would mask too much to be worth it.
+    value !== undefined && value.length >= 8 && isSecretName(name) ? [value] : [],
+  );
   const spec = completeStackSpec(
     legacy,
     inputs,
     (id) => ({ kappDir: stack.kapp(id).cacheRoot, workspace: stack.workspace, stackDir: stack.config.dir }),
     keyed,
+    envSecrets,
   );
   return { spec, legacy, readsOutputs, keyStored: stored !== undefined };
 }

@@ -26,8 +26,10 @@ export async function collectSpecInputs(
   const views = stack.placeholderViews();
   const inputs = new Map<string, KappInputs>();
   const readsOutputs = new Set<string>();
-  await Promise.all(
-    specs.map(async (spec) => {
+  // A few kapps at a time: each may run git and read its file trees.
+  const queue = [...specs];
+  const worker = async (): Promise<void> => {
+    for (let spec = queue.shift(); spec !== undefined; spec = queue.shift()) {
       const kapp = stack.kapp(spec.id);
       const vars = stack.variables(kapp, { outputs: views.get(kapp.id) ?? newGoMap(), planOnly: true });
       const templates = kappTemplates(stack, kapp, vars);
@@ -38,8 +40,9 @@ export async function collectSpecInputs(
       const sources = await Promise.all(kapp.sources.map((s) => sourceInput(stack, kapp, s, generated, run)));
       const all = toJS(vars) as { kapp?: { vars?: Record<string, unknown> } };
       inputs.set(kapp.id, { sources, templates: templates.list, vars: all.kapp?.vars ?? {} });
-    }),
-  );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, specs.length) }, worker));
   return { inputs, readsOutputs };
 }
 

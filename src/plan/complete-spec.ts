@@ -66,25 +66,28 @@ export function completeStackSpec(
   inputs: ReadonlyMap<string, KappInputs>,
   roots: (id: string) => SpecRootDirs,
   keyed: KeyedDigest,
+  knownSecrets: readonly string[] = [],
 ): StackSpec {
   return {
     stack: base.stack,
     format: SPEC_FORMAT,
     kapps: base.kapps.map((k) => {
       const found = inputs.get(k.id);
-      return found ? completeKappSpec(k, found, roots(k.id), keyed) : k;
+      return found ? completeKappSpec(k, found, roots(k.id), keyed, knownSecrets) : k;
     }),
   };
 }
 
-/** One kapp's complete spec: see the module comment. */
+/** One kapp's complete spec: see the module comment; `knownSecrets` are masked wherever they appear. */
 export function completeKappSpec(
   base: SpecKapp,
   inputs: KappInputs,
   roots: SpecRootDirs,
   keyed: KeyedDigest,
+  knownSecrets: readonly string[] = [],
 ): SpecKapp {
-  const secrets = new Set<string>();
+  // Secrets known from elsewhere (the environment's secret-looking variables): masked wherever they appear.
+  const secrets = new Set<string>(knownSecrets.filter((s) => s.length >= 4));
   const token = (secret: string): string => `(sensitive#${keyed(`secret\u0000${secret}`).slice(0, 24)})`;
   const hide = (secret: string): string => {
     if (secret.length >= 4) secrets.add(secret);

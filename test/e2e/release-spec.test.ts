@@ -167,9 +167,11 @@ describe.each(BACKENDS)('a sensitive variable (%s backend)', (kind) => {
     });
     const p = makeProject('shop', backend, [api(OLD)]);
     // A template that is not marked sensitive but passes the secret on.
+    // It also reads a token from the environment.
+    p.env.SERVICE_API_TOKEN = 'Swordfish-env-5d2b';
     writeFileSync(
       join(p.dir, 'kapps', 'api', 'conf.tpl'),
-      'user = {{ .kapp.vars.db_user }}\npassword = {{ .kapp.vars.db_password }}\n',
+      'user = {{ .kapp.vars.db_user }}\npassword = {{ .kapp.vars.db_password }}\ntoken = {{ env "SERVICE_API_TOKEN" }}\n',
     );
     await installed(p);
 
@@ -204,7 +206,8 @@ describe.each(BACKENDS)('a sensitive variable (%s backend)', (kind) => {
     const plainHashes = [OLD, NEW].map((s) => createHash('sha256').update(s).digest('hex'));
     const records = [...(await backend.rawRecords('shop', 'dev')).values()].join('\n');
     expect(records).toContain('(sensitive#');
-    for (const text of [OLD, NEW, ...plainHashes]) expect(records).not.toContain(text);
+    for (const text of [OLD, NEW, 'Swordfish-env-5d2b', ...plainHashes]) expect(records).not.toContain(text);
+    expect(records).toContain('token = (sensitive#');
     for (const out of [r.stdout, r.stderr, json.stdout, diff.stdout, shown.stdout]) {
       expect(out).not.toMatch(/Swordfish|\(sensitive#/);
     }
