@@ -321,7 +321,8 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
       ]) as unknown,
       drift: [],
       reason: null,
-      specDigest: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown,
+      // Before the first release a file store has no spec key yet, and a preview makes none: no digest to show.
+      specDigest: kind === 'file' ? null : (expect.stringMatching(/^[0-9a-f]{64}$/) as unknown),
       notRecorded: [],
     });
     expect(JSON.parse(empty.stdout)).toEqual({
