@@ -121,16 +121,16 @@ export async function computePreviewFor(
   ctx: EngineContext,
   signal: AbortSignal,
 ): Promise<PreviewResult> {
-  const { applyRefresh, computePreview, previewDocument, specDigest } = await import('../release/index.js');
-  const spec = stack.spec({ onlyIds: new Set(processedIds(stack)), checkNoValue: false });
+  const { applyRefresh, computePreview, previewDocument } = await import('../release/index.js');
+  const { completeSpecOf, previewKappsOf } = await import('./spec.js');
   const { project, store } = await openTarget(stack, args, ctx);
   try {
+    const complete = await completeSpecOf(stack, new Set(processedIds(stack)), store, ctx, { record: false });
+    const spec = complete.spec;
+    const kapps = await previewKappsOf(stack, complete);
     const latest = await store.latest(project, stack.config.name);
     const known = new Set(stack.kapps.map((k) => k.id));
-    let rows = computePreview(
-      spec.kapps.map((k) => ({ id: k.id, specDigest: specDigest(k) })),
-      latest?.state,
-    ).filter((r) => r.action !== 'Delete' || !known.has(r.id));
+    let rows = computePreview(kapps, latest?.state).filter((r) => r.action !== 'Delete' || !known.has(r.id));
     let refreshed: string[] | null = null;
     if (args.refresh) {
       const live = await refreshOutputs(stack, rows, args.workers, ctx, signal);
@@ -145,12 +145,15 @@ export async function computePreviewFor(
         )
       : new Map<string, SpecKapp>();
     const current = new Map(spec.kapps.map((k) => [k.id, k] as const));
+    const legacy = new Map(complete.legacy.kapps.map((k) => [k.id, k] as const));
+    // A digest keyed with a key of this command's own means nothing to another command: not shown.
+    const digests = new Map(complete.keyStored ? kapps.map((k) => [k.id, k.specDigest] as const) : []);
     const document = previewDocument(
       stack.config.name,
       project,
       latest?.revision ?? null,
       rows,
-      { current, recorded },
+      { current, recorded, legacy, digests },
       refreshed,
     );
     return { rows, revision: latest?.revision ?? null, project, document };
@@ -166,13 +169,12 @@ export async function changedWithRefresh(
   workers: number | undefined,
   ctx: EngineContext,
   signal: AbortSignal,
+  store: ReleaseStore,
 ): Promise<{ ids: Set<string>; refreshed: string[] }> {
-  const { applyRefresh, computePreview, specDigest } = await import('../release/index.js');
-  const spec = stack.spec({ onlyIds: new Set(processedIds(stack)), checkNoValue: false });
-  const rows = computePreview(
-    spec.kapps.map((k) => ({ id: k.id, specDigest: specDigest(k) })),
-    state,
-  );
+  const { applyRefresh, computePreview } = await import('../release/index.js');
+  const { completeSpecOf, previewKappsOf } = await import('./spec.js');
+  const complete = await completeSpecOf(stack, new Set(processedIds(stack)), store, ctx, { record: false });
+  const rows = computePreview(await previewKappsOf(stack, complete), state);
   const live = await refreshOutputs(stack, rows, workers, ctx, signal);
   const refreshedRows = applyRefresh(rows, state, live);
   const ids = refreshedRows

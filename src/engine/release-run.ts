@@ -7,7 +7,7 @@ import { redactArgv, redactCredentials } from '../release/redact.js';
 import type { ReleaseLogLine, ReleaseStore } from '../release/store-types.js';
 import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
 import type { KappResult, RunSummary } from '../execute/types.js';
-import type { StackSpec } from '../plan/spec.js';
+import { SPEC_FORMAT, type StackSpec } from '../plan/spec.js';
 import type { Stack } from '../stack/stack.js';
 import { toJS } from '../go-value/value.js';
 import type { EngineContext, TargetParams } from './context.js';
@@ -68,6 +68,15 @@ export async function openTarget(
   return { project, store, where: describeBackend(spec), source: describeProjectSource(resolved.source) };
 }
 
+/** The longest error a release records (a long list of diagnostics is cut, saying so). */
+const MAX_ERROR_CHARS = 8_000;
+
+function boundedError(text: string): string {
+  return text.length <= MAX_ERROR_CHARS
+    ? text
+    : `${text.slice(0, MAX_ERROR_CHARS)}… (cut at ${MAX_ERROR_CHARS} characters)`;
+}
+
 /** The warning about a history under the former default project is said once per context. */
 const legacyWarned = new WeakSet<EngineContext>();
 
@@ -82,17 +91,17 @@ export async function previewRows(
   args: TargetParams,
   ctx: EngineContext,
 ): Promise<{ rows: PreviewRow[]; revision: number | null; project: string; spec: StackSpec }> {
-  const { computePreview, specDigest } = await import('../release/index.js');
-  const spec = stack.spec({ onlyIds: new Set(processedIds(stack)), checkNoValue: false });
+  const { computePreview } = await import('../release/index.js');
+  const { completeSpecOf, previewKappsOf } = await import('./spec.js');
   const { project, store } = await openTarget(stack, args, ctx);
   try {
+    const complete = await completeSpecOf(stack, new Set(processedIds(stack)), store, ctx, { record: false });
     const latest = await store.latest(project, stack.config.name);
     const known = new Set(stack.kapps.map((k) => k.id));
-    const rows = computePreview(
-      spec.kapps.map((k) => ({ id: k.id, specDigest: specDigest(k) })),
-      latest?.state,
-    ).filter((r) => r.action !== 'Delete' || !known.has(r.id));
-    return { rows, revision: latest?.revision ?? null, project, spec };
+    const rows = computePreview(await previewKappsOf(stack, complete), latest?.state).filter(
+      (r) => r.action !== 'Delete' || !known.has(r.id),
+    );
+    return { rows, revision: latest?.revision ?? null, project, spec: complete.spec };
   } finally {
     await store.close();
   }
@@ -107,7 +116,7 @@ export async function printPreview(
 ): Promise<void> {
   const out = { write: (text: string) => ctx.message(text) };
   try {
-    const { formatPreviewDetails, formatPreviewTable } = await import('../release/index.js');
+    const { formatNotRecorded, formatPreviewDetails, formatPreviewTable } = await import('../release/index.js');
     const { computePreviewFor, refreshLine } = await import('./preview.js');
     const { rows, revision, document } = await computePreviewFor(stack, args, ctx, signal);
     if (document.refreshed) out.write(refreshLine(document.refreshed));
@@ -115,6 +124,8 @@ export async function printPreview(
     out.write(formatPreviewTable(rows));
     const details = formatPreviewDetails(document);
     if (details) out.write(`\n${details}`);
+    const note = formatNotRecorded(document);
+    if (note) out.write(`\n${note}`);
     out.write('\n');
   } catch (e) {
     out.write(`warning: no preview: ${redactCredentials(e instanceof Error ? e.message : String(e))}\n`);
@@ -131,15 +142,14 @@ export async function changedKapps(
   if (args.refresh) {
     const { changedWithRefresh, refreshLine } = await import('./preview.js');
     const { project, store } = await openTarget(stack, args, ctx);
-    let state;
     try {
-      state = (await store.latest(project, stack.config.name))?.state;
+      const state = (await store.latest(project, stack.config.name))?.state;
+      const { ids, refreshed } = await changedWithRefresh(stack, state, args.workers, ctx, signal, store);
+      ctx.message(refreshLine(refreshed));
+      return ids;
     } finally {
       await store.close();
     }
-    const { ids, refreshed } = await changedWithRefresh(stack, state, args.workers, ctx, signal);
-    ctx.message(refreshLine(refreshed));
-    return ids;
   }
   const { rows } = await previewRows(stack, args, ctx);
   return new Set(rows.filter((r) => r.action === 'Create' || r.action === 'Update').map((r) => r.id));
@@ -158,8 +168,11 @@ export interface RunRecorder {
   log(line: ReleaseLogLine): void;
   /** Close the release with the run's outcome (never `succeeded` while a recorded kapp failed or was cancelled). */
   finish(summary: RunSummary): Promise<void>;
-  /** Release the store; a release not finished yet ends with `phase` (the run did not get to finish it). */
-  close(phase: 'failed' | 'cancelled'): Promise<void>;
+  /**
+   * Release the store; a release not finished yet ends with `phase` (the run did not get to finish it) and, when
+   * given, the error that stopped it (recorded as the release's `error` and as the last line of its log).
+   */
+  close(phase: 'failed' | 'cancelled', error?: string): Promise<void>;
 }
 
 /**
@@ -175,15 +188,23 @@ export interface RunLock extends RunRecorder {
    * `--changed-only`: the processed kapps of `stack` that are new or changed against the state this release began
    * with (the latest release's state when the lock was taken).
    */
-  changedKapps(stack: Stack): Set<string>;
+  changedKapps(stack: Stack): Promise<Set<string>>;
+  /** `--changed-only --refresh`: the same, with the live outputs read (see `changedWithRefresh`). */
+  changedWithRefresh(stack: Stack, signal: AbortSignal): Promise<{ ids: Set<string>; refreshed: string[] }>;
   /** Record the spec of the kapps the run processes (all processed kapps, or those in `only`); call once. */
   start(stack: Stack, only: ReadonlySet<string> | undefined): Promise<RunRecorder>;
 }
 
-/** The spec of the kapps a run processes. */
-function runSpec(stack: Stack, only: ReadonlySet<string> | undefined): StackSpec {
+/** The complete spec of the kapps a run processes. */
+async function runSpec(
+  stack: Stack,
+  only: ReadonlySet<string> | undefined,
+  store: ReleaseStore,
+  ctx: EngineContext,
+): Promise<StackSpec> {
+  const { completeSpecOf } = await import('./spec.js');
   const ids = processedIds(stack).filter((id) => !only || only.has(id));
-  return stack.spec({ onlyIds: new Set(ids), checkNoValue: false });
+  return (await completeSpecOf(stack, new Set(ids), store, ctx, { record: true })).spec;
 }
 
 /**
@@ -208,8 +229,13 @@ export async function beginRun(
   only: ReadonlySet<string> | undefined,
   ctx: EngineContext,
 ): Promise<RunRecorder> {
-  const lock = await openRun(stack, args, operation, runSpec(stack, only), true, ctx);
-  return lock.start(stack, only);
+  const lock = await openRun(stack, args, operation, { stack: stack.config.name, kapps: [] }, false, ctx);
+  try {
+    return await lock.start(stack, only);
+  } catch (e) {
+    await lock.close('failed');
+    throw e;
+  }
 }
 
 async function openRun(
@@ -255,17 +281,19 @@ async function openRun(
   const run: RunLock = {
     revision: recorder.revision,
     previousState,
-    changedKapps(current) {
-      const spec = current.spec({ onlyIds: new Set(processedIds(current)), checkNoValue: false });
-      const rows = computePreview(
-        spec.kapps.map((k) => ({ id: k.id, specDigest: specDigest(k) })),
-        previousState,
-      );
+    async changedKapps(current) {
+      const { completeSpecOf, previewKappsOf } = await import('./spec.js');
+      const complete = await completeSpecOf(current, new Set(processedIds(current)), store, ctx, { record: true });
+      const rows = computePreview(await previewKappsOf(current, complete), previousState);
       return new Set(rows.filter((r) => r.action === 'Create' || r.action === 'Update').map((r) => r.id));
+    },
+    async changedWithRefresh(current, signal) {
+      const { changedWithRefresh } = await import('./preview.js');
+      return changedWithRefresh(current, previousState, args.workers, ctx, signal, store);
     },
     async start(current, only) {
       if (!started) {
-        const spec = runSpec(current, only);
+        const spec = await runSpec(current, only, store, ctx);
         digests = new Map(spec.kapps.map((k) => [k.id, specDigest(k)] as const));
         await recorder.setSpec(spec);
       }
@@ -279,9 +307,12 @@ async function openRun(
         result.status === 'succeeded' ? (operation === 'install' ? 'installed' : 'deleted') : result.status;
       await recorder.recordKapp(result.id, {
         status,
+        ...(status !== 'installed' && status !== 'deleted' && result.reason !== undefined
+          ? { error: boundedError(redactCredentials(result.reason)) }
+          : {}),
         outputs: (result.outputs ? toJS(result.outputs) : {}) as never,
         steps: [...result.steps],
-        ...(digests.has(result.id) ? { specDigest: digests.get(result.id) } : {}),
+        ...(digests.has(result.id) ? { specDigest: digests.get(result.id), specFormat: SPEC_FORMAT } : {}),
       });
     },
     flush() {
@@ -301,12 +332,17 @@ async function openRun(
         );
       }
     },
-    async close(phase) {
+    async close(phase, error) {
       if (closed) return;
       closed = true;
       try {
+        const why = error === undefined ? undefined : boundedError(redactCredentials(error));
+        if (why !== undefined) {
+          const time = new Date().toISOString();
+          for (const text of `error: ${why}`.split('\n')) logWriter.write({ time, stream: 'kapps', text });
+        }
         await logWriter.close();
-        await recorder.finish(phase);
+        await recorder.finish(phase, why);
       } finally {
         await store.close();
       }

@@ -264,12 +264,12 @@ async function operate(command: RunCommand, params: RunParams, hooks: RunHooks):
       await release.printPreview(stack, params, ctx, signal);
     }
     if (release && params.changedOnly && lock && params.refresh) {
-      const { changedWithRefresh, refreshLine } = await import('./preview.js');
-      const changed = await changedWithRefresh(stack, lock.previousState, params.workers, ctx, signal);
+      const { refreshLine } = await import('./preview.js');
+      const changed = await lock.changedWithRefresh(stack, signal);
       ctx.message(refreshLine(changed.refreshed));
       only = changed.ids;
     } else if (release && params.changedOnly)
-      only = lock ? lock.changedKapps(stack) : await release.changedKapps(stack, params, ctx, signal);
+      only = lock ? await lock.changedKapps(stack) : await release.changedKapps(stack, params, ctx, signal);
     if (lock) {
       recorder = await lock.start(stack, only);
       hooks.onRecorder?.(recorder, lock.revision);
@@ -289,7 +289,25 @@ async function operate(command: RunCommand, params: RunParams, hooks: RunHooks):
     await hooks.afterRun?.(stack, summary);
     if (recorder) await recorder.finish(summary);
     return { stack, summary, ...(lock ? { revision: lock.revision } : {}) };
+  } catch (e) {
+    // The release a run opened and did not get to finish records why (a cancellation says so by its phase).
+    if (recorder && !signal.aborted && !(e instanceof CancelledError)) {
+      const open = recorder;
+      recorder = undefined;
+      await open.close('failed', await errorText(e, ctx));
+    }
+    throw e;
   } finally {
     if (recorder) await recorder.close(signal.aborted ? 'cancelled' : 'failed');
   }
+}
+
+/** An error as the release records it: diagnostics as the CLI prints them, else the message. */
+async function errorText(error: unknown, ctx: EngineContext): Promise<string> {
+  const { ConfigError } = await import('../diagnostics/errors.js');
+  if (error instanceof ConfigError) {
+    const { formatDiagnostics } = await import('../report/diagnostic-printer.js');
+    return formatDiagnostics(error.diagnostics, { cwd: ctx.cwd });
+  }
+  return error instanceof Error ? error.message : String(error);
 }

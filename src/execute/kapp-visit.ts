@@ -139,6 +139,8 @@ class KappVisit {
   readonly #steps: StepRecord[] = [];
   /** The outputs loaded that may be recorded (sensitive ones are not). */
   #recordable: GoMap | undefined;
+  /** Sensitive outputs loaded by a step: their files are gone, their values kept; not read again. */
+  readonly #sensitiveLoaded = new Set<string>();
   /** Rendered templates marked sensitive: removed when the visit ends. */
   readonly #sensitiveFiles = new Set<string>();
   #renderedTemplates: ReadonlyMap<string, string> | undefined;
@@ -285,7 +287,13 @@ class KappVisit {
     if (this.#kapp.outputIds.length === 0 || this.#dryRun) return;
     const { stack, redactor, ownOutputs } = this.#ctx;
     const vars = stack.variables(this.#kapp, this.#runtime());
-    const loaded = loadOutputs(stack, this.#kapp, vars, { mustExist, dryRun: this.#dryRun, redactor });
+    const loaded = loadOutputs(stack, this.#kapp, vars, {
+      mustExist,
+      dryRun: this.#dryRun,
+      redactor,
+      loaded: this.#sensitiveLoaded,
+    });
+    for (const id of loaded.sensitive) this.#sensitiveLoaded.add(id);
     ownOutputs.set(this.#kapp.id, { ...ownOutputs.get(this.#kapp.id), ...loaded.values });
     this.#recordable = { ...this.#recordable, ...loaded.recordable };
   }
@@ -294,9 +302,30 @@ class KappVisit {
     return this.#ctx.stack.planPhase(this.#kapp, phase, this.#runtime(), this.#dryRun);
   }
 
+  /**
+   * The phase as planned before its first step. A step may read an output that a `load_outputs` step before it
+   * loads (`{{ len .outputs.this.out.token }}`): when planning fails, the phase is planned as a plan is, such a
+   * field rendering `<no value>`, and each step is planned again when its turn comes, after the loads before it.
+   */
+  #firstPlan(phase: Phase): PlannedStep[] {
+    try {
+      return this.#planPhase(phase);
+    } catch (e) {
+      if (!(e instanceof ConfigError) || this.#kapp.outputIds.length === 0 || this.#dryRun) throw e;
+      let lenient: PlannedStep[];
+      try {
+        lenient = this.#ctx.stack.planPhase(this.#kapp, phase, { ...this.#runtime(), planOnly: true }, false, false);
+      } catch {
+        throw e;
+      }
+      if (!lenient.some((s) => s.loadOutputs)) throw e;
+      return lenient;
+    }
+  }
+
   /** Reach the steps of a phase in order: each is skipped or run; the first failure ends the phase. */
   async #runPhase(phase: Phase, ignoreErrors: boolean): Promise<VisitFailure | undefined> {
-    const queue = new StepQueue(this.#planPhase(phase));
+    const queue = new StepQueue(this.#firstPlan(phase));
     for (let step = queue.take(); step !== undefined; step = queue.take()) {
       if (this.#signal.aborted) return CANCELLED;
       const startedAt = new Date();

@@ -25,6 +25,8 @@ export interface LoadedOutputs {
   readonly recordable: GoMap;
   /** Declared outputs whose file was missing (tolerated). */
   readonly missing: readonly string[];
+  /** Sensitive outputs read (their files are deleted: they are not read again, see `options.loaded`). */
+  readonly sensitive: readonly string[];
 }
 
 /**
@@ -35,11 +37,18 @@ export function loadOutputs(
   stack: Stack,
   kapp: KappModel,
   vars: GoMap,
-  options: { mustExist: boolean; dryRun: boolean; redactor: Redactor },
+  options: {
+    mustExist: boolean;
+    dryRun: boolean;
+    redactor: Redactor;
+    /** Sensitive outputs this visit read already: their files were deleted, their values are kept. */
+    loaded?: ReadonlySet<string>;
+  },
 ): LoadedOutputs {
   const values = newGoMap();
   const recordable = newGoMap();
   const missing: string[] = [];
+  const sensitive: string[] = [];
   const declared: OutputConfig[] = stack.render(kapp, kapp.descriptor.outputs ?? [], vars, 'outputs');
   for (const output of declared) {
     const ok = evaluateConditions(output.conditions ?? [], {
@@ -48,6 +57,7 @@ export function loadOutputs(
       ...(locationOf(output) ? { location: locationOf(output) } : {}),
     });
     if (!ok) continue;
+    if (output.sensitive && options.loaded?.has(output.id)) continue;
     if (!output.path) {
       throw new ConfigError([
         diagnosticError(`kapp ${kapp.id}: output '${output.id}' has no path`, locationOf(output)),
@@ -90,13 +100,14 @@ export function loadOutputs(
     }
     values[registryKey(output.id)] = value;
     if (output.sensitive) {
+      sensitive.push(output.id);
       options.redactor.add(value);
       if (!options.dryRun) confined(() => removeConfinedFile(kapp.cacheRoot, file, use));
     } else {
       recordable[output.id] = value;
     }
   }
-  return { values, recordable, missing };
+  return { values, recordable, missing, sensitive };
 }
 
 /**

@@ -59,16 +59,7 @@ function renderEach(
     if (target.source === '') {
       throw new ConfigError([diagnosticError(`kapp ${kapp.id}: template '${id}' has no source`, at)]);
     }
-    const candidates = path.isAbsolute(target.source)
-      ? [target.source]
-      : [
-          path.resolve(kapp.configDir, target.source),
-          // A dry run fills no workspace: a file source's copy may not be there yet, its original is.
-          ...(options.dryRun && kapp.configFile && path.dirname(kapp.configFile) !== kapp.configDir
-            ? [path.resolve(path.dirname(kapp.configFile), target.source)]
-            : []),
-          ...stack.config.template_dirs.map((d) => path.resolve(d, target.source)),
-        ];
+    const candidates = templateSourceCandidates(stack, kapp, target.source, options.dryRun);
     const source = candidates.find((c) => existsSync(c));
     if (!source) {
       throw new ConfigError([
@@ -99,6 +90,30 @@ function renderEach(
       throw new ConfigError([diagnosticError(e.message, locationOf(target.template, 'dest') ?? at)]);
     }
   }
+}
+
+/**
+ * Where a template's source may be, in the order looked at: the kapp's config directory, then `template_dirs`. With
+ * `original`, a file source's original folder comes first: what the next sync copies, where the copy may be stale.
+ */
+export function templateSourceCandidates(
+  stack: Stack,
+  kapp: KappModel,
+  source: string,
+  dryRun: boolean,
+  original = false,
+): string[] {
+  if (path.isAbsolute(source)) return [source];
+  const originalDir = kapp.configFile ? path.dirname(kapp.configFile) : undefined;
+  return [
+    ...(original && originalDir && originalDir !== kapp.configDir ? [path.resolve(originalDir, source)] : []),
+    path.resolve(kapp.configDir, source),
+    // A dry run fills no workspace: a file source's copy may not be there yet, its original is.
+    ...(dryRun && kapp.configFile && path.dirname(kapp.configFile) !== kapp.configDir
+      ? [path.resolve(path.dirname(kapp.configFile), source)]
+      : []),
+    ...stack.config.template_dirs.map((d) => path.resolve(d, source)),
+  ];
 }
 
 /**

@@ -137,7 +137,9 @@ export function selectKapps(dag: KappDag, options: SelectOptions = {}): Selectio
   if (selected.length === 0) {
     const message = `nothing was matched by including ${quoteList(options.include ?? [], 'everything')} and excluding ${quoteList(options.exclude ?? [], 'nothing')}`;
     if (include.selectors.length === 0 && exclude.selectors.length === 0) {
-      throw new ConfigError([{ severity: 'error', message }]);
+      throw new ConfigError([
+        { severity: 'error', message: 'the stack has no kapps: it lists no manifest with kapps' },
+      ]);
     }
     // The suggestions for include selectors that matched nothing say what was probably meant.
     const hints = unmatched(include, dag).flatMap((u) => (u.hint ? [`'${u.selector.text}': ${u.hint}`] : []));

@@ -40,11 +40,58 @@ export interface SpecKapp {
   /** The kapp's own conditions are all true. */
   conditionsOk: boolean;
   phases: Record<Phase, SpecStep[]>;
+  /**
+   * Format 2 and later (absent in releases written before): each source as written and what was used. Together with
+   * `templates` and `vars`, what a kapp's steps do not show of its desired state.
+   */
+  sources?: SpecSource[];
+  /** Format 2: each template whose conditions hold, with a digest of its rendered content. */
+  templates?: SpecTemplate[];
+  /** Format 2: the kapp's resolved variables (`.kapp.vars`), sensitive values replaced by keyed masks. */
+  vars?: Record<string, unknown>;
 }
+
+/** A source of a kapp in the spec. */
+export interface SpecSource {
+  id: string;
+  kind: 'git' | 'file';
+  /** The source as written (a path under a root of the spec as `${kapp_dir}`, `${workspace}` or `${stack_dir}`). */
+  uri: string;
+  /** Git: the ref the manifest names. */
+  ref?: string;
+  /** Git: the commit that ref resolved to; null when it could not be resolved. */
+  commit?: string | null;
+  /**
+   * A keyed digest of the files the source yields (files kapps generates left out): for a file source, its file
+   * tree; for git, the tree object of the path in the commit. Null when it could not be read.
+   */
+  digest?: string | null;
+}
+
+/** A template of a kapp in the spec. */
+export interface SpecTemplate {
+  id: string;
+  /** As written. */
+  source: string;
+  /** Where it is written, relative to a root of the spec. */
+  dest: string;
+  sensitive: boolean;
+  /** Keyed digest of the rendered content; `null` when it cannot be rendered before the run (it reads outputs). */
+  digest: string | null;
+  /** Lines of the rendered content. */
+  lineCount: number;
+  /** The rendered lines, for non-sensitive templates within the size bound; secrets replaced by keyed masks. */
+  lines?: string[];
+}
+
+/** The format of the spec this kapps records: 2 (sources, templates, vars, relative paths, keyed secrets). */
+export const SPEC_FORMAT = 2;
 
 export interface StackSpec {
   stack: string;
   kapps: SpecKapp[];
+  /** `SPEC_FORMAT` for the specs a release records; absent in releases written before (and in `kapps generate`). */
+  format?: number;
 }
 
 /** The spec form of a planned step: what `kapps generate` prints and a release records. */

@@ -57,6 +57,43 @@ export class FileReleaseStore implements ReleaseStore {
     this.description = root;
   }
 
+  async specKey(options: { create?: boolean } = {}): Promise<Buffer | undefined> {
+    const file = join(this.#root, 'spec-key');
+    const read = async (): Promise<Buffer | undefined> => {
+      try {
+        const text = (await readFile(file, 'utf8')).trim();
+        return /^[0-9a-f]{64}$/.test(text) ? Buffer.from(text, 'hex') : undefined;
+      } catch (error) {
+        if (errorCode(error) === 'ENOENT') return undefined;
+        throw new ReleaseStoreError(`cannot read ${file}: ${errorMessage(error)}`, { cause: error });
+      }
+    };
+    const found = await read();
+    if (found || options.create === false) return found;
+    await this.#io(`cannot create ${this.#root}`, () => mkdir(this.#root, { recursive: true, mode: 0o700 }));
+    // Written whole under a temporary name, then linked: two first runs agree on the one key that got there first.
+    const temp = join(this.#root, `.spec-key.${process.pid}.${randomBytes(4).toString('hex')}`);
+    try {
+      const handle = await open(temp, 'wx', 0o600);
+      try {
+        await handle.writeFile(`${randomBytes(32).toString('hex')}\n`);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await link(temp, file).catch((error: unknown) => {
+        if (errorCode(error) !== 'EEXIST') throw error;
+      });
+    } catch (error) {
+      throw new ReleaseStoreError(`cannot create ${file}: ${errorMessage(error)}`, { cause: error });
+    } finally {
+      await unlink(temp).catch(() => undefined);
+    }
+    const made = await read();
+    if (!made) throw new ReleaseStoreError(`${file} does not hold a key (64 hexadecimal digits)`);
+    return made;
+  }
+
   /** The directory holding the releases of (project, stack). */
   directoryOf(project: string, stack: string): string {
     return join(this.#root, 'releases', encodeSegment(project, 'project'), encodeSegment(stack, 'stack'));

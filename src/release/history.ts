@@ -9,7 +9,7 @@
 import { canonicalJson } from './canonical-json.js';
 import { formatOwner } from './owner.js';
 import type { SpecKapp } from '../plan/spec.js';
-import { diffKappSpecs, diffOutputValues, formatChange, type SpecChange } from './spec-diff.js';
+import { diffKappSpecs, diffOutputValues, formatChange, formatChangeLines, type SpecChange } from './spec-diff.js';
 import type { JsonValue, KappState, KappStateStatus, Release, ReleaseSummary } from './types.js';
 
 /** One row of `kapps release list -o json`. */
@@ -140,7 +140,9 @@ export function formatReleaseDiff(diff: ReleaseDiff): string {
       parts.push(keys.length ? `outputs changed (${keys.join(', ')})` : 'outputs changed');
     }
     lines.push(`~ ${kapp.id}: ${parts.join('; ')}`);
-    for (const change of [...kapp.changes, ...kapp.outputChanges]) lines.push(`    ${formatChange(change)}`);
+    // A template's changed lines are shown under it (masked where sensitive).
+    for (const change of kapp.changes) lines.push(...formatChangeLines(change, '    ', true));
+    for (const change of kapp.outputChanges) lines.push(`    ${formatChange(change)}`);
   }
   const changes = diff.added.length + diff.removed.length + diff.changed.length;
   if (changes === 0) lines.push('No differences.');

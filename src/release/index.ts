@@ -8,6 +8,13 @@ export { describeBackend, kappsHome, openReleaseStore, resolveBackend } from './
 export { ReleaseRecorder, beginRelease, describeHolder, unlockRelease } from './recorder.js';
 export { currentOwner } from './owner.js';
 export type { PreviewDocument, PreviewRow, RefreshResult } from './preview.js';
-export { applyRefresh, computePreview, formatPreviewDetails, formatPreviewTable, previewDocument } from './preview.js';
+export {
+  applyRefresh,
+  computePreview,
+  formatNotRecorded,
+  formatPreviewDetails,
+  formatPreviewTable,
+  previewDocument,
+} from './preview.js';
 export { specDigest } from './canonical-json.js';
 export { describeProjectSource, legacyHistoryHint, resolveProject } from './target.js';

@@ -13,6 +13,7 @@
  * The password in the URL never appears in a message: the store describes itself by the redacted URL and scrubs
  * driver errors with `redactText`.
  */
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import {
   ReleaseConflictError,
@@ -299,6 +300,26 @@ export class PgReleaseStore implements ReleaseStore {
   /** A write (one transaction): retried through transient failures (a restart of the database) for a while. */
   #write<T>(what: string, action: () => Promise<T>): Promise<T> {
     return withRetry(() => this.#run(what, action), { budgetMs: WRITE_RETRY_MS });
+  }
+
+  async specKey(): Promise<Buffer | undefined> {
+    return this.#run('cannot read the spec key', async () => {
+      // Its own table, made on first use (the schema version is unchanged: older kapps ignore it).
+      const key = await transaction(this.#pool, async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+        await client.query(
+          'CREATE TABLE IF NOT EXISTS kapps_spec_key (id integer PRIMARY KEY CHECK (id = 1), key text NOT NULL)',
+        );
+        await client.query('INSERT INTO kapps_spec_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [
+          randomBytes(32).toString('hex'),
+        ]);
+        const found = await client.query<{ key: string }>('SELECT key FROM kapps_spec_key WHERE id = 1');
+        return found.rows[0]?.key ?? '';
+      });
+      if (!/^[0-9a-f]{64}$/.test(key))
+        throw new ReleaseStoreError(`kapps_spec_key in ${this.description} holds no valid key`);
+      return Buffer.from(key, 'hex');
+    });
   }
 
   /** Create or migrate the schema. A failed attempt is retried by the next call. */

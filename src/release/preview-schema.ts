@@ -38,6 +38,36 @@ const kappSpec = z
         z.ZodArray<typeof step>
       >,
     ),
+    sources: z
+      .array(
+        z.strictObject({
+          id: z.string(),
+          kind: z.enum(['git', 'file']),
+          uri: z.string().describe('As written; local paths relative to ${kapp_dir}, ${workspace} or ${stack_dir}.'),
+          ref: z.string().optional(),
+          commit: z.string().nullable().optional().describe('Git: the commit the ref resolved to.'),
+          digest: z.string().nullable().optional().describe('Keyed digest of the files the source yields.'),
+        }),
+      )
+      .optional()
+      .describe('Absent in releases recorded before spec format 2.'),
+    templates: z
+      .array(
+        z.strictObject({
+          id: z.string(),
+          source: z.string(),
+          dest: z.string(),
+          sensitive: z.boolean(),
+          digest: z.string().nullable().describe('Keyed digest of the rendered content; null when it reads outputs.'),
+          lineCount: z.number().int().min(0),
+          lines: z.array(z.string()).optional().describe('Non-sensitive templates within the size bound.'),
+        }),
+      )
+      .optional(),
+    vars: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('The resolved `.kapp.vars`; sensitive values are `(sensitive)` or `(sensitive, changed)`.'),
   })
   .describe('The redacted spec of a kapp.');
 
@@ -46,10 +76,14 @@ const change = z.strictObject({
     .array(z.string())
     .min(1)
     .describe(
-      'Segments: ["dependsOn"], [phase] (step order), [phase, step], [phase, step, field], [phase, step, "env", name], ["outputs", id].',
+      'Segments: ["dependsOn"], [phase] (step order), [phase, step], [phase, step, field], [phase, step, "env", name], ["sources", id], ["templates", id], ["vars", key, …], ["outputs", id].',
     ),
   from: z.unknown().describe('The value before (masked where sensitive); null when absent.'),
   to: z.unknown().describe('The value after (masked where sensitive); null when absent.'),
+  lines: z
+    .array(z.string())
+    .optional()
+    .describe('A non-sensitive template: its changed lines, `- ` removed and `+ ` added.'),
 });
 
 /** The preview document. */
@@ -68,6 +102,13 @@ export const previewDocumentSchema = z
           changes: z.array(change),
           drift: z.array(change),
           reason: z.string().nullable(),
+          specDigest: z
+            .string()
+            .nullable()
+            .describe('The digest of the spec now; null when the kapp leaves the stack.'),
+          notRecorded: z
+            .array(z.string())
+            .describe('Fields of the spec now that the release compared with did not record (compared without them).'),
         }),
       )
       .describe('In stack order, then the kapps to delete by id.'),

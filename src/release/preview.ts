@@ -13,7 +13,14 @@
  * Rows come in the stack's order, then the deleted kapps by id, so the output is stable.
  */
 import type { SpecKapp } from '../plan/spec.js';
-import { diffKappSpecs, diffOutputValues, formatChange, redactKappSpec, type SpecChange } from './spec-diff.js';
+import {
+  diffKappSpecs,
+  diffOutputValues,
+  formatChangeLines,
+  notRecorded,
+  redactKappSpec,
+  type SpecChange,
+} from './spec-diff.js';
 import type { JsonValue, ReleaseState } from './types.js';
 
 /** The action preview predicts for one kapp. */
@@ -36,8 +43,10 @@ export interface PreviewRow {
   action: PreviewAction;
   /** `Drifted`: the outputs whose live value differs from the recorded one (masked where sensitive). */
   drift?: SpecChange[];
-  /** `Unknown`: why the live outputs could not be read. */
+  /** `Unknown`: why the live outputs could not be read; `Update` of an unchanged dependent: whose outputs may change. */
   reason?: string;
+  /** The kapp is otherwise unchanged, but reads outputs of these kapps, which change. */
+  inputsFrom?: string[];
 }
 
 /** What a refresh read for one kapp: its live (non-sensitive, redacted) outputs, or why it could not. */
@@ -55,14 +64,25 @@ export interface PreviewDocumentKapp {
   changes: SpecChange[];
   /** Outputs whose live value differs from the recorded one (`Drifted`); empty otherwise. */
   drift: SpecChange[];
-  /** Why the kapp is `Unknown`; null otherwise. */
+  /** Why the kapp is `Unknown`, or why an otherwise unchanged kapp is `Update` (its inputs may change); null otherwise. */
   reason: string | null;
+  /** The digest of the kapp's spec now (keyed where secrets are concerned); null when it leaves the stack. */
+  specDigest: string | null;
+  /** Fields of the spec now that the release compared with did not record (it was written before them). */
+  notRecorded: string[];
 }
 
 /** A kapp of the stack as preview needs it: its id and the digest of its spec (see `specDigest` in `canonical-json.ts`). */
 export interface PreviewKapp {
   id: string;
   specDigest: string;
+  /**
+   * The digest of the spec in the form releases recorded before spec format 2 (steps and dependencies only): what a
+   * state entry without `specFormat` is compared with. Default: `specDigest`.
+   */
+  legacyDigest?: string;
+  /** The kapps (its dependencies) whose outputs it reads; a change to one of them may change its inputs. */
+  inputsFrom?: readonly string[];
 }
 
 /**
@@ -84,6 +104,10 @@ export interface PreviewDocument {
 export interface PreviewSpecs {
   current: ReadonlyMap<string, SpecKapp>;
   recorded: ReadonlyMap<string, SpecKapp>;
+  /** The spec now in the form of releases written before spec format 2, compared with a spec recorded that way. */
+  legacy?: ReadonlyMap<string, SpecKapp>;
+  /** The digest of each kapp's spec now. */
+  digests?: ReadonlyMap<string, string>;
 }
 
 /** The preview rows for the stack's `kapps` (in stack order) against the latest release's state. */
@@ -95,15 +119,45 @@ export function computePreview(kapps: readonly PreviewKapp[], lastState: Release
     inStack.add(kapp.id);
     const entry = Object.hasOwn(state, kapp.id) ? state[kapp.id] : undefined;
     let action: PreviewAction;
+    const digest = entry?.specFormat === undefined ? (kapp.legacyDigest ?? kapp.specDigest) : kapp.specDigest;
     if (!entry || entry.status !== 'installed') action = 'Create';
-    else action = entry.specDigest === kapp.specDigest ? 'UnChanged' : 'Update';
+    else action = entry.specDigest === digest ? 'UnChanged' : 'Update';
     rows.push({ id: kapp.id, action });
   }
+  markChangedInputs(rows, kapps);
   const gone = Object.keys(state)
     .filter((id) => !inStack.has(id) && state[id]?.status === 'installed')
     .sort(compareIds);
   for (const id of gone) rows.push({ id, action: 'Delete' });
   return rows;
+}
+
+/**
+ * An `UnChanged` kapp that reads the outputs of a kapp to create or update (or of one whose own inputs may change,
+ * in stack order) becomes `Update`, with the reason: what its steps receive is only known once those run. A kapp to
+ * update anyway gets the same reason.
+ */
+function markChangedInputs(rows: PreviewRow[], kapps: readonly PreviewKapp[]): void {
+  const index = new Map(rows.map((row, i) => [row.id, i] as const));
+  for (const kapp of kapps) {
+    const i = index.get(kapp.id);
+    const row = i === undefined ? undefined : rows[i];
+    if (!row || i === undefined || (row.action !== 'UnChanged' && row.action !== 'Update') || !kapp.inputsFrom?.length)
+      continue;
+    const changed = kapp.inputsFrom.filter((id) => {
+      const parent = index.get(id);
+      const action = parent === undefined ? undefined : rows[parent]?.action;
+      return action === 'Create' || action === 'Update';
+    });
+    if (changed.length) {
+      rows[i] = {
+        id: row.id,
+        action: 'Update',
+        reason: `inputs from ${changed.join(', ')} may change`,
+        inputsFrom: changed,
+      };
+    }
+  }
 }
 
 /**
@@ -148,14 +202,19 @@ export function previewDocument(
     const from = row.action === 'Create' && !specs.recorded.has(row.id) ? null : (specs.recorded.get(row.id) ?? null);
     // A kapp to create is compared with nothing: every step it declares is new.
     const base = row.action === 'Create' ? null : from;
+    // A spec recorded before format 2 is compared with the spec now in its own form (only what both recorded).
+    const missing = base && to ? notRecorded(base, to) : [];
+    const compared = missing.length ? (specs.legacy?.get(row.id) ?? to) : to;
     return {
       id: row.id,
       action: row.action,
       from: from ? redactKappSpec(from) : null,
       to: to ? redactKappSpec(to, base) : null,
-      changes: from === null && to === null ? [] : diffKappSpecs(base, to),
+      changes: from === null && to === null ? [] : diffKappSpecs(base, compared),
       drift: row.drift ? [...row.drift] : [],
       reason: row.reason ?? null,
+      specDigest: to ? (specs.digests?.get(row.id) ?? null) : null,
+      notRecorded: missing,
     };
   });
   return {
@@ -173,7 +232,7 @@ export function previewDocument(
  * each to update, its changes; for each to delete, the steps of `apply_delete` recorded for it; for `Drifted` and
  * `Unknown`, the changed outputs or the reason. Empty when there is nothing to show; ends with a newline otherwise.
  */
-export function formatPreviewDetails(doc: PreviewDocument): string {
+export function formatPreviewDetails(doc: PreviewDocument, options: { diff?: boolean } = {}): string {
   const lines: string[] = [];
   for (const kapp of doc.kapps) {
     let shown: SpecChange[] = [];
@@ -205,9 +264,23 @@ export function formatPreviewDetails(doc: PreviewDocument): string {
         break;
     }
     lines.push(`${mark} ${kapp.id} (${kapp.action})${kapp.reason !== null ? `: ${kapp.reason}` : ''}`);
-    for (const change of shown) lines.push(`    ${formatChange(change)}`);
+    for (const change of shown) lines.push(...formatChangeLines(change, '    ', options.diff ?? false));
   }
   return lines.length ? `${lines.join('\n')}\n` : '';
+}
+
+/**
+ * The line saying which kapps were compared with a spec recorded before sources, templates and variables were
+ * (their steps and dependencies only); empty when there are none.
+ */
+export function formatNotRecorded(doc: PreviewDocument): string {
+  const ids = doc.kapps.filter((k) => k.notRecorded.length > 0).map((k) => k.id);
+  if (ids.length === 0 || doc.basedOnRevision === null) return '';
+  const fields = doc.kapps.find((k) => k.notRecorded.length > 0)?.notRecorded ?? [];
+  return (
+    `Note: the release that recorded ${ids.join(', ')} did not record their ${fields.join(', ')}; ` +
+    'compared their steps and dependencies only.\n'
+  );
 }
 
 /**
@@ -218,7 +291,10 @@ export function formatPreviewTable(rows: readonly PreviewRow[]): string {
   if (rows.length === 0) return 'No kapps to preview.\n';
   const width = Math.max(2, ...rows.map((row) => row.id.length));
   const lines = [`${'ID'.padEnd(width)}  ACTION`];
-  for (const row of rows) lines.push(`${row.id.padEnd(width)}  ${row.action}`);
+  for (const row of rows) {
+    const why = row.action === 'Update' && row.reason !== undefined ? ` (${row.reason})` : '';
+    lines.push(`${row.id.padEnd(width)}  ${row.action}${why}`);
+  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -20,11 +20,21 @@ const RELEASE_KEYS = [
   'selectors',
   'kappsVersion',
   'unlocked',
+  'error',
   'state',
   'spec',
 ] as const;
 
-const KAPP_STATE_KEYS = ['status', 'specDigest', 'revision', 'updatedAt', 'outputs', 'steps'] as const;
+const KAPP_STATE_KEYS = [
+  'status',
+  'error',
+  'specDigest',
+  'specFormat',
+  'revision',
+  'updatedAt',
+  'outputs',
+  'steps',
+] as const;
 
 /** A copy of a state entry with its fields in the stored order. */
 export function orderKappState(entry: KappState): KappState {

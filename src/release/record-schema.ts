@@ -45,6 +45,13 @@ export const kappStateSchema = z.object({
   steps: z.array(stepRecordSchema),
   /** sha256 (hex) of the kapp's canonical spec JSON when it was last recorded; compared by preview. */
   specDigest: z.string(),
+  /**
+   * The format of the spec `specDigest` was computed from (2: sources, templates, variables, relative paths, keyed
+   * secrets); absent for entries written before, whose digest covers steps and dependencies only.
+   */
+  specFormat: z.number().int().positive().optional(),
+  /** Why the kapp failed or was cancelled (credentials masked), when it did; absent otherwise. */
+  error: z.string().optional(),
   /** The revision of the release that last changed this entry. */
   revision: z.number().int().positive(),
   /** When this entry last changed (ISO). */
@@ -55,6 +62,7 @@ const looseKappStateSchema = kappStateSchema.extend({ steps: z.array(stepSchema)
 
 const specSchema = z.looseObject({
   stack: z.string(),
+  format: z.number().int().positive().optional(),
   kapps: z.array(
     z.looseObject({
       id: z.string(),
@@ -111,6 +119,11 @@ export const releaseRecordSchema = z.object({
   kappsVersion: z.string(),
   /** Set when the release was unlocked by hand (`kapps release unlock`). */
   unlocked: unlockSchema.optional(),
+  /**
+   * Why the release failed before its kapps ran (a configuration or template error, a missing command, a source
+   * that could not be fetched), credentials masked; absent otherwise.
+   */
+  error: z.string().optional(),
   /** Every kapp ever recorded for this stack; starts as a copy of the previous release's state. */
   state: z.record(z.string(), kappStateSchema),
   /** The `kapps generate` document of the selected kapps, with sensitive values redacted. */

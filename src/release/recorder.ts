@@ -67,6 +67,10 @@ export interface KappStateInput {
   steps?: StepRecord[];
   /** Default: the digest of the kapp in the release's spec, else the previous entry's digest. */
   specDigest?: string;
+  /** The format of the spec `specDigest` is the digest of (see `SpecKapp`); with `specDigest` only. */
+  specFormat?: number;
+  /** Why the kapp failed or was cancelled. */
+  error?: string;
 }
 
 /**
@@ -183,9 +187,12 @@ export class ReleaseRecorder {
     return this.#write((r) => {
       const inSpec = r.spec.kapps.find((k) => k.id === id);
       const previous = Object.hasOwn(r.state, id) ? r.state[id] : undefined;
+      const format = entry.specDigest !== undefined ? entry.specFormat : inSpec ? r.spec.format : previous?.specFormat;
       const state: KappState = {
         status: entry.status,
+        ...(entry.error !== undefined ? { error: entry.error } : {}),
         specDigest: entry.specDigest ?? (inSpec ? specDigest(inSpec) : (previous?.specDigest ?? '')),
+        ...(format !== undefined ? { specFormat: format } : {}),
         revision: r.revision,
         updatedAt: this.#now().toISOString(),
         outputs: copy,
@@ -224,7 +231,7 @@ export class ReleaseRecorder {
    * say (`phaseFor`): a release is never `succeeded` while one of its kapps failed or was cancelled. Idempotent:
    * later calls return the first call's result.
    */
-  finish(phase: FinalPhase): Promise<Release> {
+  finish(phase: FinalPhase, error?: string): Promise<Release> {
     if (this.#finishing) return this.#finishing;
     this.flush();
     clearInterval(this.#timer);
@@ -234,6 +241,7 @@ export class ReleaseRecorder {
         const own = Object.values(r.state).filter((entry) => entry.revision === r.revision);
         const time = this.#now().toISOString();
         r.phase = worsePhase(phase, phaseFor(own.map((entry) => entry.status)));
+        if (error !== undefined) r.error = error;
         r.finishedAt = time;
         r.heartbeatAt = time;
       });

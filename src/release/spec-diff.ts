@@ -14,7 +14,8 @@
  * differs from the old one; the value itself never appears.
  */
 import { PHASES } from '../vocabulary.js';
-import type { SpecKapp, SpecStep } from '../plan/spec.js';
+import type { SpecKapp, SpecSource, SpecStep, SpecTemplate } from '../plan/spec.js';
+import { KEYED_MASK, SECRET_NAME, URL_PASSWORD } from '../plan/secrets.js';
 import { canonicalJson } from './canonical-json.js';
 import type { JsonValue } from './types.js';
 
@@ -31,12 +32,9 @@ export interface SpecChange {
   from: JsonValue;
   /** The new value (masked where sensitive); null when absent. */
   to: JsonValue;
+  /** A template's changed lines (`- old`, `+ new`): non-sensitive templates whose content both sides recorded. */
+  lines?: string[];
 }
-
-/** Names of environment variables and options whose values are secret. */
-const SECRET_NAME = /passw(or)?d|secret|token|credential|private[_-]?key|api[_-]?key|access[_-]?key/i;
-/** A URL's password: `scheme://user:password@`. */
-const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/?#@:\s]*):([^/?#\s]*)@/i;
 /** Texts that are already masks (a recorded spec redacted elsewhere): never compared as values. */
 const MASKS = ['<sensitive>', SENSITIVE, SENSITIVE_CHANGED];
 
@@ -131,7 +129,29 @@ export function redactKappSpec(kapp: SpecKapp, other?: SpecKapp | null): SpecKap
       redactStep(step, olds?.get(key) ?? undefined),
     );
   }
-  return { ...kapp, dependsOn: [...kapp.dependsOn], phases };
+  return showMasks({ ...kapp, dependsOn: [...kapp.dependsOn], phases }, other ? canonicalJson(other) : null);
+}
+
+/**
+ * Plain data with the keyed masks of a recorded spec (`(sensitive#…)`) shown as `(sensitive)`, or, when `other` (the
+ * old side's text) is given and does not hold the same mask, as `(sensitive, changed)`. The digests never show.
+ */
+export function showMasks<T>(value: T, other: string | null): T {
+  const show = (text: string): string =>
+    text.includes('(sensitive#')
+      ? text.replace(KEYED_MASK, (mask) => (other !== null && !other.includes(mask) ? SENSITIVE_CHANGED : SENSITIVE))
+      : text;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return show(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, m] of Object.entries(v)) out[k] = walk(m);
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
 }
 
 /**
@@ -222,7 +242,135 @@ export function diffKappSpecs(from: SpecKapp | null, to: SpecKapp | null): SpecC
       }
     }
   }
-  return changes;
+  if (bothRecorded(from, to)) {
+    diffSources(from?.sources ?? [], to?.sources ?? [], changes);
+    diffTemplates(from?.templates ?? [], to?.templates ?? [], changes);
+    diffVars(['vars'], from?.vars ?? {}, to?.vars ?? {}, changes);
+  }
+  // A mask on the new side that the old spec holds nowhere stands for a changed secret.
+  const oldText = from ? canonicalJson(from) : null;
+  return changes.map((c) => {
+    const out: SpecChange = { ...c, from: showMasks(c.from, null), to: showMasks(c.to, oldText) };
+    if (c.lines) out.lines = c.lines.map((line) => showMasks(line, line.startsWith('+') ? oldText : null));
+    return out;
+  });
+}
+
+/** The fields of spec format 2 that a spec written before it did not record. */
+export const FORMAT_2_FIELDS = ['sources', 'templates', 'vars'] as const;
+
+/** Whether both sides (a missing side counts) recorded sources, templates and variables. */
+function bothRecorded(from: SpecKapp | null, to: SpecKapp | null): boolean {
+  if (!from && !to) return false;
+  return (from === null || from.sources !== undefined) && (to === null || to.sources !== undefined);
+}
+
+/** The fields of spec format 2 the old side did not record while the new side has them (empty when both did). */
+export function notRecorded(from: SpecKapp | null, to: SpecKapp | null): string[] {
+  if (!from || !to || from.sources !== undefined || to.sources === undefined) return [];
+  return [...FORMAT_2_FIELDS];
+}
+
+function sourceView(s: SpecSource): JsonValue {
+  const out: Record<string, JsonValue> = { uri: s.uri, kind: s.kind };
+  if (s.ref !== undefined) out.ref = s.ref;
+  if (s.commit !== undefined) out.commit = s.commit;
+  if (s.digest !== undefined) out.digest = s.digest;
+  return out;
+}
+
+function diffSources(a: readonly SpecSource[], b: readonly SpecSource[], changes: SpecChange[]): void {
+  const olds = new Map(a.map((s) => [s.id, s] as const));
+  const news = new Map(b.map((s) => [s.id, s] as const));
+  for (const id of [...new Set([...olds.keys(), ...news.keys()])]) {
+    const before = olds.get(id);
+    const after = news.get(id);
+    if (before && after && same(sourceView(before), sourceView(after))) continue;
+    changes.push({
+      path: ['sources', id],
+      from: before ? sourceView(before) : null,
+      to: after ? sourceView(after) : null,
+    });
+  }
+}
+
+function templateView(t: SpecTemplate): JsonValue {
+  return { source: t.source, dest: t.dest, sensitive: t.sensitive, lineCount: t.lineCount, digest: t.digest };
+}
+
+function diffTemplates(a: readonly SpecTemplate[], b: readonly SpecTemplate[], changes: SpecChange[]): void {
+  const olds = new Map(a.map((t) => [t.id, t] as const));
+  const news = new Map(b.map((t) => [t.id, t] as const));
+  for (const id of [...new Set([...olds.keys(), ...news.keys()])]) {
+    const before = olds.get(id);
+    const after = news.get(id);
+    if (before && after && same(templateView(before), templateView(after))) continue;
+    const change: SpecChange = {
+      path: ['templates', id],
+      from: before ? templateView(before) : null,
+      to: after ? templateView(after) : null,
+    };
+    const sensitive = (before?.sensitive ?? false) || (after?.sensitive ?? false);
+    if (!sensitive && (before === undefined || before.lines) && (after === undefined || after.lines)) {
+      change.lines = lineDiff(before?.lines ?? [], after?.lines ?? []);
+    }
+    changes.push(change);
+  }
+}
+
+function diffVars(at: string[], a: unknown, b: unknown, changes: SpecChange[]): void {
+  if (isPlainObject(a) && isPlainObject(b)) {
+    for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(compareText)) {
+      const inA = Object.hasOwn(a, key);
+      const inB = Object.hasOwn(b, key);
+      if (inA && inB) diffVars([...at, key], a[key], b[key], changes);
+      else changes.push({ path: [...at, key], from: inA ? asJson(a[key]) : null, to: inB ? asJson(b[key]) : null });
+    }
+    return;
+  }
+  if (!same(a, b)) changes.push({ path: at, from: asJson(a), to: asJson(b) });
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Lines of a longest-common-subsequence diff: `- ` removed, `+ ` added (unchanged lines left out). */
+export function lineDiff(a: readonly string[], b: readonly string[]): string[] {
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  const x = a.slice(start, endA);
+  const y = b.slice(start, endB);
+  // lengths[i][j]: the LCS of x[i..] and y[j..] (templates are bounded, so this stays small).
+  const lengths: number[][] = Array.from({ length: x.length + 1 }, () => new Array<number>(y.length + 1).fill(0));
+  for (let i = x.length - 1; i >= 0; i--) {
+    for (let j = y.length - 1; j >= 0; j--) {
+      const row = lengths[i] as number[];
+      row[j] = x[i] === y[j] ? (lengths[i + 1]?.[j + 1] ?? 0) + 1 : Math.max(lengths[i + 1]?.[j] ?? 0, row[j + 1] ?? 0);
+    }
+  }
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < x.length || j < y.length) {
+    if (i < x.length && j < y.length && x[i] === y[j]) {
+      i++;
+      j++;
+    } else if (j >= y.length || (i < x.length && (lengths[i + 1]?.[j] ?? 0) >= (lengths[i]?.[j + 1] ?? 0))) {
+      out.push(`- ${x[i] ?? ''}`);
+      i++;
+    } else {
+      out.push(`+ ${y[j] ?? ''}`);
+      j++;
+    }
+  }
+  return out;
 }
 
 /**
@@ -285,6 +433,12 @@ function stepLine(value: JsonValue): string {
  */
 export function formatChange(change: SpecChange): string {
   const [first, second, field, ...rest] = change.path;
+  if (first === 'sources' && change.path.length === 2) return formatSourceChange(change);
+  if (first === 'templates' && change.path.length === 2) return formatTemplateChange(change);
+  if (first === 'vars') {
+    const sign = change.from === null ? '+' : change.to === null ? '-' : '~';
+    return `${sign} ${change.path.join('.')}: ${formatChangeValue(change.from)} → ${formatChangeValue(change.to)}`;
+  }
   if (change.path.length === 2 && first !== 'outputs') {
     const sign = change.from === null ? '+' : change.to === null ? '-' : '~';
     return `${sign} ${first ?? ''}/${second ?? ''}: ${stepLine(change.from === null ? change.to : change.from)}`;
@@ -298,6 +452,74 @@ export function formatChange(change: SpecChange): string {
     change.path.length >= 3 ? `${first ?? ''}/${second ?? ''} ${[field, ...rest].join('.')}` : change.path.join('.');
   const sign = change.from === null ? '+' : change.to === null ? '-' : '~';
   return `${sign} ${where}: ${formatChangeValue(change.from, field)} → ${formatChangeValue(change.to, field)}`;
+}
+
+/** One change and, with `diff`, a template's changed lines under it (indented by `indent`). */
+export function formatChangeLines(change: SpecChange, indent: string, diff: boolean): string[] {
+  const lines = [`${indent}${formatChange(change)}`];
+  if (diff && change.lines) for (const line of change.lines) lines.push(`${indent}    ${line}`);
+  return lines;
+}
+
+function field(value: JsonValue, name: string): JsonValue {
+  return isObject(value) && Object.hasOwn(value, name) ? (value[name] ?? null) : null;
+}
+
+function textField(value: JsonValue, name: string): string {
+  const v = field(value, name);
+  return typeof v === 'string' ? v : '';
+}
+
+/** `wordpress-0.1.0 (a1b2c3d)`, or the short file digest of a file source. */
+function sourceState(value: JsonValue): string {
+  const ref = field(value, 'ref');
+  const commit = field(value, 'commit');
+  if (typeof ref === 'string') {
+    return `${ref} (${typeof commit === 'string' ? commit.slice(0, 7) : 'not resolved'})`;
+  }
+  return field(value, 'digest') === null ? 'files not read' : 'files';
+}
+
+/** `~ source kapps.git//incubator/wordpress: wordpress-0.1.0 (a1b2c3d) → wordpress-0.2.0 (e4f5a6b)`. */
+function formatSourceChange(change: SpecChange): string {
+  const uri = (v: JsonValue): string => textField(v, 'uri');
+  if (change.from === null) return `+ source ${uri(change.to)}: ${sourceState(change.to)}`;
+  if (change.to === null) return `- source ${uri(change.from)}`;
+  const name = uri(change.from) === uri(change.to) ? uri(change.to) : `${uri(change.from)} → ${uri(change.to)}`;
+  const before = sourceState(change.from);
+  const after = sourceState(change.to);
+  if (before === after || (before === 'files' && after === 'files not read')) {
+    if (uri(change.from) !== uri(change.to) && same(field(change.from, 'digest'), field(change.to, 'digest'))) {
+      return `~ source ${name}`;
+    }
+    // The same ref and commit: the files of the path changed.
+    return `~ source ${name}: files changed`;
+  }
+  return `~ source ${name}: ${before} → ${after}`;
+}
+
+/** `~ template values.yaml → _generated_values.yaml: 2 lines changed`. */
+function formatTemplateChange(change: SpecChange): string {
+  const side = change.to ?? change.from;
+  const dest = textField(side, 'dest').replace(/^\$\{kapp_dir\}\//, '');
+  const name = `template ${textField(side, 'source')} → ${dest}`;
+  const count = field(side, 'lineCount');
+  if (change.from === null) return `+ ${name} (${typeof count === 'number' ? plural(count, 'line') : 'new'})`;
+  if (change.to === null) return `- ${name}`;
+  if (field(change.to, 'sensitive') === true || field(change.from, 'sensitive') === true) {
+    return `~ ${name}: changed (sensitive)`;
+  }
+  if (field(change.to, 'digest') === null) return `~ ${name}: rendered during the run (it reads outputs)`;
+  if (change.lines) {
+    const removed = change.lines.filter((l) => l.startsWith('-')).length;
+    const added = change.lines.length - removed;
+    return `~ ${name}: ${plural(Math.max(removed, added), 'line')} changed`;
+  }
+  return `~ ${name}: changed`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** A list item as text: itself when a string, else its JSON. */

@@ -65,6 +65,12 @@ export interface ReleaseStore {
    * there is one); `nextOffset` is where the next read starts. A release without a log has none.
    */
   readLog(project: string, stack: string, revision: number, offset: number, maxBytes: number): Promise<ReleaseLogChunk>;
+  /**
+   * The key of the keyed digests in recorded specs (32 random bytes, made on first use and kept in the backend:
+   * the file `spec-key` (mode 0600) in a file store, a row of `kapps_spec_key` in PostgreSQL). Never printed.
+   * With `create: false` (a command that records nothing), a file store that has none yet makes none: undefined.
+   */
+  specKey(options?: { create?: boolean }): Promise<Buffer | undefined>;
   /** Release connections and handles. The store must not be used afterwards. */
   close(): Promise<void>;
 }

@@ -54,7 +54,7 @@ import { canonicalJson } from '../release/canonical-json.js';
 import { releaseListEntries } from '../release/history.js';
 import { orderRelease } from '../release/record-order.js';
 import { redactArgv } from '../release/redact.js';
-import { redactStackSpec } from '../release/spec-diff.js';
+import { redactStackSpec, showMasks } from '../release/spec-diff.js';
 import { describeHolder, unlockRelease } from '../release/recorder.js';
 import { isRunningPhase } from '../release/types.js';
 
@@ -676,8 +676,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       stackOr404(request, p, s);
       const release = await ctx.releases.get(ctx.projects.releaseProject(p), s, rev);
       if (!release) throw notFound(`${p}/${s} has no release ${rev}`);
-      // Values named as secrets are masked in the answer, as in a preview (the record keeps them for the diffs).
-      return orderRelease({ ...release, command: redactArgv(release.command), spec: redactStackSpec(release.spec) });
+      // Secrets are recorded as keyed masks, answered as `(sensitive)`; values named as secrets in older records are
+      // masked as in a preview.
+      return orderRelease({
+        ...release,
+        command: redactArgv(release.command),
+        spec: redactStackSpec(showMasks(release.spec, null)),
+      });
     },
   );
 

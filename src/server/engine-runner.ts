@@ -33,7 +33,8 @@ const KILL_GRACE_MS = STEP_STOP_MS;
 export function previewBasis(document: Pick<PreviewDocument, 'basedOnRevision' | 'kapps'>): string {
   const shown = {
     basedOnRevision: document.basedOnRevision,
-    kapps: document.kapps.map((k) => ({ id: k.id, action: k.action, to: k.to })),
+    // The digest of each spec tells a changed secret apart even where the redacted spec shows only a mask.
+    kapps: document.kapps.map((k) => ({ id: k.id, action: k.action, to: k.to, specDigest: k.specDigest ?? null })),
   };
   return createHash('sha256').update(canonicalJson(shown)).digest('hex');
 }

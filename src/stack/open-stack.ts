@@ -370,6 +370,17 @@ function renderTemplatedRefs(opened: Stack, templated: KappLoading['templated'],
 export function openStack(request: OpenStackRequest): Stack {
   for (const selector of [...(request.include ?? []), ...(request.exclude ?? [])]) parseSelector(selector);
   const warnings: Diagnostic[] = [];
+  try {
+    return openLoaded(request, warnings);
+  } catch (e) {
+    // The warnings found so far come first: an unknown field (`manifets:`) is often why the error happens.
+    if (!(e instanceof ConfigError) || warnings.length === 0) throw e;
+    const shown = new Set(e.diagnostics);
+    throw new ConfigError([...warnings.filter((w) => !shown.has(w)), ...e.diagnostics], e.message);
+  }
+}
+
+function openLoaded(request: OpenStackRequest, warnings: Diagnostic[]): Stack {
   const problems: Diagnostic[] = [];
   const { stack, warnings: stackWarnings } = loadStack(request.stackFile, request.stackName, request.overrides ?? {});
   warnings.push(...stackWarnings);

@@ -122,7 +122,7 @@ export function resolveSources(
       continue;
     }
     if (parsed.kind === 'file') {
-      out.push({ kind: 'file', id, path: path.resolve(manifestDir, parsed.path) });
+      out.push({ kind: 'file', id, path: path.resolve(manifestDir, parsed.path), uri });
       continue;
     }
     const branch = source.options?.branch;
@@ -181,8 +181,8 @@ export function resolveSources(
       }
       out.push(
         substituted.kind === 'file'
-          ? { kind: 'file', id, path: substituted.path }
-          : { kind: 'git', id, fqId, repo: substituted.repo, path: parsed.path, ref },
+          ? { kind: 'file', id, path: substituted.path, uri }
+          : { kind: 'git', id, fqId, repo: substituted.repo, path: parsed.path, ref, uri },
       );
       continue;
     }
@@ -190,7 +190,7 @@ export function resolveSources(
     const repo =
       /^[./]/.test(parsed.repo) && !parsed.repo.includes(':') ? path.resolve(manifestDir, parsed.repo) : parsed.repo;
     noteTemplated();
-    out.push({ kind: 'git', id, fqId, repo, path: parsed.path, ref });
+    out.push({ kind: 'git', id, fqId, repo, path: parsed.path, ref, uri });
   }
   return out;
 }

@@ -22,7 +22,13 @@ import { acquireGitSource, isCheckoutOf, linkSource, type CommandRunner } from '
 
 /** A source of a kapp, resolved to something the workspace can fetch. */
 export type ResolvedSource =
-  | { readonly kind: 'file'; readonly id: string; readonly path: string }
+  | {
+      readonly kind: 'file';
+      readonly id: string;
+      readonly path: string;
+      /** The uri as written in the configuration. */
+      readonly uri?: string;
+    }
   | {
       readonly kind: 'git';
       readonly id: string;
@@ -30,6 +36,8 @@ export type ResolvedSource =
       readonly repo: string;
       readonly path: string;
       readonly ref: string;
+      /** The uri as written in the configuration. */
+      readonly uri?: string;
     };
 
 export interface KappSources {

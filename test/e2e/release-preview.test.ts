@@ -185,7 +185,17 @@ describe.each(BACKENDS)('field-level preview (%s backend)', (kind) => {
     expect(Object.keys(doc)).toEqual(['stack', 'project', 'basedOnRevision', 'kapps', 'refreshed', 'hasChanges']);
     expect(doc).toMatchObject({ hasChanges: true, refreshed: null });
     const apiEntry = doc.kapps[2];
-    expect(Object.keys(apiEntry ?? {})).toEqual(['id', 'action', 'from', 'to', 'changes', 'drift', 'reason']);
+    expect(Object.keys(apiEntry ?? {})).toEqual([
+      'id',
+      'action',
+      'from',
+      'to',
+      'changes',
+      'drift',
+      'reason',
+      'specDigest',
+      'notRecorded',
+    ]);
     expect(apiEntry?.changes).toContainEqual({
       path: ['apply_install', 'apply', 'env', 'DB_PASSWORD'],
       from: '(sensitive)',

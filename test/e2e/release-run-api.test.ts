@@ -74,11 +74,13 @@ describe.each(BACKENDS)('lockRun and beginRun (%s backend)', (kind) => {
     );
     expect(await allReleases(backend, 'shop')).toHaveLength(1);
 
-    expect([...lock.changedKapps(stack)]).toEqual(['web:db', 'web:api']);
+    expect([...(await lock.changedKapps(stack))]).toEqual(['web:db', 'web:api']);
     const recorder = await lock.start(stack, new Set(['web:db']));
     [release] = await allReleases(backend, 'shop');
     const spec = stack.spec({ onlyIds: new Set(['web:db']), checkNoValue: false });
-    expect(release?.spec).toEqual(spec);
+    // The complete spec: the planned steps, made portable, with the kapp's sources, templates and variables.
+    expect(release?.spec).toMatchObject({ stack: spec.stack, format: 2, kapps: [{ id: 'web:db' }] });
+    expect(release?.spec.kapps[0]?.sources).toHaveLength(1);
     await recorder.record(succeeded('web:db'));
     await recorder.record({ id: 'web:api', status: 'skipped', role: 'selected', steps: [] });
     await recorder.finish({ status: 'succeeded', results: new Map() });
@@ -89,13 +91,14 @@ describe.each(BACKENDS)('lockRun and beginRun (%s backend)', (kind) => {
     expect(release?.state['web:db']).toMatchObject({
       status: 'installed',
       revision: 1,
-      specDigest: specDigest(spec.kapps[0]!),
+      specDigest: specDigest(release!.spec.kapps[0]!),
+      specFormat: 2,
     });
 
     // The next run sees db unchanged; a run that ends before it starts is closed failed, with an empty spec.
     const second = await lockRun(stack, args, 'install', cliContext);
     expect(second.revision).toBe(2);
-    expect([...second.changedKapps(stack)]).toEqual(['web:api']);
+    expect([...(await second.changedKapps(stack))]).toEqual(['web:api']);
     await second.close('failed');
     const releases = await allReleases(backend, 'shop');
     expect(releases.map((r) => [r.revision, r.phase, r.spec.kapps.length])).toEqual([

@@ -321,6 +321,9 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
       ]) as unknown,
       drift: [],
       reason: null,
+      // Before the first release a file store has no spec key yet, and a preview makes none: no digest to show.
+      specDigest: kind === 'file' ? null : (expect.stringMatching(/^[0-9a-f]{64}$/) as unknown),
+      notRecorded: [],
     });
     expect(JSON.parse(empty.stdout)).toEqual({
       stack: 'dev',
@@ -361,7 +364,17 @@ describe.each(BACKENDS)('releases around runs (%s backend)', (kind) => {
       hasChanges: true,
     });
     for (const k of parsed.kapps) {
-      expect(Object.keys(k)).toEqual(['id', 'action', 'from', 'to', 'changes', 'drift', 'reason']);
+      expect(Object.keys(k)).toEqual([
+        'id',
+        'action',
+        'from',
+        'to',
+        'changes',
+        'drift',
+        'reason',
+        'specDigest',
+        'notRecorded',
+      ]);
     }
     expect(parsed.kapps[1]?.changes).toEqual([
       {

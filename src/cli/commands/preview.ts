@@ -9,6 +9,7 @@ interface PreviewArgs extends StackArgs, ServerOptionArgs {
   backend?: string;
   refresh: boolean;
   detailedExitcode: boolean;
+  diff: boolean;
   workers?: number;
 }
 
@@ -36,22 +37,29 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
           'compare their outputs with the recorded ones (Drifted, or Unknown when it fails); changes nothing',
       })
       .option('workers', { alias: 'w', type: 'number', describe: 'With --refresh: kapps read at once' })
+      .option('diff', {
+        type: 'boolean',
+        default: false,
+        describe: 'Show the changed lines of each changed template (sensitive templates only say they changed)',
+      })
       .option('detailed-exitcode', {
         type: 'boolean',
         default: false,
         describe: 'Exit 0 when nothing would change, 2 when something would, 1 on error (for CI)',
       })
       .epilogue(
-        'Update means the kapp’s rendered spec (its steps, commands, arguments, environment, dependencies) differs ' +
-          'from the one last installed; the changed fields are listed under the table, sensitive values masked. ' +
+        'Update means the kapp’s spec (its steps, dependencies, sources and the commits they resolve to, rendered ' +
+          'templates and variables) differs from the one last installed, or that it reads the outputs of a kapp ' +
+          'that changes; the changed fields are listed under the table, sensitive values masked. ' +
           'JSON: {"stack", "project", "basedOnRevision", "kapps": [{"id", "action", "from", "to", "changes", ' +
-          '"drift", "reason"}], "refreshed", "hasChanges"}; its JSON Schema is `kapps schema preview`.',
+          '"drift", "reason", "specDigest", "notRecorded"}], "refreshed", "hasChanges"}; its JSON Schema is ' +
+          '`kapps schema preview`.',
       ) as unknown as Argv<PreviewArgs>,
   handler: async (args) => {
     try {
       if (await runRemotely('preview', args)) return;
       const { computePreviewFor, refreshLine } = await import('../../engine/preview.js');
-      const { formatPreviewDetails, formatPreviewTable } = await import('../../release/index.js');
+      const { formatNotRecorded, formatPreviewDetails, formatPreviewTable } = await import('../../release/index.js');
       const stack = await openStackFromArgs(args, { planning: true });
       // Ctrl-C (or SIGTERM) stops the output steps of a refresh cleanly, then the command ends as interrupted (130).
       const controller = new AbortController();
@@ -77,11 +85,14 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
             ? `No changes: no kapps to preview (against ${against}).\n`
             : `No changes: the ${rows.length} kapp(s) match ${against}.\n`,
         );
+        process.stdout.write(formatNotRecorded(document));
       } else {
         process.stdout.write(`Preview against ${revision === null ? 'no previous release' : `release ${revision}`}:\n`);
         process.stdout.write(formatPreviewTable(rows));
-        const details = formatPreviewDetails(document);
+        const details = formatPreviewDetails(document, { diff: args.diff });
         if (details) process.stdout.write(`\n${details}`);
+        const note = formatNotRecorded(document);
+        if (note) process.stdout.write(`\n${note}`);
       }
       if (args.detailedExitcode) process.exitCode = document.hasChanges ? 2 : 0;
     } catch (error) {

@@ -123,13 +123,13 @@ const showCommand: CommandModule<object, ShowArgs> = {
       const revision = argv.revision === undefined ? undefined : revisionArg(argv.revision, '--revision');
       const release = await findRelease(store, project, argv.stackName, revision);
       const { redactArgv } = await import('../../release/redact.js');
-      const { redactStackSpec } = await import('../../release/spec-diff.js');
-      // Records written before credentials were masked in every form are masked when shown; values named as secrets
-      // are masked as in a preview (the record keeps them, for the diffs of later previews).
+      const { redactStackSpec, showMasks } = await import('../../release/spec-diff.js');
+      // Records written before credentials were masked in every form are masked when shown; secrets are recorded as
+      // keyed masks, shown as `(sensitive)`; values named as secrets in older records are masked as in a preview.
       const ordered = orderRelease({
         ...release,
         command: redactArgv(release.command),
-        spec: redactStackSpec(release.spec),
+        spec: redactStackSpec(showMasks(release.spec, null)),
       });
       process.stdout.write(
         argv.output === 'json' ? `${JSON.stringify(ordered, null, 2)}\n` : stringify(ordered, { lineWidth: 0 }),

@@ -145,7 +145,7 @@ describe('selectKapps', () => {
     );
     const empty = thrown(() => selectKapps(buildDag([])));
     expect(empty).toBeInstanceOf(ConfigError);
-    expect((empty as Error).message).toBe('nothing was matched by including everything and excluding nothing');
+    expect((empty as Error).message).toBe('the stack has no kapps: it lists no manifest with kapps');
   });
 
   it('warns about selectors that match no kapp, suggesting close ids', () => {

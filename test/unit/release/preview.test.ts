@@ -102,7 +102,8 @@ describe('preview output', () => {
     const doc = previewDocument('dev', 'shop', 3, [{ id: 'web:api', action: 'Update' }]);
     expect(JSON.stringify(doc)).toBe(
       '{"stack":"dev","project":"shop","basedOnRevision":3,"kapps":[{"id":"web:api","action":"Update",' +
-        '"from":null,"to":null,"changes":[],"drift":[],"reason":null}],"refreshed":null,"hasChanges":true}',
+        '"from":null,"to":null,"changes":[],"drift":[],"reason":null,"specDigest":null,"notRecorded":[]}],' +
+        '"refreshed":null,"hasChanges":true}',
     );
     expect(previewDocument('dev', 'shop', null, []).basedOnRevision).toBeNull();
   });

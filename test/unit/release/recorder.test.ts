@@ -279,6 +279,7 @@ describe.each(backends)('release lifecycle ($name backend)', (backend) => {
       update: (r, o) => store.update(r, o),
       appendLog: (p, s, r, l) => store.appendLog(p, s, r, l),
       readLog: (p, s, r, o, m) => store.readLog(p, s, r, o, m),
+      specKey: (o) => store.specKey(o),
       close: () => Promise.resolve(),
     };
     const error = await beginRelease(options(stale, project)).catch((e: unknown) => e);

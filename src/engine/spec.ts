@@ -1,0 +1,75 @@
+/**
+ * The complete spec of the kapps a command processes, as releases record it and preview compares it: the planned
+ * steps (`Stack.spec`), completed with what was read from the workspace (sources, templates, variables) and made
+ * portable (`plan/complete-spec.ts`), secrets keyed with the release backend's key.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { StackSpec } from '../plan/spec.js';
+import type { PreviewKapp } from '../release/preview.js';
+import type { ReleaseStore } from '../release/store-types.js';
+import type { Stack } from '../stack/stack.js';
+import type { EngineContext } from './context.js';
+
+/** The spec now, in its complete form and in the form releases recorded before it. */
+export interface CompleteSpec {
+  spec: StackSpec;
+  /** `Stack.spec`: steps and dependencies with the machine's paths (releases written before spec format 2). */
+  legacy: StackSpec;
+  /** The kapps whose configuration or templates read `.outputs`. */
+  readsOutputs: ReadonlySet<string>;
+  /**
+   * Whether the secrets and digests were keyed with the backend's key. A command that records nothing does not make
+   * the key of a file store that has none (nothing keyed was recorded there yet): it keys with a key of its own.
+   */
+  keyStored: boolean;
+}
+
+/** The complete spec of the kapps `ids` of `stack` (stack order), keyed with `store`'s key. */
+export async function completeSpecOf(
+  stack: Stack,
+  ids: ReadonlySet<string>,
+  store: ReleaseStore,
+  ctx: EngineContext,
+  options: { record: boolean },
+): Promise<CompleteSpec> {
+  const { completeStackSpec } = await import('../plan/complete-spec.js');
+  const { collectSpecInputs } = await import('../execute/spec-inputs.js');
+  const { gitRunnerFor } = await import('./git-runner.js');
+  const legacy = stack.spec({ onlyIds: ids, checkNoValue: false });
+  const stored = await store.specKey({ create: options.record });
+  const key = stored ?? randomBytes(32);
+  const keyed = (text: string): string => createHmac('sha256', key).update(text).digest('hex');
+  const { inputs, readsOutputs } = await collectSpecInputs(stack, legacy.kapps, gitRunnerFor(ctx.env));
+  // A template or variable may read the environment (`env "API_TOKEN"`): such values are masked wherever they appear.
+  const { isSecretName } = await import('../plan/secrets.js');
+  const envSecrets = Object.entries(ctx.env).flatMap(([name, value]) =>
+    // Short values (`true`, `1`) would mask too much to be worth it.
+    value !== undefined && value.length >= 8 && isSecretName(name) ? [value] : [],
+  );
+  const spec = completeStackSpec(
+    legacy,
+    inputs,
+    (id) => ({ kappDir: stack.kapp(id).cacheRoot, workspace: stack.workspace, stackDir: stack.config.dir }),
+    keyed,
+    envSecrets,
+  );
+  return { spec, legacy, readsOutputs, keyStored: stored !== undefined };
+}
+
+/** What preview compares for each kapp: both digests and the dependencies whose outputs it reads. */
+export async function previewKappsOf(stack: Stack, complete: CompleteSpec): Promise<PreviewKapp[]> {
+  const { specDigest } = await import('../release/canonical-json.js');
+  const legacy = new Map(complete.legacy.kapps.map((k) => [k.id, k] as const));
+  return complete.spec.kapps.map((k) => {
+    const old = legacy.get(k.id);
+    const inputsFrom = complete.readsOutputs.has(k.id)
+      ? k.dependsOn.filter((p) => stack.kapp(p).outputIds.length > 0)
+      : [];
+    return {
+      id: k.id,
+      specDigest: specDigest(k),
+      ...(old ? { legacyDigest: specDigest(old) } : {}),
+      ...(inputsFrom.length ? { inputsFrom } : {}),
+    };
+  });
+}
