@@ -27,16 +27,16 @@ describe('a stack file with a mistake', () => {
     expect(r.code).toBe(1);
     const warning = r.stderr.indexOf('warning: unknown field `manifets` (at dev.manifets)');
     const hint = r.stderr.indexOf("hint: did you mean 'manifests'?");
-    const error = r.stderr.indexOf('error: the stack has no kapps: it lists no manifest with kapps');
+    const error = r.stderr.indexOf('error: `dev` has no `manifests`, so it is not a stack');
     expect(warning, r.stderr).toBeGreaterThanOrEqual(0);
     expect(hint).toBeGreaterThan(warning);
     expect(error).toBeGreaterThan(hint);
     expect(r.stderr).not.toContain('nothing was matched');
 
-    // The anchor key is not a stack with kapps, and is said to be so when named.
+    // The anchor key is not a stack, and is said to be so when named.
     const anchor = await p.run('generate', [], { stack: 'defaults' });
     expect(anchor.code).toBe(1);
-    expect(anchor.stderr).toContain('error: the stack has no kapps: it lists no manifest with kapps');
+    expect(anchor.stderr).toContain('error: `defaults` has no `manifests`, so it is not a stack');
   });
 });
 
