@@ -196,7 +196,7 @@ describe('the web page', () => {
     await expect.poll(() => node(page, 'web:jobs').getAttribute('data-state'), POLL).toBe('succeeded');
     expect(await node(page, 'web:front').getAttribute('data-state')).toBe('waiting');
     // The steps' own output lines, as they arrive.
-    const printed = () => page.locator('[data-testid="log"] .l-stdout').allTextContents();
+    const printed = () => page.locator('[data-testid="log"] .l-stdout .lt').allTextContents();
     await expect.poll(printed, POLL).toContain('[web:db apply_install/apply] db-v2-ready');
     expect((await printed()).filter((l) => l.endsWith('api-v2-ready'))).toEqual([]);
     await screenshot(page, 'run-live');

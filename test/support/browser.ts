@@ -1,6 +1,6 @@
 /**
  * Headless Chromium for the web page's tests (playwright-core driving the system's Chromium, `/usr/bin/chromium`
- * or env KAPPS_CHROMIUM), and screenshots of the main pages into `test-results/screenshots/` (kept by CI, not
+ * or env KAPPS_CHROMIUM; smooth scrolling off, so a wheel scrolls at once), and screenshots of the main pages into `test-results/screenshots/` (kept by CI, not
  * committed).
  */
 import { mkdirSync } from 'node:fs';
@@ -13,7 +13,11 @@ export const CHROMIUM = process.env.KAPPS_CHROMIUM ?? '/usr/bin/chromium';
 export const SCREENSHOTS = fileURLToPath(new URL('../../test-results/screenshots', import.meta.url));
 
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-smooth-scrolling'],
+  });
 }
 
 /** A fresh page (its own session storage) that fails the test on any uncaught page error. */
@@ -30,4 +34,42 @@ export async function newPage(browser: Browser): Promise<{ page: Page; errors: s
 export async function screenshot(page: Page, name: string, file?: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: file ?? path.join(SCREENSHOTS, `${name}.png`), fullPage: !file });
+}
+
+/**
+ * In the page: whether the element `sel` is in view, inside every scrolling box around it and the window (its
+ * whole height, and its start: a log row may be wider than its box). A string: the tests have no DOM types.
+ */
+const IN_VIEW = `(sel) => {
+  const el = document.querySelector(sel);
+  if (!el) return false;
+  const r = el.getBoundingClientRect();
+  const clip = { top: 0, left: 0, bottom: innerHeight, right: innerWidth };
+  for (let box = el.parentElement; box; box = box.parentElement) {
+    if (!(box instanceof HTMLElement) || getComputedStyle(box).overflow === 'visible') continue;
+    const b = box.getBoundingClientRect();
+    clip.top = Math.max(clip.top, b.top);
+    clip.left = Math.max(clip.left, b.left);
+    clip.bottom = Math.min(clip.bottom, b.bottom);
+    clip.right = Math.min(clip.right, b.right);
+  }
+  return r.top >= clip.top && r.bottom <= clip.bottom && r.left >= clip.left && Math.min(r.right, r.left + 100) <= clip.right;
+}`;
+
+/** Whether the element matching `selector` is visible on screen, not scrolled away in its box or the window. */
+export async function inView(page: Page, selector: string): Promise<boolean> {
+  return (await page.evaluate(`(${IN_VIEW})(${JSON.stringify(selector)})`)) === true;
+}
+
+/** A scrolling element's `scrollTop`, `scrollHeight - clientHeight` (how far it can scroll) and `scrollWidth - clientWidth`. */
+export async function scrollOf(page: Page, selector: string): Promise<{ top: number; room: number; wide: number }> {
+  return page.evaluate<{ top: number; room: number; wide: number }>(
+    `(() => { const el = document.querySelector(${JSON.stringify(selector)}); ` +
+      'return { top: el.scrollTop, room: el.scrollHeight - el.clientHeight, wide: el.scrollWidth - el.clientWidth }; })()',
+  );
+}
+
+/** Scroll an element to `top`. */
+export async function scrollTo(page: Page, selector: string, top: number): Promise<void> {
+  await page.evaluate(`document.querySelector(${JSON.stringify(selector)}).scrollTop = ${Number(top)}`);
 }

@@ -206,6 +206,34 @@ export class DagView {
     }
   }
 
+  /** Whether the kapp's node is wholly inside the box's visible part. */
+  isVisible(id: string): boolean {
+    const g = this.elements.get(id);
+    if (!g) return false;
+    const r = g.getBoundingClientRect();
+    const b = this.container.getBoundingClientRect();
+    return r.top >= b.top && r.bottom <= b.bottom && r.left >= b.left && r.right <= b.right;
+  }
+
+  /** Scroll the box so the kapp's node is in its middle (as far as it goes), and into the window. */
+  reveal(id: string): void {
+    const g = this.elements.get(id);
+    if (!g) return;
+    const r = g.getBoundingClientRect();
+    const b = this.container.getBoundingClientRect();
+    const box = this.container;
+    box.scrollLeft += r.left + r.width / 2 - (b.left + box.clientWidth / 2);
+    box.scrollTop += r.top + r.height / 2 - (b.top + box.clientHeight / 2);
+    // And the node in the window.
+    const now = g.getBoundingClientRect();
+    if (now.top < 0 || now.bottom > innerHeight) g.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }
+
+  /** Move the keyboard focus to the kapp's node. */
+  focus(id: string): void {
+    (this.elements.get(id) as SVGElement | undefined)?.focus({ preventScroll: true });
+  }
+
   select(id: string | null): void {
     if (this.selected) this.elements.get(this.selected)?.classList.remove('selected');
     this.selected = id;

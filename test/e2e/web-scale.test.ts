@@ -1,0 +1,255 @@
+/**
+ * The web page at real sizes, in headless Chromium against a real `kapps serve`: a generated stack of 300 kapps in
+ * 10 manifests whose `log` kapp prints 50,000 lines (one in colour) and whose last kapp waits on a gate the test
+ * opens; and a run whose server was killed with -9 (errored on the restarted server). Checks the log viewer (every
+ * line reachable, search, following the tail stops when the reader scrolls up), "follow running" in the DAG, and
+ * that an errored run shows no running kapp. Nothing waits on timing: each step waits for what the page shows.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inView, launchBrowser, newPage, screenshot, scrollOf, scrollTo } from '../support/browser.js';
+import {
+  cleanupProjects,
+  fake,
+  fixtureProject,
+  kapp,
+  killMatching,
+  processesMatching,
+  tempDir,
+  uniqueMarker,
+  waitFor,
+  type FixtureProject,
+} from '../support/project.js';
+import { api, startServer, type TestServer } from '../support/server.js';
+import { sleep } from '../support/wait.js';
+
+const POLL = { timeout: 60_000, interval: 100 };
+const MANIFESTS = 10;
+const PER_MANIFEST = 30;
+const LOG_LINES = 50_000;
+const ESC = '\u001b';
+const LOG = '[data-testid="log"]';
+
+let browser: Browser;
+let server: TestServer;
+let big: FixtureProject;
+let doomed: FixtureProject;
+let gates: string;
+let marker: string;
+let bigRun: string;
+let erroredRun: string;
+
+/**
+ * 300 kapps: manifest `mJ` holds `k0 … k29`, each depending on the one before it unless its number is a multiple
+ * of 3 (ten short chains per manifest, so the DAG is 3 ranks wide and 100 kapps tall). `m0:k1` prints the 50,000
+ * lines; `m9:k29`, the last node of the last column, waits on a gate.
+ */
+function bigManifests(): Record<string, unknown> {
+  const manifests: Record<string, unknown> = {};
+  for (let j = 0; j < MANIFESTS; j++) {
+    const kapps = [];
+    for (let i = 0; i < PER_MANIFEST; i++) {
+      const id = `k${i}`;
+      const fields = i % 3 === 0 ? {} : { depends_on: [{ id: `k${i - 1}` }] };
+      let phases: Record<string, unknown[]> = {};
+      if (j === 0 && i === 1)
+        phases = {
+          apply_install: [
+            fake('apply', 'log', [
+              '--stdout',
+              `${ESC}[32mcoloured-start${ESC}[0m plain-after`,
+              '--lines',
+              String(LOG_LINES),
+              'stdout',
+              '--stdout',
+              'log-kapp-done',
+            ]),
+          ],
+        };
+      if (j === MANIFESTS - 1 && i === PER_MANIFEST - 1)
+        phases = {
+          apply_install: [
+            fake('apply', 'gate', [
+              '--stdout',
+              'gate-kapp-waiting',
+              '--wait-file',
+              join(gates, 'open'),
+              '120000',
+              '--stdout',
+              'gate-kapp-passed',
+            ]),
+          ],
+        };
+      kapps.push(kapp(id, phases, fields));
+    }
+    manifests[`m${j}`] = { kapps };
+  }
+  return manifests;
+}
+
+async function runOf(id: string): Promise<{ status: string }> {
+  return (await api(server.url).get<{ status: string }>(`/api/v1/runs/${id}`)).body;
+}
+
+beforeAll(async () => {
+  gates = tempDir('kapps-web-scale-gates-');
+  marker = uniqueMarker('kapps-web-scale');
+  const backend = tempDir('kapps-web-scale-backend-');
+  big = fixtureProject({ name: 'big', manifests: bigManifests() });
+  doomed = fixtureProject({
+    name: 'doomed',
+    manifests: {
+      web: {
+        kapps: [
+          kapp('first', { apply_install: [fake('apply', 'first', ['--stdout', 'first-done'])] }),
+          kapp('hang', { apply_install: [fake('apply', 'hang', ['--stdout', `hanging ${marker}`, '--hang'])] }),
+          kapp('after', { apply_install: [fake('apply', 'after')] }, { depends_on: [{ id: 'hang' }] }),
+        ],
+      },
+    },
+  });
+  const args = ['--project', `big=${big.stackFile}`, '--project', `doomed=${doomed.stackFile}`, '--backend', backend];
+  const env = { PATH: big.env.PATH!, HOME: big.env.HOME!, KAPPS_TRACE: doomed.traceFile };
+  // A run of `doomed` whose server is killed with -9 while `hang` runs: the restarted server says it errored.
+  const first = await startServer({ args, env });
+  const submitted = await api(first.url).post<{ id: string }>('/api/v1/runs', {
+    type: 'apply',
+    project: 'doomed',
+    stack: 'dev',
+  });
+  expect(submitted.status).toBe(202);
+  erroredRun = submitted.body.id;
+  await waitFor('the hanging step to start', () => processesMatching(marker).length > 0, 30_000);
+  // …once the server recorded that `first` succeeded.
+  const firstDone = async () =>
+    (await api(first.url).get<{ lines: { text: string }[] }>(`/api/v1/runs/${erroredRun}/logs`)).body.lines.some((l) =>
+      /^\[web:first\] .*succeeded/.test(l.text),
+    );
+  for (let i = 0; i < 300 && !(await firstDone()); i++) await sleep(100);
+  first.kill9();
+  await first.exited;
+  killMatching(marker);
+  server = await startServer({ args: [...args, '--listen', new URL(first.url).host], env });
+  for (let i = 0; i < 600 && (await runOf(erroredRun)).status !== 'errored'; i++) await sleep(100);
+  expect((await runOf(erroredRun)).status, 'the run of the killed server').toBe('errored');
+
+  const r = await api(server.url).post<{ id: string }>('/api/v1/runs', { type: 'apply', project: 'big', stack: 'dev' });
+  expect(r.status).toBe(202);
+  bigRun = r.body.id;
+  browser = await launchBrowser();
+}, 180_000);
+
+afterAll(async () => {
+  writeFileSync(join(gates, 'open'), 'go');
+  await browser?.close();
+  await server?.stop();
+  killMatching(marker);
+  cleanupProjects();
+});
+
+async function open(hash: string, viewport?: { width: number; height: number }): Promise<Page> {
+  const { page } = await newPage(browser);
+  if (viewport) await page.setViewportSize(viewport);
+  await page.goto(`${server.url}/${hash}`);
+  return page;
+}
+
+function node(page: Page, id: string) {
+  return page.locator(`[data-testid="dag"] [data-kapp="${id}"]`);
+}
+
+describe('the web page at real sizes', () => {
+  it('"Follow running" brings the running kapp of a 300-kapp run into view', async () => {
+    const page = await open(`#/runs/${bigRun}`);
+    const gate = node(page, 'm9:k29');
+    await expect.poll(() => gate.getAttribute('data-state'), POLL).toBe('running');
+    expect(await page.locator('[data-testid="dag"] [data-kapp]').count()).toBe(300);
+    // The last node of the last column is far outside the DAG's box until followed.
+    expect(await inView(page, '[data-testid="dag"] [data-kapp="m9:k29"]')).toBe(false);
+    await page.getByLabel('Follow running').check();
+    await expect.poll(() => inView(page, '[data-testid="dag"] [data-kapp="m9:k29"]'), POLL).toBe(true);
+    expect(await page.getByTestId('progress').textContent()).toMatch(/^299 of 300 kapps done, 1 running/);
+    await screenshot(page, 'run-300-follow-running');
+  }, 120_000);
+
+  it('keeps every line of a 50,000-line log reachable, searchable, in colour, and stops following when scrolled up', async () => {
+    const page = await open(`#/runs/${bigRun}`);
+    const log = page.getByTestId('log');
+    await expect
+      .poll(() => page.getByTestId('log-view').locator('.log-count').textContent(), POLL)
+      .toMatch(/^5\d{4} lines$/);
+    // Only what is in view is in the page.
+    expect(await log.locator('.row').count()).toBeLessThan(200);
+    // Following the tail: the last line is shown.
+    expect(await log.getAttribute('data-follow')).toBe('on');
+    await expect.poll(() => log.locator('.row').last().textContent(), POLL).toContain('gate-kapp-waiting');
+
+    // Search: the one line among 50,000, brought into view and marked.
+    await page.getByTestId('log-search').fill('line 31337');
+    await page.getByTestId('log-search').press('Enter');
+    await expect.poll(() => page.getByTestId('log-matches').textContent(), POLL).toBe('1 of 1 matches');
+    const hit = log.locator('.row.hit-current');
+    expect(await hit.locator('mark').textContent()).toBe('line 31337');
+    expect(await inView(page, '[data-testid="log"] .row.hit-current')).toBe(true);
+    await page.getByTestId('log-search').fill('line 4999');
+    await page.getByTestId('log-search').press('Enter');
+    // line 4999, 49990 … 49999.
+    await expect.poll(() => page.getByTestId('log-matches').textContent(), POLL).toBe('1 of 11 matches');
+    await page.getByRole('button', { name: 'Previous match' }).click();
+    expect(await page.getByTestId('log-matches').textContent()).toBe('11 of 11 matches');
+    expect(await log.locator('.row.hit-current mark').textContent()).toBe('line 4999');
+    await page.getByTestId('log-search').fill('');
+
+    // The coloured line shows in colour, without its escape codes (and is found by its text).
+    // (The reporter's line of the step's command has the text too: two matches, the step's output second.)
+    await page.getByTestId('log-search').fill('coloured-start plain');
+    await page.getByTestId('log-search').press('Enter');
+    await page.getByTestId('log-search').press('Enter');
+    await expect.poll(() => page.getByTestId('log-matches').textContent(), POLL).toBe('2 of 2 matches');
+    const coloured = log.locator('.row.l-stdout.hit-current');
+    await expect
+      .poll(() => coloured.locator('.lt').textContent(), POLL)
+      .toBe('[m0:k1 apply_install/apply] coloured-start plain-after');
+    expect(await coloured.locator('.a-f2').textContent()).toBe('coloured-start');
+    await page.getByTestId('log-search').fill('');
+    // The first line is reachable.
+    await scrollTo(page, LOG, 0);
+    await expect.poll(() => log.locator('.row[data-line="1"]').count(), POLL).toBe(1);
+    expect(await inView(page, '[data-testid="log"] .row[data-line="1"]')).toBe(true);
+    await screenshot(page, 'log-50000');
+
+    // Jump to latest, then scroll up: following stops, and new lines do not pull the view back down.
+    await page.getByRole('button', { name: 'Jump to latest ↓' }).click();
+    await expect.poll(() => log.getAttribute('data-follow'), POLL).toBe('on');
+    await log.hover();
+    await page.mouse.wheel(0, -2000);
+    await expect.poll(() => log.getAttribute('data-follow'), POLL).toBe('off');
+    const { top, room } = await scrollOf(page, LOG);
+    writeFileSync(join(gates, 'open'), 'go');
+    await expect.poll(() => page.getByTestId('run-status').textContent(), POLL).toBe('succeeded');
+    // Lines arrived below (the log can scroll further than before), and the view stayed where the reader left it.
+    await expect.poll(async () => (await scrollOf(page, LOG)).room, POLL).toBeGreaterThan(room);
+    expect((await scrollOf(page, LOG)).top).toBe(top);
+    await page.getByRole('button', { name: 'Jump to latest ↓' }).click();
+    await expect.poll(() => log.locator('.row').last().textContent(), POLL).toMatch(/install succeeded|succeeded/);
+
+    // A link to a line opens the run with that line in view.
+    const page2 = await open(`#/runs/${bigRun}/L3`);
+    await expect.poll(() => inView(page2, '[data-testid="log"] .row.l-target'), POLL).toBe(true);
+    expect(await page2.locator('[data-testid="log"] .row.l-target').getAttribute('data-line')).toBe('3');
+  }, 180_000);
+
+  it('shows an errored run with no kapp left running, also on a fresh load', async () => {
+    const page = await open(`#/runs/${erroredRun}`);
+    await expect.poll(() => page.getByTestId('run-status').textContent(), POLL).toBe('errored');
+    await expect.poll(() => node(page, 'web:hang').getAttribute('data-state'), POLL).not.toBeNull();
+    const states: Record<string, string | null> = {};
+    for (const id of ['web:first', 'web:hang', 'web:after'])
+      states[id] = await node(page, id).getAttribute('data-state');
+    expect(states).toEqual({ 'web:first': 'succeeded', 'web:hang': 'unfinished', 'web:after': 'unfinished' });
+    expect(await page.locator('[data-testid="dag"] [data-state="running"]').count()).toBe(0);
+    expect(await page.getByTestId('legend').locator('[data-state="running"]').textContent()).toContain('running: 0');
+  }, 120_000);
+});
