@@ -20,6 +20,9 @@ import {
   nameSchema,
   problemSchema,
   projectListSchema,
+  releaseListEntrySchema,
+  releaseListQuerySchema,
+  releasePageSchema,
   runIdSchema,
   runListQuerySchema,
   runListSchema,
@@ -36,6 +39,7 @@ import { HttpProblem, invalid, notFound, PROBLEM_SLUGS } from './problems.js';
 import type { ProjectRegistry } from './projects.js';
 import type { RunStore, StoredRun } from './run-store.js';
 import { streamRunEvents } from './sse.js';
+import { ReleasePages } from './release-pages.js';
 import { registerWebFiles } from './web.js';
 import type { ReleaseStore } from '../release/store-types.js';
 import { releaseListEntries } from '../release/history.js';
@@ -463,13 +467,26 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
   );
 
+  const releasePages = new ReleasePages(ctx.releases);
   api.get(
     '/api/v1/projects/:p/stacks/:s/releases',
-    { config: { role: 'read' }, schema: { params: stackParams } },
+    {
+      config: { role: 'read' },
+      schema: {
+        params: stackParams,
+        querystring: releaseListQuerySchema,
+        response: { 200: z.union([releasePageSchema, z.array(releaseListEntrySchema)]), ...problemResponses },
+      },
+    },
     async (request) => {
       const { p, s } = request.params;
+      const { limit, cursor } = request.query;
       stackOr404(p, s);
-      return releaseListEntries(await ctx.releases.list(ctx.projects.releaseProject(p), s));
+      const project = ctx.projects.releaseProject(p);
+      if (limit === undefined && cursor === undefined) return releaseListEntries(await ctx.releases.list(project, s));
+      if (cursor !== undefined && !/^[1-9][0-9]{0,14}$/.test(cursor))
+        throw invalid('query.cursor', 'not a cursor this server gave');
+      return releasePages.page(project, s, limit ?? 50, cursor === undefined ? null : Number(cursor));
     },
   );
 

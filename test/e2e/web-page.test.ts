@@ -217,10 +217,14 @@ describe('the web page', () => {
     expect(await printed()).toEqual(['[web:db apply_install/apply] db-v2-ready']);
     await expect.poll(() => page.getByTestId('apply-result').textContent(), POLL).toContain('Release #2');
 
-    // The preview is stale now: applying it again is refused, and the page says so.
+    const applyId = page.url().split('/runs/')[1];
+
+    // The preview says it was applied, links to the apply and offers no second one.
     await page.goto(previewUrl);
-    await page.getByRole('button', { name: 'Apply this' }).click();
-    await expect.poll(() => page.getByRole('alert').first().textContent(), POLL).toMatch(/stale/i);
+    const appliedBy = page.getByTestId('applied-by');
+    await expect.poll(() => appliedBy.textContent(), POLL).toBe(`Applied by apply ${applyId} (succeeded).`);
+    expect(await appliedBy.locator('a').getAttribute('href')).toBe(`#/runs/${applyId}`);
+    expect(await page.getByRole('button', { name: 'Apply this' }).count()).toBe(0);
   });
 
   it('generates the spec from the page, one collapsible section per kapp', async () => {

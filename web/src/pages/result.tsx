@@ -74,6 +74,15 @@ export function RunResult(props: { run: Run; who: Whoami }) {
 function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
   const { run, doc } = props;
   const [message, setMessage] = useState<string | null>(null);
+  // The apply made from this preview, if any (among the stack's latest applies).
+  const applies = useLoad(
+    () => api.runs({ project: run.project, stack: run.stack, type: 'apply', limit: 100 }),
+    [run.id],
+    { poll: true },
+  );
+  const appliedBy = applies.data?.runs.filter((r) => r.options.previewRunId === run.id) ?? [];
+  // Applied (or being applied): no second apply is offered; one cancelled or errored may be tried again.
+  const applied = appliedBy.some((r) => r.status !== 'cancelled' && r.status !== 'errored');
   const changed = doc.kapps.filter((k) => k.action !== 'UnChanged');
   const counts = new Map<string, number>();
   for (const k of doc.kapps) counts.set(k.action, (counts.get(k.action) ?? 0) + 1);
@@ -94,7 +103,21 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
         {doc.basedOnRevision === null ? 'no release (nothing installed yet)' : `release #${doc.basedOnRevision}`}:{' '}
         {[...counts].map(([a, n]) => `${n} ${a}`).join(', ') || 'no kapps'}.
       </p>
-      {run.status === 'succeeded' && doc.hasChanges && roleAtLeast(props.who.role, 'apply') && (
+      {appliedBy.length > 0 && (
+        <p class="ok" data-testid="applied-by">
+          Applied by{' '}
+          {appliedBy.map((a, i) => (
+            <span key={a.id}>
+              {i > 0 && ', '}
+              <a href={href.run(a.id)}>
+                apply {a.id} ({a.status})
+              </a>
+            </span>
+          ))}
+          .
+        </p>
+      )}
+      {run.status === 'succeeded' && doc.hasChanges && !applied && roleAtLeast(props.who.role, 'apply') && (
         <button type="button" onClick={() => void applyThis()}>
           Apply this
         </button>

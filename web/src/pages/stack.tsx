@@ -12,7 +12,7 @@ const PAGE = 20;
 
 export function StackPage(props: { project: string; stack: string; who: Whoami }) {
   const { project, stack, who } = props;
-  const summary = useLoad(() => api.stack(project, stack), [project, stack]);
+  const summary = useLoad(() => api.stack(project, stack), [project, stack], { poll: true });
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [confirm, setConfirm] = useState<RunType | null>(null);
   const [runsKey, setRunsKey] = useState(0);
@@ -161,6 +161,7 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
         ...(cursor ? { cursor } : {}),
       }),
     [props.project, props.stack, type, status, createdBy, cursor],
+    { poll: true },
   );
   const filter = (set: (v: string) => void) => (ev: Event) => {
     set((ev.target as HTMLInputElement).value);
@@ -277,6 +278,7 @@ function ReleaseHistory(props: { project: string; stack: string }) {
   const list = useLoad(
     () => api.releases(props.project, props.stack, { limit: PAGE, ...(cursor ? { cursor } : {}) }),
     [props.project, props.stack, cursor],
+    { poll: true },
   );
   return (
     <section aria-labelledby="releases-h">

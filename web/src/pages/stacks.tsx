@@ -4,20 +4,24 @@ import { formatTime, href } from '../format';
 import { useLoad } from '../use-load';
 
 export function StacksPage() {
-  const { data, error, reload } = useLoad(async () => {
-    const { projects } = await api.projects();
-    const pairs = projects.flatMap((p) => p.stacks.map((s) => ({ project: p.name, stack: s })));
-    const summaries = await Promise.all(
-      pairs.map(async (pair) => {
-        try {
-          return { ...pair, summary: await api.stack(pair.project, pair.stack), error: null };
-        } catch (e) {
-          return { ...pair, summary: null as StackSummary | null, error: String(e) };
-        }
-      }),
-    );
-    return summaries;
-  }, []);
+  const { data, error, reload } = useLoad(
+    async () => {
+      const { projects } = await api.projects();
+      const pairs = projects.flatMap((p) => p.stacks.map((s) => ({ project: p.name, stack: s })));
+      const summaries = await Promise.all(
+        pairs.map(async (pair) => {
+          try {
+            return { ...pair, summary: await api.stack(pair.project, pair.stack), error: null };
+          } catch (e) {
+            return { ...pair, summary: null as StackSummary | null, error: String(e) };
+          }
+        }),
+      );
+      return summaries;
+    },
+    [],
+    { poll: true },
+  );
   return (
     <section>
       <h1>Stacks</h1>
