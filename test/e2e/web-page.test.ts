@@ -165,14 +165,20 @@ describe('the web page', () => {
       'web:jobs UnChanged',
       'web:front Update',
     ]);
-    // Only the changed kapps get a side-by-side view.
+    // Only the changed kapps get a section: their changes as `path: old → new`.
     expect(await result.locator('details.kapp-diff summary').allTextContents()).toEqual([
-      'web:db: Update',
-      'web:api: Update',
-      'web:front: Update',
+      'web:db: Update (1 change)',
+      'web:api: Update (1 change)',
+      'web:front: Update (1 change)',
     ]);
-    // The changed kapp's spec from the last release and now, side by side, the differing lines marked.
     const apiDiff = result.locator('details[data-kapp="web:api"]');
+    const change = apiDiff.locator('ul.changes li');
+    expect(await change.count()).toBe(1);
+    expect(await change.locator('.old').textContent()).toContain('api-v1');
+    expect(await change.locator('.new').textContent()).toContain('api-v2-ready');
+    // The changed kapp's spec from the last release and now, side by side on demand, the differing lines marked.
+    expect(await apiDiff.locator('table.side-by-side').count()).toBe(0);
+    await apiDiff.getByRole('button', { name: 'Full spec side by side' }).click();
     expect(await apiDiff.locator('td.del[data-side="before"]').allTextContents()).toEqual(
       expect.arrayContaining([expect.stringContaining('api-v1')]),
     );
@@ -346,6 +352,8 @@ describe('the web page', () => {
     await screenshot(page, 'release');
     await page.goto(`${server.url}/#/stacks/shop/dev/diff/1/2`);
     const diff = page.locator('details[data-kapp="web:api"]');
+    await expect.poll(() => diff.locator('ul.changes').textContent(), POLL).toMatch(/api-v1.*→.*api-v2-ready/);
+    await diff.getByRole('button', { name: 'Full spec side by side' }).click();
     await expect
       .poll(() => diff.locator('td.del').allTextContents(), POLL)
       .toEqual(expect.arrayContaining([expect.stringContaining('api-v1')]));

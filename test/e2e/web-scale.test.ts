@@ -46,7 +46,7 @@ let erroredRun: string;
  * of 3 (ten short chains per manifest, so the DAG is 3 ranks wide and 100 kapps tall). `m0:k1` prints the 50,000
  * lines; `m9:k29`, the last node of the last column, waits on a gate.
  */
-function bigManifests(): Record<string, unknown> {
+function bigManifests(changed = 0): Record<string, unknown> {
   const manifests: Record<string, unknown> = {};
   for (let j = 0; j < MANIFESTS; j++) {
     const kapps = [];
@@ -82,6 +82,8 @@ function bigManifests(): Record<string, unknown> {
             ]),
           ],
         };
+      const n = j * PER_MANIFEST + i;
+      if (n < changed) phases = { ...phases, apply_delete: [fake('delete', `v${n}-2`)] };
       kapps.push(kapp(id, phases, fields));
     }
     manifests[`m${j}`] = { kapps };
@@ -226,6 +228,8 @@ describe('the web page at real sizes', () => {
     await log.hover();
     await page.mouse.wheel(0, -2000);
     await expect.poll(() => log.getAttribute('data-follow'), POLL).toBe('off');
+    // (The wheel's scroll lands after its event.)
+    await expect.poll(async () => ((s) => s.room - s.top)(await scrollOf(page, LOG)), POLL).toBe(2000);
     const { top, room } = await scrollOf(page, LOG);
     writeFileSync(join(gates, 'open'), 'go');
     await expect.poll(() => page.getByTestId('run-status').textContent(), POLL).toBe('succeeded');
@@ -239,6 +243,39 @@ describe('the web page at real sizes', () => {
     const page2 = await open(`#/runs/${bigRun}/L3`);
     await expect.poll(() => inView(page2, '[data-testid="log"] .row.l-target'), POLL).toBe(true);
     expect(await page2.locator('[data-testid="log"] .row.l-target').getAttribute('data-line')).toBe('3');
+  }, 180_000);
+
+  it('shows a 250-change preview as a summary, without drawing every spec', async () => {
+    await expect.poll(async () => (await runOf(bigRun)).status, POLL).toBe('succeeded');
+    for (const [id, content] of Object.entries(bigManifests(250))) big.write(`manifests/${id}.yaml`, content);
+    const r = await api(server.url).post<{ id: string }>('/api/v1/runs', {
+      type: 'preview',
+      project: 'big',
+      stack: 'dev',
+    });
+    expect(r.status).toBe(202);
+    await expect.poll(async () => (await runOf(r.body.id)).status, POLL).toBe('succeeded');
+    const page = await open(`#/runs/${r.body.id}`);
+    const result = page.getByTestId('preview-result');
+    await expect.poll(() => result.locator('p').first().textContent(), POLL).toContain('250 Update, 50 UnChanged');
+    // Changed only (the default with many kapps): 250 rows; all 300 on demand.
+    expect(await result.locator('table[aria-label="Preview actions"] tbody tr').count()).toBe(250);
+    await result.getByLabel('Changed only').uncheck();
+    expect(await result.locator('table[aria-label="Preview actions"] tbody tr').count()).toBe(300);
+    // 250 sections, the first 5 open with their one change each, the others not drawn; no spec side by side.
+    const sections = result.locator('details.kapp-diff');
+    expect(await sections.count()).toBe(250);
+    expect(await result.locator('details.kapp-diff[open]').count()).toBe(5);
+    expect(await result.locator('ul.changes').count()).toBe(5);
+    expect(await result.locator('table.side-by-side').count()).toBe(0);
+    const first = result.locator('details[data-kapp="m0:k0"] ul.changes');
+    expect(await first.textContent()).toMatch(/→.*v0-2/);
+    // Opening one draws its changes.
+    const last = result.locator('details[data-kapp="m8:k9"]');
+    expect(await last.locator('ul.changes').count()).toBe(0);
+    await last.locator('summary').click();
+    await expect.poll(() => last.locator('ul.changes').textContent(), POLL).toMatch(/→.*v249-2/);
+    await screenshot(page, 'preview-250');
   }, 180_000);
 
   it('shows an errored run with no kapp left running, also on a fresh load', async () => {

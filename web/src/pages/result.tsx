@@ -2,7 +2,8 @@
 import { useState } from 'preact/hooks';
 import type { ApplyResult } from '../../../src/server/api-schema';
 import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
-import { SideBySide, asText } from '../diff-view';
+import { ChangeList, KappChanges, OPEN_AT_FIRST } from '../change-list';
+import { asText } from '../diff-view';
 import { href } from '../format';
 import { useLoad } from '../use-load';
 import { GenerateResult } from '../yaml-view';
@@ -84,6 +85,9 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
   // Applied (or being applied): no second apply is offered; one cancelled or errored may be tried again.
   const applied = appliedBy.some((r) => r.status !== 'cancelled' && r.status !== 'errored');
   const changed = doc.kapps.filter((k) => k.action !== 'UnChanged');
+  // Many kapps: the table lists the changed ones only, unless asked for all.
+  const [changedOnly, setChangedOnly] = useState(doc.kapps.length > 20);
+  const rows = changedOnly ? changed : doc.kapps;
   const counts = new Map<string, number>();
   for (const k of doc.kapps) counts.set(k.action, (counts.get(k.action) ?? 0) + 1);
   const applyThis = async () => {
@@ -127,6 +131,14 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
           {message}
         </p>
       )}
+      <label>
+        <input
+          type="checkbox"
+          checked={changedOnly}
+          onChange={(e) => setChangedOnly((e.target as HTMLInputElement).checked)}
+        />{' '}
+        Changed only
+      </label>
       <table class="list" aria-label="Preview actions">
         <thead>
           <tr>
@@ -136,7 +148,7 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
           </tr>
         </thead>
         <tbody>
-          {doc.kapps.map((k) => (
+          {rows.map((k) => (
             <tr key={k.id} data-kapp={k.id} data-action={k.action}>
               <td>{k.id}</td>
               <td>
@@ -145,7 +157,7 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
                 </span>
               </td>
               <td>
-                {k.changes.map((c) => c.path.join('.')).join(', ')}
+                {pathsText(k.changes)}
                 {k.drift.length > 0 && ` drift: ${k.drift.map((c) => c.path.join('.')).join(', ')}`}
                 {k.reason ?? ''}
               </td>
@@ -153,22 +165,50 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
           ))}
         </tbody>
       </table>
-      {changed.map((k) => (
-        <details key={k.id} open class="kapp-diff" data-kapp={k.id}>
-          <summary>
-            {k.id}: {k.action}
-          </summary>
-          <SideBySide
-            label={`${k.id}: last release and now`}
-            before={asText(k.from)}
-            after={asText(k.to)}
-            beforeTitle={
-              doc.basedOnRevision === null ? 'Last release (none)' : `Last release (#${doc.basedOnRevision})`
-            }
-            afterTitle="Now"
-          />
-        </details>
+      <h3>Changes</h3>
+      {changed.length > OPEN_AT_FIRST && (
+        <p class="hint">
+          {changed.length} kapps change: the first {OPEN_AT_FIRST} are open, open the others one by one.
+        </p>
+      )}
+      {changed.map((k, i) => (
+        <KappChanges
+          key={k.id}
+          id={k.id}
+          open={i < OPEN_AT_FIRST}
+          summary={
+            <>
+              {k.id}: {k.action}
+              <span class="count"> ({countText(k.changes.length + k.drift.length)})</span>
+            </>
+          }
+          body={() => (
+            <>
+              <ChangeList changes={k.changes} label={`Changes of ${k.id}`} />
+              <ChangeList changes={k.drift} label={`Drift of ${k.id}`} kind="drift" />
+              {k.reason && <p>{k.reason}</p>}
+            </>
+          )}
+          full={() => ({
+            label: `${k.id}: last release and now`,
+            before: asText(k.from),
+            after: asText(k.to),
+            beforeTitle:
+              doc.basedOnRevision === null ? 'Last release (none)' : `Last release (#${doc.basedOnRevision})`,
+            afterTitle: 'Now',
+          })}
+        />
       ))}
     </section>
   );
+}
+
+function countText(n: number): string {
+  return n === 1 ? '1 change' : `${n} changes`;
+}
+
+/** The changed paths in a table cell: the first few, then how many more. */
+function pathsText(changes: readonly { path: string[] }[]): string {
+  const shown = changes.slice(0, 4).map((c) => c.path.join('.'));
+  return shown.join(', ') + (changes.length > 4 ? ` and ${changes.length - 4} more` : '');
 }
