@@ -194,7 +194,7 @@ describe('the web page', () => {
     // db runs (waiting for its gate), api waits for db.
     await expect.poll(() => node(page, 'web:db').getAttribute('data-state'), POLL).toBe('running');
     expect(await node(page, 'web:api').getAttribute('data-state')).toBe('waiting');
-    expect(await node(page, 'web:api').getAttribute('aria-label')).toBe('web:api: waiting');
+    expect(await node(page, 'web:api').getAttribute('aria-label')).toBe('web:api waiting');
     expect(await runStatus(page)).toBe('running');
     writeFileSync(join(gates, 'db'), 'go');
     await expect.poll(() => node(page, 'web:db').getAttribute('data-state'), POLL).toBe('succeeded');

@@ -9,7 +9,16 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inView, launchBrowser, newPage, screenshot, scrollOf, scrollTo } from '../support/browser.js';
+import {
+  axeViolations,
+  horizontalOverflow,
+  inView,
+  launchBrowser,
+  newPage,
+  screenshot,
+  scrollOf,
+  scrollTo,
+} from '../support/browser.js';
 import {
   cleanupProjects,
   fake,
@@ -151,9 +160,11 @@ afterAll(async () => {
   cleanupProjects();
 });
 
-async function open(hash: string, viewport?: { width: number; height: number }): Promise<Page> {
-  const { page } = await newPage(browser);
-  if (viewport) await page.setViewportSize(viewport);
+async function open(
+  hash: string,
+  options: { viewport?: { width: number; height: number }; bypassCSP?: boolean } = {},
+): Promise<Page> {
+  const { page } = await newPage(browser, options);
   await page.goto(`${server.url}/${hash}`);
   return page;
 }
@@ -288,5 +299,45 @@ describe('the web page at real sizes', () => {
     expect(states).toEqual({ 'web:first': 'succeeded', 'web:hang': 'unfinished', 'web:after': 'unfinished' });
     expect(await page.locator('[data-testid="dag"] [data-state="running"]').count()).toBe(0);
     expect(await page.getByTestId('legend').locator('[data-state="running"]').textContent()).toContain('running: 0');
+  }, 120_000);
+
+  it('has no accessibility violations (axe-core) on the stacks, stack, live run (a kapp open) and errored run pages', async () => {
+    const pages: [string, string, (page: Page) => Promise<void>][] = [
+      ['stacks', '#/', (page) => page.locator('tr[data-stack="big/dev"]').waitFor()],
+      [
+        'stack',
+        '#/stacks/big/dev',
+        (page) => page.locator('table[aria-label="Release history"] tr[data-revision]').first().waitFor(),
+      ],
+      [
+        'run with a kapp open',
+        `#/runs/${bigRun}`,
+        async (page) => {
+          await expect.poll(() => node(page, 'm0:k1').getAttribute('data-state'), POLL).toBe('succeeded');
+          await node(page, 'm0:k1').click();
+          await page.getByTestId('kapp-panel').waitFor();
+        },
+      ],
+      ['errored run', `#/runs/${erroredRun}`, (page) => node(page, 'web:hang').waitFor()],
+    ];
+    for (const [name, hash, ready] of pages) {
+      const page = await open(hash, { bypassCSP: true });
+      await ready(page);
+      expect({ page: name, violations: await axeViolations(page) }).toEqual({ page: name, violations: [] });
+    }
+  }, 180_000);
+
+  it('fits a 390 px wide screen: no horizontal scroll on the stacks, stack and run pages', async () => {
+    const phone = { viewport: { width: 390, height: 844 } };
+    for (const [hash, ready] of [
+      ['#/', '[data-stack="big/dev"]'],
+      ['#/stacks/big/dev', 'table[aria-label="Release history"] tr[data-revision]'],
+      [`#/runs/${bigRun}`, '[data-testid="dag"] [data-kapp]'],
+    ] as const) {
+      const page = await open(hash, phone);
+      await page.locator(ready).first().waitFor();
+      expect({ hash, overflow: await horizontalOverflow(page) }).toEqual({ hash, overflow: 0 });
+      if (hash.startsWith('#/runs')) await screenshot(page, 'run-390');
+    }
   }, 120_000);
 });

@@ -4,6 +4,7 @@
  * committed).
  */
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -21,8 +22,14 @@ export function launchBrowser(): Promise<Browser> {
 }
 
 /** A fresh page (its own session storage) that fails the test on any uncaught page error. */
-export async function newPage(browser: Browser): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+export async function newPage(
+  browser: Browser,
+  options: { viewport?: { width: number; height: number }; bypassCSP?: boolean } = {},
+): Promise<{ page: Page; errors: string[] }> {
+  const context = await browser.newContext({
+    viewport: options.viewport ?? { width: 1280, height: 900 },
+    bypassCSP: options.bypassCSP ?? false,
+  });
   const page = await context.newPage();
   page.setDefaultTimeout(30_000);
   const errors: string[] = [];
@@ -72,4 +79,29 @@ export async function scrollOf(page: Page, selector: string): Promise<{ top: num
 /** Scroll an element to `top`. */
 export async function scrollTo(page: Page, selector: string, top: number): Promise<void> {
   await page.evaluate(`document.querySelector(${JSON.stringify(selector)}).scrollTop = ${Number(top)}`);
+}
+
+/** A rule axe-core found broken: its id, how many elements, the first one's selector. */
+export interface AxeViolation {
+  id: string;
+  nodes: number;
+  first: string;
+}
+
+/**
+ * Run axe-core (the devDependency, injected into the page: open the page with `bypassCSP`, since the server's
+ * Content-Security-Policy refuses injected scripts) on the whole document; its violations.
+ */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate("typeof window.axe === 'object'")))
+    await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
+  return page.evaluate<AxeViolation[]>(
+    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => " +
+      '({ id: v.id, nodes: v.nodes.length, first: String(v.nodes[0] && v.nodes[0].target) })))',
+  );
+}
+
+/** How much wider than the window the page is (0: no horizontal scroll). */
+export async function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 }

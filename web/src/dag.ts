@@ -127,8 +127,10 @@ function short(id: string): string {
   return id.length > 24 ? `…${id.slice(-23)}` : id;
 }
 
+/** A node's accessible name: what it shows (its id, cut when long, and its state), then the whole id if cut. */
 function nodeLabel(id: string, state: KappState): string {
-  return `${id}: ${state}`;
+  const shown = short(id);
+  return `${shown} ${state}${shown === id ? '' : `, ${id}`}`;
 }
 
 /** The SVG of a laid-out DAG, with every node in its current state. */
@@ -155,7 +157,7 @@ export function dagSvg(nodes: readonly DagNode[], layout: Layout): string {
       `<g class="kapp s-${state}" data-kapp="${id}" data-state="${state}" transform="translate(${p.x},${p.y})" tabindex="0" role="button" aria-label="${esc(nodeLabel(n.id, n.state))}">`,
       `<title>${id}</title><rect width="${W}" height="${H}" rx="5"/>`,
       `<text class="icon" x="10" y="23" aria-hidden="true">${STATE_ICONS[n.state] ?? '?'}</text>`,
-      `<text class="name" x="28" y="15">${esc(short(n.id))}</text>`,
+      `<text class="name" x="28" y="15">${esc(short(n.id))} </text>`,
       `<text class="state" x="28" y="29">${state}</text></g>`,
     );
   }

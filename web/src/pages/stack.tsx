@@ -226,17 +226,17 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
         <tbody>
           {runs.data?.runs.map((r) => (
             <tr key={r.id} data-run={r.id}>
-              <td>
+              <td data-label="Run">
                 <a href={href.run(r.id)}>{r.id}</a>
               </td>
-              <td>{r.type}</td>
-              <td>
+              <td data-label="Type">{r.type}</td>
+              <td data-label="Status">
                 <span class={`badge r-${r.status}`}>{r.status}</span>
                 {r.queuePosition !== null && ` (#${r.queuePosition} in queue)`}
               </td>
-              <td>{r.createdBy}</td>
-              <td>{formatTime(r.createdAt)}</td>
-              <td>{formatDuration(durationBetween(r.startedAt, r.finishedAt))}</td>
+              <td data-label="By">{r.createdBy}</td>
+              <td data-label="Created">{formatTime(r.createdAt)}</td>
+              <td data-label="Duration">{formatDuration(durationBetween(r.startedAt, r.finishedAt))}</td>
               <td>
                 {r.actions.cancelable && roleAtLeast(props.who.role, 'apply') && (
                   <button type="button" aria-label={`Cancel run ${r.id}`} onClick={() => void cancel(r.id)}>
@@ -303,20 +303,20 @@ function ReleaseHistory(props: { project: string; stack: string }) {
         <tbody>
           {list.data?.releases.map((r) => (
             <tr key={r.revision} data-revision={r.revision}>
-              <td>
+              <td data-label="Revision">
                 <a href={href.release(props.project, props.stack, r.revision)}>#{r.revision}</a>
               </td>
-              <td>{r.operation}</td>
-              <td>
+              <td data-label="Operation">{r.operation}</td>
+              <td data-label="Phase">
                 <span class={`badge r-${r.phase}`}>{r.phase}</span>
                 {r.unlocked ? ` (unlocked by ${r.unlocked.by})` : ''}
               </td>
-              <td>{r.kappsCount}</td>
-              <td>
+              <td data-label="Kapps">{r.kappsCount}</td>
+              <td data-label="Owner">
                 {r.owner.user}@{r.owner.host}
               </td>
-              <td>{formatTime(r.createdAt)}</td>
-              <td>{r.durationMs === null ? 'running' : formatDuration(r.durationMs)}</td>
+              <td data-label="Started">{formatTime(r.createdAt)}</td>
+              <td data-label="Duration">{r.durationMs === null ? 'running' : formatDuration(r.durationMs)}</td>
             </tr>
           ))}
           {list.data?.releases.length === 0 && (

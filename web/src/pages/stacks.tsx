@@ -53,18 +53,18 @@ export function StacksPage() {
               const lock = summary?.lock;
               return (
                 <tr key={`${project}/${stack}`} data-stack={`${project}/${stack}`}>
-                  <td>{project}</td>
-                  <td>
+                  <td data-label="Project">{project}</td>
+                  <td data-label="Stack">
                     <a href={href.stack(project, stack)}>{stack}</a>
                   </td>
-                  <td>
+                  <td data-label="Latest release">
                     {e
                       ? 'unavailable'
                       : r
                         ? `#${r.revision} ${r.operation} ${r.phase}, ${formatTime(r.createdAt)} by ${r.owner.user}@${r.owner.host}`
                         : 'none yet'}
                   </td>
-                  <td>
+                  <td data-label="Lock">
                     {lock ? (
                       <span class="locked">
                         locked by #{lock.revision} ({lock.owner.user}@{lock.owner.host})
@@ -74,7 +74,7 @@ export function StacksPage() {
                       'free'
                     )}
                   </td>
-                  <td>
+                  <td data-label="Running">
                     {summary?.running.map((run) => (
                       <a key={run.id} href={href.run(run.id)}>
                         {run.type} {run.status}
@@ -82,7 +82,7 @@ export function StacksPage() {
                     ))}
                     {summary && summary.running.length === 0 && '—'}
                   </td>
-                  <td>{summary ? summary.queued.length : '—'}</td>
+                  <td data-label="Queued">{summary ? summary.queued.length : '—'}</td>
                 </tr>
               );
             })}
