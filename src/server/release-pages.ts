@@ -1,7 +1,8 @@
 /**
  * The release history by pages (`GET …/releases?limit=N&cursor=C`), newest first, without reading every record:
- * the newest release, then the revisions below it one by one. A finished release never changes, so its summary is
- * kept (per server, bounded) and a page of them costs no read; a running one is read again each time.
+ * the newest revision (the one seen last time, and any created since), then the revisions below it one by one. A
+ * finished release never changes, so its summary is kept (per server, bounded) and a page of them costs no read; a
+ * running one is read again each time.
  */
 import { releaseListEntries, type ReleaseListEntry } from '../release/history.js';
 import type { ReleaseStore } from '../release/store-types.js';
@@ -17,20 +18,15 @@ export interface ReleasePage {
 
 export class ReleasePages {
   readonly #kept = new Map<string, ReleaseSummary>();
+  /** (project, stack) → the newest revision seen. */
+  readonly #top = new Map<string, number>();
 
   constructor(private readonly store: ReleaseStore) {}
 
   /** Up to `limit` releases of (project, stack) below revision `before` (all when null), newest first. */
   async page(project: string, stack: string, limit: number, before: number | null): Promise<ReleasePage> {
-    let top: number;
+    let revision = before === null ? await this.#newest(project, stack) : before - 1;
     const out: ReleaseSummary[] = [];
-    if (before === null) {
-      const newest = await this.store.latest(project, stack);
-      if (!newest) return { releases: [], nextCursor: null };
-      out.push(this.#keep(summarise(newest)));
-      top = newest.revision - 1;
-    } else top = before - 1;
-    let revision = top;
     for (; revision >= 1 && out.length < limit; revision--) {
       const summary = await this.#summary(project, stack, revision);
       if (summary) out.push(summary);
@@ -40,6 +36,30 @@ export class ReleasePages {
       releases: releaseListEntries(out),
       nextCursor: last && revision >= 1 ? String(last.revision) : null,
     };
+  }
+
+  /**
+   * The newest revision: the one seen last time, then any created since (read once each, revision by revision:
+   * revisions only grow), or the store's latest the first time.
+   */
+  async #newest(project: string, stack: string): Promise<number> {
+    const k = JSON.stringify([project, stack]);
+    let top = this.#top.get(k);
+    if (top === undefined) {
+      const newest = await this.store.latest(project, stack);
+      if (!newest) return 0;
+      this.#keep(summarise(newest));
+      top = newest.revision;
+    }
+    for (;;) {
+      const next = await this.store.get(project, stack, top + 1);
+      if (!next) break;
+      this.#keep(summarise(next));
+      top = next.revision;
+    }
+    if (!this.#top.has(k) && this.#top.size >= KEPT) this.#top.delete(this.#top.keys().next().value!);
+    this.#top.set(k, top);
+    return top;
   }
 
   async #summary(project: string, stack: string, revision: number): Promise<ReleaseSummary | undefined> {
