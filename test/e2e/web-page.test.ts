@@ -213,6 +213,13 @@ describe('the web page', () => {
     const panel = page.getByTestId('kapp-panel');
     await expect.poll(() => panel.textContent(), POLL).toContain('db-v2-ready');
     expect(await panel.locator('tbody tr').first().textContent()).toMatch(/apply_installapplysucceeded0/);
+    // The panel took the focus; Escape closes it and gives the focus back to the node.
+    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('kapp-h');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => panel.count(), POLL).toBe(0);
+    expect(await page.evaluate("document.activeElement && document.activeElement.getAttribute('data-kapp')")).toBe(
+      'web:db',
+    );
     writeFileSync(join(gates, 'api'), 'go');
     await expect.poll(() => runStatus(page), POLL).toBe('succeeded');
     for (const id of ['web:db', 'web:cache', 'web:api', 'web:jobs', 'web:front'])
@@ -236,6 +243,16 @@ describe('the web page', () => {
   it('generates the spec from the page, one collapsible section per kapp', async () => {
     const page = await login(TOKENS.apply);
     await page.goto(`${server.url}/#/stacks/broken/dev`);
+    // Destroy asks for the stack's name before it may be confirmed (here it is not).
+    await page.getByRole('button', { name: 'Destroy', exact: true }).click();
+    const confirmDestroy = page.getByRole('button', { name: 'Confirm destroy' });
+    expect(await confirmDestroy.isDisabled()).toBe(true);
+    await page.getByLabel('Type dev to confirm').fill('de');
+    expect(await confirmDestroy.isDisabled()).toBe(true);
+    await page.getByLabel('Type dev to confirm').fill('dev');
+    expect(await confirmDestroy.isDisabled()).toBe(false);
+    await page.getByRole('button', { name: 'Back' }).click();
+    expect(await confirmDestroy.count()).toBe(0);
     await page.getByRole('button', { name: 'Generate', exact: true }).click();
     await expect.poll(() => runStatus(page), POLL).toBe('succeeded');
     const sections = page.locator('details.kapp-yaml');
@@ -253,7 +270,17 @@ describe('the web page', () => {
     await page.getByRole('button', { name: 'Confirm apply' }).click();
     await expect.poll(() => node(page, 'web:hang').getAttribute('data-state'), POLL).toBe('running');
     await expect.poll(() => page.getByTestId('log').textContent(), POLL).toContain('hanging-now');
+    // Cancel asks first: the confirmation takes the focus, Escape dismisses it and nothing is cancelled.
     await page.getByRole('button', { name: 'Cancel run' }).click();
+    const dialog = page.getByRole('alertdialog', { name: 'Confirm cancel' });
+    await expect
+      .poll(() => page.evaluate('document.activeElement && document.activeElement.textContent'), POLL)
+      .toBe('Confirm cancel');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.count(), POLL).toBe(0);
+    expect(await runStatus(page)).toBe('running');
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByRole('button', { name: 'Confirm cancel' }).click();
     await expect.poll(() => runStatus(page), POLL).toBe('cancelled');
     await expect.poll(() => node(page, 'web:hang').getAttribute('data-state'), POLL).toBe('cancelled');
     expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
@@ -302,6 +329,7 @@ describe('the web page', () => {
     await expect.poll(() => admin.getByTestId('lock').textContent(), POLL).toContain('owner looks dead');
     await screenshot(admin, 'stack-locked');
     await admin.getByRole('button', { name: 'Unlock', exact: true }).click();
+    await admin.getByRole('button', { name: 'Confirm unlock' }).click();
     await expect.poll(() => admin.getByTestId('lock').textContent(), POLL).toBe('free');
     expect(await admin.getByRole('status').textContent()).toContain('Unlocked');
     await expect

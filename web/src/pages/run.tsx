@@ -10,6 +10,7 @@ import { stripAnsi } from '../ansi';
 import { api, describeError, followEvents, isFinal, roleAtLeast, type LogLine, type Run, type Whoami } from '../api';
 import { DagView } from '../dag';
 import { durationBetween, formatDuration, formatTime, href } from '../format';
+import { Confirm } from '../confirm';
 import { LogView } from '../log-view';
 import { applyMessage, emptyModel, finalise, STATE_ICONS, type KappView, type RunModel } from '../run-model';
 import { RunResult } from './result';
@@ -23,6 +24,7 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
   const [filter, setFilter] = useState('');
   const [notice, setNotice] = useState<string | null>(null);
   const [followRunning, setFollowRunning] = useState(false);
+  const [confirmCancel, setConfirmCancel] = useState(false);
   const followRef = useRef(false);
   followRef.current = followRunning;
   const dagBox = useRef<HTMLDivElement>(null);
@@ -122,6 +124,7 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
   const m = model.current;
   const status = run?.status;
   const cancel = async () => {
+    setConfirmCancel(false);
     try {
       setRun(await api.cancel(props.id));
       setNotice('Cancel requested.');
@@ -184,9 +187,20 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
             </p>
           )}
           {run.actions.cancelable && roleAtLeast(props.who.role, 'apply') && (
-            <button type="button" class="danger" onClick={() => void cancel()}>
+            <button type="button" class="danger" onClick={() => setConfirmCancel(true)}>
               Cancel run
             </button>
+          )}
+          {confirmCancel && run.actions.cancelable && (
+            <Confirm
+              label="Confirm cancel"
+              confirmText="Confirm cancel"
+              danger
+              onConfirm={() => void cancel()}
+              onCancel={() => setConfirmCancel(false)}
+            >
+              <p>Cancel this run? Its running steps are stopped; what they did stays done.</p>
+            </Confirm>
           )}
         </>
       )}
@@ -205,6 +219,13 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
             Follow running
           </label>
         </div>
+        <button
+          type="button"
+          class="skip"
+          onClick={() => document.querySelector<HTMLElement>('[data-testid="log"]')?.focus()}
+        >
+          Skip past the DAG to the log
+        </button>
         <div class="dag-box" ref={dagBox} data-testid="dag" />
         {!m.started && <p>{status === 'queued' ? 'Waiting for the run to start…' : 'No kapps yet.'}</p>}
       </section>
@@ -215,7 +236,11 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
           log={m.log}
           count={m.log.length}
           start={start}
-          onClose={() => setSelected(null)}
+          onClose={() => {
+            const id = selected;
+            setSelected(null);
+            if (id) dag.current?.focus(id);
+          }}
         />
       )}
       <h2 id="log-h">Log</h2>
@@ -318,8 +343,17 @@ function KappPanel(props: {
   onClose: () => void;
 }) {
   const k = props.kapp;
+  // The panel takes the focus when a kapp is chosen; Escape closes it.
+  useEffect(() => document.getElementById('kapp-h')?.focus({ preventScroll: true }), [k.id]);
   return (
-    <section class="kapp-panel" aria-labelledby="kapp-h" data-testid="kapp-panel">
+    <section
+      class="kapp-panel"
+      aria-labelledby="kapp-h"
+      data-testid="kapp-panel"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') props.onClose();
+      }}
+    >
       <h2 id="kapp-h" tabindex={-1}>
         {STATE_ICONS[k.state]} {k.id}: {k.state}
       </h2>

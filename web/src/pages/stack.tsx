@@ -6,6 +6,7 @@ import { useState } from 'preact/hooks';
 import type { RunType } from '../../../src/server/api-schema';
 import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
 import { durationBetween, formatDuration, formatTime, href } from '../format';
+import { Confirm } from '../confirm';
 import { useLoad } from '../use-load';
 
 const PAGE = 20;
@@ -15,6 +16,7 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
   const summary = useLoad(() => api.stack(project, stack), [project, stack], { poll: true });
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [confirm, setConfirm] = useState<RunType | null>(null);
+  const [confirmUnlock, setConfirmUnlock] = useState(false);
   const [runsKey, setRunsKey] = useState(0);
   const [releasesKey, setReleasesKey] = useState(0);
 
@@ -28,6 +30,7 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
     }
   };
   const unlock = async () => {
+    setConfirmUnlock(false);
     try {
       await api.unlock(project, stack);
       setMessage({ text: 'Unlocked: the release is marked failed and the next run may begin.', error: false });
@@ -85,7 +88,7 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
                 {lock.owner.pid !== undefined ? ` pid ${lock.owner.pid}` : ''} since {formatTime(lock.since)}
                 {lock.ownerLooksDead && <strong class="dead"> — owner looks dead: {lock.ownerLooksDead}</strong>}
                 {roleAtLeast(who.role, 'admin') && (
-                  <button type="button" onClick={() => void unlock()}>
+                  <button type="button" onClick={() => setConfirmUnlock(true)}>
                     Unlock
                   </button>
                 )}
@@ -114,18 +117,33 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
           ))}
         </div>
       )}
+      {confirmUnlock && lock && (
+        <Confirm
+          label="Confirm unlock"
+          confirmText="Confirm unlock"
+          danger
+          onConfirm={() => void unlock()}
+          onCancel={() => setConfirmUnlock(false)}
+        >
+          <p>
+            Unlock {project}/{stack}? Release #{lock.revision} is marked failed and the next run may begin. Do this only
+            when its owner is gone.
+          </p>
+        </Confirm>
+      )}
       {confirm && (
-        <div class="confirm" role="alertdialog" aria-label={`Confirm ${confirm}`}>
+        <Confirm
+          label={`Confirm ${confirm}`}
+          confirmText={`Confirm ${confirm}`}
+          danger={confirm === 'destroy'}
+          {...(confirm === 'destroy' ? { typeToConfirm: stack } : {})}
+          onConfirm={() => void start(confirm)}
+          onCancel={() => setConfirm(null)}
+        >
           <p>
             {confirm === 'destroy' ? 'Delete' : 'Install'} every selected kapp of {project}/{stack}?
           </p>
-          <button type="button" class={confirm === 'destroy' ? 'danger' : ''} onClick={() => void start(confirm)}>
-            Confirm {confirm}
-          </button>
-          <button type="button" onClick={() => setConfirm(null)}>
-            Cancel
-          </button>
-        </div>
+        </Confirm>
       )}
       <RunHistory
         key={runsKey}
@@ -148,6 +166,7 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
   const [createdBy, setCreatedBy] = useState('');
   const [cursors, setCursors] = useState<string[]>([]);
   const [error, setError] = useState<string | null>(null);
+  const [toCancel, setToCancel] = useState<string | null>(null);
   const cursor = cursors[cursors.length - 1];
   const runs = useLoad(
     () =>
@@ -168,6 +187,7 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
     setCursors([]);
   };
   const cancel = async (id: string) => {
+    setToCancel(null);
     try {
       await api.cancel(id);
       props.onChange();
@@ -209,6 +229,17 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
           {runs.error ?? error}
         </p>
       )}
+      {toCancel && (
+        <Confirm
+          label="Confirm cancel"
+          confirmText="Confirm cancel"
+          danger
+          onConfirm={() => void cancel(toCancel)}
+          onCancel={() => setToCancel(null)}
+        >
+          <p>Cancel run {toCancel}? Its running steps are stopped.</p>
+        </Confirm>
+      )}
       <table class="list" aria-label="Run history">
         <thead>
           <tr>
@@ -239,7 +270,7 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
               <td data-label="Duration">{formatDuration(durationBetween(r.startedAt, r.finishedAt))}</td>
               <td>
                 {r.actions.cancelable && roleAtLeast(props.who.role, 'apply') && (
-                  <button type="button" aria-label={`Cancel run ${r.id}`} onClick={() => void cancel(r.id)}>
+                  <button type="button" aria-label={`Cancel run ${r.id}`} onClick={() => setToCancel(r.id)}>
                     Cancel
                   </button>
                 )}
