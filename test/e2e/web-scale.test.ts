@@ -169,6 +169,13 @@ async function open(
   return page;
 }
 
+/** A screenshot for test-results/, and for docs/images/ when KAPPS_WEB_DOC_SHOTS names that folder. */
+async function shot(page: Page, name: string): Promise<void> {
+  await screenshot(page, name);
+  const docs = process.env.KAPPS_WEB_DOC_SHOTS;
+  if (docs) await screenshot(page, name, join(docs, `${name}.png`));
+}
+
 function node(page: Page, id: string) {
   return page.locator(`[data-testid="dag"] [data-kapp="${id}"]`);
 }
@@ -184,7 +191,7 @@ describe('the web page at real sizes', () => {
     await page.getByLabel('Follow running').check();
     await expect.poll(() => inView(page, '[data-testid="dag"] [data-kapp="m9:k29"]'), POLL).toBe(true);
     expect(await page.getByTestId('progress').textContent()).toMatch(/^299 of 300 kapps done, 1 running/);
-    await screenshot(page, 'run-300-follow-running');
+    await shot(page, 'run-300-follow-running');
   }, 120_000);
 
   it('keeps every line of a 50,000-line log reachable, searchable, in colour, and stops following when scrolled up', async () => {
@@ -231,7 +238,7 @@ describe('the web page at real sizes', () => {
     await scrollTo(page, LOG, 0);
     await expect.poll(() => log.locator('.row[data-line="1"]').count(), POLL).toBe(1);
     expect(await inView(page, '[data-testid="log"] .row[data-line="1"]')).toBe(true);
-    await screenshot(page, 'log-50000');
+    await shot(page, 'log-50000');
 
     // Jump to latest, then scroll up: following stops, and new lines do not pull the view back down.
     await page.getByRole('button', { name: 'Jump to latest ↓' }).click();
@@ -271,6 +278,7 @@ describe('the web page at real sizes', () => {
     await expect.poll(() => result.locator('p').first().textContent(), POLL).toContain('250 Update, 50 UnChanged');
     // Changed only (the default with many kapps): 250 rows; all 300 on demand.
     expect(await result.locator('table[aria-label="Preview actions"] tbody tr').count()).toBe(250);
+    await shot(page, 'preview-250');
     await result.getByLabel('Changed only').uncheck();
     expect(await result.locator('table[aria-label="Preview actions"] tbody tr').count()).toBe(300);
     // 250 sections, the first 5 open with their one change each, the others not drawn; no spec side by side.
@@ -286,7 +294,6 @@ describe('the web page at real sizes', () => {
     expect(await last.locator('ul.changes').count()).toBe(0);
     await last.locator('summary').click();
     await expect.poll(() => last.locator('ul.changes').textContent(), POLL).toMatch(/→.*v249-2/);
-    await screenshot(page, 'preview-250');
   }, 180_000);
 
   it('shows an errored run with no kapp left running, also on a fresh load', async () => {
@@ -337,7 +344,7 @@ describe('the web page at real sizes', () => {
       const page = await open(hash, phone);
       await page.locator(ready).first().waitFor();
       expect({ hash, overflow: await horizontalOverflow(page) }).toEqual({ hash, overflow: 0 });
-      if (hash.startsWith('#/runs')) await screenshot(page, 'run-390');
+      if (hash.startsWith('#/runs')) await shot(page, 'run-390');
     }
   }, 120_000);
 });
