@@ -278,6 +278,7 @@ describe('the web page at real sizes', () => {
     await expect.poll(() => result.locator('p').first().textContent(), POLL).toContain('250 Update, 50 UnChanged');
     // Changed only (the default with many kapps): 250 rows; all 300 on demand.
     expect(await result.locator('table[aria-label="Preview actions"] tbody tr').count()).toBe(250);
+    await result.locator('h2').scrollIntoViewIfNeeded();
     await shot(page, 'preview-250');
     await result.getByLabel('Changed only').uncheck();
     expect(await result.locator('table[aria-label="Preview actions"] tbody tr').count()).toBe(300);

@@ -235,6 +235,8 @@ export function LogView(props: LogViewProps) {
         aria-label={props.label}
         data-testid={props.testId}
         data-follow={follow ? 'on' : 'off'}
+        // A short log takes only the room it needs.
+        style={total * ROW_H < 200 ? { height: `${Math.max(1, total) * ROW_H + 20}px` } : undefined}
         onScroll={onScroll}
         onWheel={(e) => {
           if (e.deltaY < 0) stopFollow();
