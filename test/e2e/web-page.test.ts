@@ -263,6 +263,28 @@ describe('the web page', () => {
     expect(await sections.first().locator('.y-key').first().textContent()).toBe('id');
   });
 
+  it("starts a run with the API's options from the Start run dialog", async () => {
+    const page = await login(TOKENS.apply);
+    await page.goto(`${server.url}/#/stacks/shop/dev`);
+    await page.getByRole('button', { name: 'Start run…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Start a run' });
+    // It takes the focus; Escape closes it.
+    await expect
+      .poll(() => page.evaluate('document.activeElement && document.activeElement.tagName'), POLL)
+      .toBe('SELECT');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.count(), POLL).toBe(0);
+    await page.getByRole('button', { name: 'Start run…' }).click();
+    await dialog.getByLabel('Type').selectOption('generate');
+    await dialog.getByLabel(/^Include kapps/).fill('web:api');
+    await dialog.getByRole('button', { name: 'Start generate' }).click();
+    await expect.poll(() => runStatus(page), POLL).toBe('succeeded');
+    // Only the included kapp and what it depends on are in the spec (not web:jobs, not web:front).
+    await expect
+      .poll(() => page.locator('details.kapp-yaml summary').allTextContents(), POLL)
+      .toEqual(['web:db', 'web:cache', 'web:api']);
+  });
+
   it('cancels a running run from the page', async () => {
     const page = await login(TOKENS.apply);
     await page.goto(`${server.url}/#/stacks/slow/dev`);

@@ -3,10 +3,11 @@
  * cursor) and its release history (paged), with a diff of two revisions.
  */
 import { useState } from 'preact/hooks';
-import type { RunType } from '../../../src/server/api-schema';
+import type { RunType, SubmitRun } from '../../../src/server/api-schema';
 import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
 import { durationBetween, formatDuration, formatTime, href } from '../format';
 import { Confirm } from '../confirm';
+import { StartRunDialog } from '../start-run';
 import { useLoad } from '../use-load';
 
 const PAGE = 20;
@@ -17,13 +18,15 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [confirm, setConfirm] = useState<RunType | null>(null);
   const [confirmUnlock, setConfirmUnlock] = useState(false);
+  const [dialog, setDialog] = useState(false);
   const [runsKey, setRunsKey] = useState(0);
   const [releasesKey, setReleasesKey] = useState(0);
 
-  const start = async (type: RunType) => {
+  const start = async (type: RunType, body: SubmitRun = { type, project, stack }) => {
     setConfirm(null);
+    setDialog(false);
     try {
-      const run = await api.submit({ type, project, stack });
+      const run = await api.submit(body);
       location.hash = href.run(run.id);
     } catch (e) {
       setMessage({ text: describeError(e), error: true });
@@ -115,7 +118,19 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
               {t.type[0]!.toUpperCase() + t.type.slice(1)}
             </button>
           ))}
+          <button type="button" aria-expanded={dialog} onClick={() => setDialog(!dialog)}>
+            Start run…
+          </button>
         </div>
+      )}
+      {dialog && (
+        <StartRunDialog
+          project={project}
+          stack={stack}
+          types={allowed.map((t) => t.type)}
+          onStart={(body) => void start(body.type, body)}
+          onClose={() => setDialog(false)}
+        />
       )}
       {confirmUnlock && lock && (
         <Confirm
