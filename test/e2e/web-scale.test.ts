@@ -181,7 +181,7 @@ function node(page: Page, id: string) {
 }
 
 describe('the web page at real sizes', () => {
-  it('"Follow running" brings the running kapp of a 300-kapp run into view', async () => {
+  it('"Follow running" brings the running kapp of a 300-kapp run into view; find, fit, the list by state', async () => {
     const page = await open(`#/runs/${bigRun}`);
     const gate = node(page, 'm9:k29');
     await expect.poll(() => gate.getAttribute('data-state'), POLL).toBe('running');
@@ -192,6 +192,37 @@ describe('the web page at real sizes', () => {
     await expect.poll(() => inView(page, '[data-testid="dag"] [data-kapp="m9:k29"]'), POLL).toBe(true);
     expect(await page.getByTestId('progress').textContent()).toMatch(/^299 of 300 kapps done, 1 running/);
     await shot(page, 'run-300-follow-running');
+    await page.getByLabel('Follow running').uncheck();
+
+    // Find a kapp by id: its node centred in the DAG, its panel open.
+    await page.getByLabel('Find kapp').fill('m5:k13');
+    await page.getByRole('button', { name: 'Show', exact: true }).click();
+    // (Centred in the DAG's box; the window shows the panel.)
+    const inBox = () =>
+      page.evaluate(
+        '(() => { const box = document.querySelector(\'[data-testid="dag"]\').getBoundingClientRect(); ' +
+          'const r = document.querySelector(\'[data-kapp="m5:k13"]\').getBoundingClientRect(); ' +
+          'return r.top >= box.top && r.bottom <= box.bottom && r.left >= box.left && r.right <= box.right; })()',
+      );
+    await expect.poll(inBox, POLL).toBe(true);
+    await expect.poll(() => inView(page, '[data-testid="kapp-panel"] h2'), POLL).toBe(true);
+    await expect
+      .poll(() => page.getByTestId('kapp-panel').getByRole('heading').textContent(), POLL)
+      .toContain('m5:k13');
+    // Fit: the whole DAG in its box.
+    await page.getByRole('button', { name: 'Fit' }).click();
+    const fits = await page.evaluate(
+      "(() => { const box = document.querySelector('[data-testid=\"dag\"]'); const svg = box.querySelector('svg'); " +
+        'return svg.getBoundingClientRect().height <= box.clientHeight && svg.getBoundingClientRect().width <= box.clientWidth; })()',
+    );
+    expect(fits).toBe(true);
+    // The list by state: the running kapp first, the 299 succeeded after it.
+    await page.getByLabel('List by state').check();
+    const items = page.locator('[data-testid="kapp-list"] li');
+    expect(await items.count()).toBe(300);
+    expect(await items.first().getAttribute('data-kapp')).toBe('m9:k29');
+    expect(await items.first().getAttribute('data-state')).toBe('running');
+    expect(await items.nth(1).getAttribute('data-state')).toBe('succeeded');
   }, 120_000);
 
   it('keeps every line of a 50,000-line log reachable, searchable, in colour, and stops following when scrolled up', async () => {
@@ -340,7 +371,7 @@ describe('the web page at real sizes', () => {
     for (const [hash, ready] of [
       ['#/', '[data-stack="big/dev"]'],
       ['#/stacks/big/dev', 'table[aria-label="Release history"] tr[data-revision]'],
-      [`#/runs/${bigRun}`, '[data-testid="dag"] [data-kapp]'],
+      [`#/runs/${bigRun}`, '[data-testid="kapp-list"] li'],
     ] as const) {
       const page = await open(hash, phone);
       await page.locator(ready).first().waitFor();

@@ -187,8 +187,14 @@ export class DagView {
     });
   }
 
+  private size = { width: 0, height: 0 };
+  private scale = 1;
+
   draw(nodes: readonly DagNode[]): void {
-    this.container.innerHTML = dagSvg(nodes, layoutDag(nodes));
+    const layout = layoutDag(nodes);
+    this.size = { width: layout.width, height: layout.height };
+    this.container.innerHTML = dagSvg(nodes, layout);
+    this.applyScale();
     this.elements.clear();
     for (const g of this.container.querySelectorAll('[data-kapp]')) this.elements.set(g.getAttribute('data-kapp')!, g);
     if (this.selected) this.select(this.selected);
@@ -206,6 +212,37 @@ export class DagView {
       texts[0]!.textContent = STATE_ICONS[n.state] ?? '?';
       texts[2]!.textContent = n.state;
     }
+  }
+
+  /** Zoom by `factor` (kept between 5% and 300%), keeping the middle of the view in the middle. */
+  zoom(factor: number): void {
+    const box = this.container;
+    const cx = (box.scrollLeft + box.clientWidth / 2) / this.scale;
+    const cy = (box.scrollTop + box.clientHeight / 2) / this.scale;
+    this.scale = Math.min(3, Math.max(0.05, this.scale * factor));
+    this.applyScale();
+    box.scrollLeft = cx * this.scale - box.clientWidth / 2;
+    box.scrollTop = cy * this.scale - box.clientHeight / 2;
+  }
+
+  /** The whole DAG in the box (never larger than 100%). */
+  fit(): void {
+    const box = this.container;
+    if (!this.size.width || !this.size.height) return;
+    this.scale = Math.min(1, (box.clientWidth - 4) / this.size.width, (box.clientHeight - 4) / this.size.height);
+    this.applyScale();
+  }
+
+  /** The current zoom, 1 = 100%. */
+  get zoomLevel(): number {
+    return this.scale;
+  }
+
+  private applyScale(): void {
+    const svg = this.container.querySelector('svg');
+    if (!svg) return;
+    svg.setAttribute('width', String(Math.round(this.size.width * this.scale)));
+    svg.setAttribute('height', String(Math.round(this.size.height * this.scale)));
   }
 
   /** Whether the kapp's node is wholly inside the box's visible part. */

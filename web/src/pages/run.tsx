@@ -25,6 +25,8 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
   const [notice, setNotice] = useState<string | null>(null);
   const [followRunning, setFollowRunning] = useState(false);
   const [confirmCancel, setConfirmCancel] = useState(false);
+  const [view, setView] = useState<'dag' | 'list'>(() => (matchMedia('(max-width: 640px)').matches ? 'list' : 'dag'));
+  const [find, setFind] = useState('');
   const followRef = useRef(false);
   followRef.current = followRunning;
   const dagBox = useRef<HTMLDivElement>(null);
@@ -210,6 +212,51 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
         <h2 id="kapps-h">Kapps</h2>
         <Legend model={m} />
         <div class="filters">
+          <fieldset class="view-switch">
+            <legend class="sr-only">View</legend>
+            <label>
+              <input type="radio" name="kapps-view" checked={view === 'dag'} onChange={() => setView('dag')} /> DAG
+            </label>
+            <label>
+              <input type="radio" name="kapps-view" checked={view === 'list'} onChange={() => setView('list')} /> List
+              by state
+            </label>
+          </fieldset>
+          <form
+            class="find"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const id = find.trim();
+              const hit = m.kapps.has(id) ? id : m.order.find((k) => k.includes(id));
+              if (hit) {
+                setView('dag');
+                requestAnimationFrame(() => showKapp(hit));
+              } else setNotice(`No kapp matches ${id}.`);
+            }}
+          >
+            <label>
+              Find kapp{' '}
+              <input
+                type="search"
+                list="kapp-ids"
+                value={find}
+                onInput={(e) => setFind((e.target as HTMLInputElement).value)}
+              />
+            </label>
+            <datalist id="kapp-ids">
+              <KappOptions order={m.order} count={m.order.length} />
+            </datalist>
+            <button type="submit">Show</button>
+          </form>
+          <button type="button" aria-label="Zoom in" onClick={() => dag.current?.zoom(1.25)}>
+            +
+          </button>
+          <button type="button" aria-label="Zoom out" onClick={() => dag.current?.zoom(0.8)}>
+            −
+          </button>
+          <button type="button" onClick={() => dag.current?.fit()}>
+            Fit
+          </button>
           <label>
             <input
               type="checkbox"
@@ -226,7 +273,8 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
         >
           Skip past the DAG to the log
         </button>
-        <div class="dag-box" ref={dagBox} data-testid="dag" />
+        <div class="dag-box" ref={dagBox} data-testid="dag" hidden={view !== 'dag'} />
+        {view === 'list' && <KappList model={m} onShow={showKapp} />}
         {!m.started && <p>{status === 'queued' ? 'Waiting for the run to start…' : 'No kapps yet.'}</p>}
       </section>
       {kapp && (
@@ -427,4 +475,25 @@ function revealRunning(dag: DagView, m: RunModel, changed: Set<string>): void {
   if (!running.length || running.some((id) => dag.isVisible(id))) return;
   const started = running.find((id) => changed.has(id));
   dag.reveal(started ?? running[0]!);
+}
+
+/** The order of the list view: what needs attention first. */
+const STATE_ORDER = ['failed', 'running', 'queued', 'unfinished', 'waiting', 'cancelled', 'skipped', 'succeeded'];
+
+/** The kapps as a list sorted by state (the phone and keyboard view of the DAG). */
+function KappList(props: { model: RunModel; onShow: (id: string) => void }) {
+  const kapps = [...props.model.kapps.values()].sort(
+    (a, b) => STATE_ORDER.indexOf(a.state) - STATE_ORDER.indexOf(b.state),
+  );
+  return (
+    <ul class="kapp-list" aria-label="Kapps by state" data-testid="kapp-list">
+      {kapps.map((k) => (
+        <li key={k.id} class={`s-${k.state}`} data-kapp={k.id} data-state={k.state}>
+          <button type="button" onClick={() => props.onShow(k.id)}>
+            <span aria-hidden="true">{STATE_ICONS[k.state]}</span> {k.id} {k.state}
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
 }
