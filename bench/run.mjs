@@ -3,7 +3,7 @@
 // measured in the same run (Go's text/template for rendering, GNU make and a bare Node spawn loop for running DAGs);
 // absolute times on a shared machine are noise.
 //
-//   node bench/run.mjs [--only startup,template,generate,workloads,spawn,process-server,yaml,server,web]
+//   node bench/run.mjs [--only startup,template,generate,workloads,spawn,process-server,yaml,server,web,web-page,web-releases]
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -28,6 +28,16 @@ const suites = [
   { name: 'yaml', file: 'yaml.mjs', what: 'the fast YAML reader and the record writer vs the yaml package' },
   { name: 'server', file: 'server.mjs', what: '`kapps serve`: submit-to-first-step, W2 through a warm server, reads' },
   { name: 'web', file: 'web-dag.mjs', what: 'the web page: first draw and per-event update of a 1,000-kapp DAG' },
+  {
+    name: 'web-page',
+    file: 'web-page.mjs',
+    what: 'the web page: a 50,000-line log and a 250-change preview, against drawing everything',
+  },
+  {
+    name: 'web-releases',
+    file: 'web-releases.mjs',
+    what: '`GET …/releases` of a 300-kapp stack: a page against the whole list and against /runs',
+  },
 ];
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg >= 0 ? new Set(process.argv[onlyArg + 1]?.split(',')) : undefined;

@@ -222,6 +222,40 @@ export const stackLockSchema = z.object({
   ownerLooksDead: z.string().nullable(),
 });
 
+/** One release of `GET /api/v1/projects/{p}/stacks/{s}/releases`, as `kapps release list -o json` shows it. */
+export const releaseListEntrySchema = z.object({
+  project: z.string(),
+  stack: z.string(),
+  revision: z.number().int(),
+  operation: z.string(),
+  phase: z.string(),
+  kappsCount: z.number().int(),
+  owner: z.object({ user: z.string(), host: z.string(), pid: z.number().int().optional() }),
+  createdAt: z.string(),
+  modifiedAt: z.string(),
+  finishedAt: z.string().optional(),
+  heartbeatAt: z.string(),
+  unlocked: z.object({ by: z.string(), at: z.string() }).optional(),
+  /** finishedAt − createdAt in milliseconds; null while running. */
+  durationMs: z.number().nullable(),
+});
+
+/**
+ * `GET /api/v1/projects/{p}/stacks/{s}/releases`: without `limit` and `cursor`, every release newest first (a bare
+ * list, as `kapps release list -o json` prints it); with either, one page `{releases, nextCursor}` (default 50).
+ */
+export const releaseListQuerySchema = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(500),
+    cursor: z.string().max(20),
+  })
+  .partial()
+  .strict();
+export const releasePageSchema = z.object({
+  releases: z.array(releaseListEntrySchema),
+  nextCursor: z.string().nullable(),
+});
+
 /** `GET /api/v1/projects/{p}/stacks/{s}`. */
 export const stackSummarySchema = z.object({
   project: z.string(),

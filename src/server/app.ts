@@ -21,6 +21,9 @@ import {
   previewSelection,
   problemSchema,
   projectListSchema,
+  releaseListEntrySchema,
+  releaseListQuerySchema,
+  releasePageSchema,
   runIdSchema,
   runListQuerySchema,
   runListSchema,
@@ -48,6 +51,7 @@ import { isUnavailable } from '../pg/transient.js';
 import type { ProjectRegistry } from './projects.js';
 import { encodeRunCursor, type RunStore, type StoredRun } from './run-store.js';
 import { streamRunEvents } from './sse.js';
+import { ReleasePages } from './release-pages.js';
 import { registerWebFiles } from './web.js';
 import type { ReleaseStore } from '../release/store-types.js';
 import { canonicalJson } from '../release/canonical-json.js';
@@ -655,13 +659,26 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
   );
 
+  const releasePages = new ReleasePages(ctx.releases);
   api.get(
     '/api/v1/projects/:p/stacks/:s/releases',
-    { config: { role: 'read' }, schema: { params: stackParams } },
+    {
+      config: { role: 'read' },
+      schema: {
+        params: stackParams,
+        querystring: releaseListQuerySchema,
+        response: { 200: z.union([releasePageSchema, z.array(releaseListEntrySchema)]), ...problemResponses },
+      },
+    },
     async (request) => {
       const { p, s } = request.params;
+      const { limit, cursor } = request.query;
       stackOr404(request, p, s);
-      return releaseListEntries(await ctx.releases.list(ctx.projects.releaseProject(p), s));
+      const project = ctx.projects.releaseProject(p);
+      if (limit === undefined && cursor === undefined) return releaseListEntries(await ctx.releases.list(project, s));
+      if (cursor !== undefined && !/^[1-9][0-9]{0,14}$/.test(cursor))
+        throw invalid('query.cursor', 'not a cursor this server gave');
+      return releasePages.page(project, s, limit ?? 50, cursor === undefined ? null : Number(cursor));
     },
   );
 

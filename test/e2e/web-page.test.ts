@@ -165,14 +165,20 @@ describe('the web page', () => {
       'web:jobs UnChanged',
       'web:front Update',
     ]);
-    // Only the changed kapps get a side-by-side view.
+    // Only the changed kapps get a section: their changes as `path: old → new`.
     expect(await result.locator('details.kapp-diff summary').allTextContents()).toEqual([
-      'web:db: Update',
-      'web:api: Update',
-      'web:front: Update',
+      'web:db: Update (1 change)',
+      'web:api: Update (1 change)',
+      'web:front: Update (1 change)',
     ]);
-    // The changed kapp's spec from the last release and now, side by side, the differing lines marked.
     const apiDiff = result.locator('details[data-kapp="web:api"]');
+    const change = apiDiff.locator('ul.changes li');
+    expect(await change.count()).toBe(1);
+    expect(await change.locator('.old').textContent()).toContain('api-v1');
+    expect(await change.locator('.new').textContent()).toContain('api-v2-ready');
+    // The changed kapp's spec from the last release and now, side by side on demand, the differing lines marked.
+    expect(await apiDiff.locator('table.side-by-side').count()).toBe(0);
+    await apiDiff.getByRole('button', { name: 'Full spec side by side' }).click();
     expect(await apiDiff.locator('td.del[data-side="before"]').allTextContents()).toEqual(
       expect.arrayContaining([expect.stringContaining('api-v1')]),
     );
@@ -188,7 +194,7 @@ describe('the web page', () => {
     // db runs (waiting for its gate), api waits for db.
     await expect.poll(() => node(page, 'web:db').getAttribute('data-state'), POLL).toBe('running');
     expect(await node(page, 'web:api').getAttribute('data-state')).toBe('waiting');
-    expect(await node(page, 'web:api').getAttribute('aria-label')).toBe('web:api: waiting');
+    expect(await node(page, 'web:api').getAttribute('aria-label')).toBe('web:api waiting');
     expect(await runStatus(page)).toBe('running');
     writeFileSync(join(gates, 'db'), 'go');
     await expect.poll(() => node(page, 'web:db').getAttribute('data-state'), POLL).toBe('succeeded');
@@ -196,7 +202,7 @@ describe('the web page', () => {
     await expect.poll(() => node(page, 'web:jobs').getAttribute('data-state'), POLL).toBe('succeeded');
     expect(await node(page, 'web:front').getAttribute('data-state')).toBe('waiting');
     // The steps' own output lines, as they arrive.
-    const printed = () => page.locator('[data-testid="log"] .l-stdout').allTextContents();
+    const printed = () => page.locator('[data-testid="log"] .l-stdout .lt').allTextContents();
     await expect.poll(printed, POLL).toContain('[web:db apply_install/apply] db-v2-ready');
     expect((await printed()).filter((l) => l.endsWith('api-v2-ready'))).toEqual([]);
     await screenshot(page, 'run-live');
@@ -207,6 +213,13 @@ describe('the web page', () => {
     const panel = page.getByTestId('kapp-panel');
     await expect.poll(() => panel.textContent(), POLL).toContain('db-v2-ready');
     expect(await panel.locator('tbody tr').first().textContent()).toMatch(/apply_installapplysucceeded0/);
+    // The panel took the focus; Escape closes it and gives the focus back to the node.
+    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('kapp-h');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => panel.count(), POLL).toBe(0);
+    expect(await page.evaluate("document.activeElement && document.activeElement.getAttribute('data-kapp')")).toBe(
+      'web:db',
+    );
     writeFileSync(join(gates, 'api'), 'go');
     await expect.poll(() => runStatus(page), POLL).toBe('succeeded');
     for (const id of ['web:db', 'web:cache', 'web:api', 'web:jobs', 'web:front'])
@@ -217,16 +230,29 @@ describe('the web page', () => {
     expect(await printed()).toEqual(['[web:db apply_install/apply] db-v2-ready']);
     await expect.poll(() => page.getByTestId('apply-result').textContent(), POLL).toContain('Release #2');
 
-    // The preview is stale now: applying it again queues a run that fails as stale, and the page says so.
+    const applyId = page.url().split('/runs/')[1];
+
+    // The preview says it was applied, links to the apply and offers no second one.
     await page.goto(previewUrl);
-    await page.getByRole('button', { name: 'Apply this' }).click();
-    await expect.poll(() => runStatus(page), POLL).toBe('failed');
-    await expect.poll(() => page.getByTestId('run-error').textContent(), POLL).toMatch(/stale preview/i);
+    const appliedBy = page.getByTestId('applied-by');
+    await expect.poll(() => appliedBy.textContent(), POLL).toBe(`Applied by apply ${applyId} (succeeded).`);
+    expect(await appliedBy.locator('a').getAttribute('href')).toBe(`#/runs/${applyId}`);
+    expect(await page.getByRole('button', { name: 'Apply this' }).count()).toBe(0);
   });
 
   it('generates the spec from the page, one collapsible section per kapp', async () => {
     const page = await login(TOKENS.apply);
     await page.goto(`${server.url}/#/stacks/broken/dev`);
+    // Destroy asks for the stack's name before it may be confirmed (here it is not).
+    await page.getByRole('button', { name: 'Destroy', exact: true }).click();
+    const confirmDestroy = page.getByRole('button', { name: 'Confirm destroy' });
+    expect(await confirmDestroy.isDisabled()).toBe(true);
+    await page.getByLabel('Type dev to confirm').fill('de');
+    expect(await confirmDestroy.isDisabled()).toBe(true);
+    await page.getByLabel('Type dev to confirm').fill('dev');
+    expect(await confirmDestroy.isDisabled()).toBe(false);
+    await page.getByRole('button', { name: 'Back' }).click();
+    expect(await confirmDestroy.count()).toBe(0);
     await page.getByRole('button', { name: 'Generate', exact: true }).click();
     await expect.poll(() => runStatus(page), POLL).toBe('succeeded');
     const sections = page.locator('details.kapp-yaml');
@@ -237,6 +263,28 @@ describe('the web page', () => {
     expect(await sections.first().locator('.y-key').first().textContent()).toBe('id');
   });
 
+  it("starts a run with the API's options from the Start run dialog", async () => {
+    const page = await login(TOKENS.apply);
+    await page.goto(`${server.url}/#/stacks/shop/dev`);
+    await page.getByRole('button', { name: 'Start run…' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Start a run' });
+    // It takes the focus; Escape closes it.
+    await expect
+      .poll(() => page.evaluate('document.activeElement && document.activeElement.tagName'), POLL)
+      .toBe('SELECT');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.count(), POLL).toBe(0);
+    await page.getByRole('button', { name: 'Start run…' }).click();
+    await dialog.getByLabel('Type').selectOption('generate');
+    await dialog.getByLabel(/^Include kapps/).fill('web:api');
+    await dialog.getByRole('button', { name: 'Start generate' }).click();
+    await expect.poll(() => runStatus(page), POLL).toBe('succeeded');
+    // Only the included kapp and what it depends on are in the spec (not web:jobs, not web:front).
+    await expect
+      .poll(() => page.locator('details.kapp-yaml summary').allTextContents(), POLL)
+      .toEqual(['web:db', 'web:cache', 'web:api']);
+  });
+
   it('cancels a running run from the page', async () => {
     const page = await login(TOKENS.apply);
     await page.goto(`${server.url}/#/stacks/slow/dev`);
@@ -244,7 +292,17 @@ describe('the web page', () => {
     await page.getByRole('button', { name: 'Confirm apply' }).click();
     await expect.poll(() => node(page, 'web:hang').getAttribute('data-state'), POLL).toBe('running');
     await expect.poll(() => page.getByTestId('log').textContent(), POLL).toContain('hanging-now');
+    // Cancel asks first: the confirmation takes the focus, Escape dismisses it and nothing is cancelled.
     await page.getByRole('button', { name: 'Cancel run' }).click();
+    const dialog = page.getByRole('alertdialog', { name: 'Confirm cancel' });
+    await expect
+      .poll(() => page.evaluate('document.activeElement && document.activeElement.textContent'), POLL)
+      .toBe('Confirm cancel');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => dialog.count(), POLL).toBe(0);
+    expect(await runStatus(page)).toBe('running');
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByRole('button', { name: 'Confirm cancel' }).click();
     await expect.poll(() => runStatus(page), POLL).toBe('cancelled');
     await expect.poll(() => node(page, 'web:hang').getAttribute('data-state'), POLL).toBe('cancelled');
     expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
@@ -293,6 +351,7 @@ describe('the web page', () => {
     await expect.poll(() => admin.getByTestId('lock').textContent(), POLL).toContain('owner looks dead');
     await screenshot(admin, 'stack-locked');
     await admin.getByRole('button', { name: 'Unlock', exact: true }).click();
+    await admin.getByRole('button', { name: 'Confirm unlock' }).click();
     await expect.poll(() => admin.getByTestId('lock').textContent(), POLL).toBe('free');
     expect(await admin.getByRole('status').textContent()).toContain('Unlocked');
     await expect
@@ -343,6 +402,8 @@ describe('the web page', () => {
     await screenshot(page, 'release');
     await page.goto(`${server.url}/#/stacks/shop/dev/diff/1/2`);
     const diff = page.locator('details[data-kapp="web:api"]');
+    await expect.poll(() => diff.locator('ul.changes').textContent(), POLL).toMatch(/api-v1.*→.*api-v2-ready/);
+    await diff.getByRole('button', { name: 'Full spec side by side' }).click();
     await expect
       .poll(() => diff.locator('td.del').allTextContents(), POLL)
       .toEqual(expect.arrayContaining([expect.stringContaining('api-v1')]));

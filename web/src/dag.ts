@@ -127,8 +127,10 @@ function short(id: string): string {
   return id.length > 24 ? `…${id.slice(-23)}` : id;
 }
 
+/** A node's accessible name: what it shows (its id, cut when long, and its state), then the whole id if cut. */
 function nodeLabel(id: string, state: KappState): string {
-  return `${id}: ${state}`;
+  const shown = short(id);
+  return `${shown} ${state}${shown === id ? '' : `, ${id}`}`;
 }
 
 /** The SVG of a laid-out DAG, with every node in its current state. */
@@ -155,7 +157,7 @@ export function dagSvg(nodes: readonly DagNode[], layout: Layout): string {
       `<g class="kapp s-${state}" data-kapp="${id}" data-state="${state}" transform="translate(${p.x},${p.y})" tabindex="0" role="button" aria-label="${esc(nodeLabel(n.id, n.state))}">`,
       `<title>${id}</title><rect width="${W}" height="${H}" rx="5"/>`,
       `<text class="icon" x="10" y="23" aria-hidden="true">${STATE_ICONS[n.state] ?? '?'}</text>`,
-      `<text class="name" x="28" y="15">${esc(short(n.id))}</text>`,
+      `<text class="name" x="28" y="15">${esc(short(n.id))} </text>`,
       `<text class="state" x="28" y="29">${state}</text></g>`,
     );
   }
@@ -185,8 +187,14 @@ export class DagView {
     });
   }
 
+  private size = { width: 0, height: 0 };
+  private scale = 1;
+
   draw(nodes: readonly DagNode[]): void {
-    this.container.innerHTML = dagSvg(nodes, layoutDag(nodes));
+    const layout = layoutDag(nodes);
+    this.size = { width: layout.width, height: layout.height };
+    this.container.innerHTML = dagSvg(nodes, layout);
+    this.applyScale();
     this.elements.clear();
     for (const g of this.container.querySelectorAll('[data-kapp]')) this.elements.set(g.getAttribute('data-kapp')!, g);
     if (this.selected) this.select(this.selected);
@@ -204,6 +212,65 @@ export class DagView {
       texts[0]!.textContent = STATE_ICONS[n.state] ?? '?';
       texts[2]!.textContent = n.state;
     }
+  }
+
+  /** Zoom by `factor` (kept between 5% and 300%), keeping the middle of the view in the middle. */
+  zoom(factor: number): void {
+    const box = this.container;
+    const cx = (box.scrollLeft + box.clientWidth / 2) / this.scale;
+    const cy = (box.scrollTop + box.clientHeight / 2) / this.scale;
+    this.scale = Math.min(3, Math.max(0.05, this.scale * factor));
+    this.applyScale();
+    box.scrollLeft = cx * this.scale - box.clientWidth / 2;
+    box.scrollTop = cy * this.scale - box.clientHeight / 2;
+  }
+
+  /** The whole DAG in the box (never larger than 100%). */
+  fit(): void {
+    const box = this.container;
+    if (!this.size.width || !this.size.height) return;
+    this.scale = Math.min(1, (box.clientWidth - 4) / this.size.width, (box.clientHeight - 4) / this.size.height);
+    this.applyScale();
+  }
+
+  /** The current zoom, 1 = 100%. */
+  get zoomLevel(): number {
+    return this.scale;
+  }
+
+  private applyScale(): void {
+    const svg = this.container.querySelector('svg');
+    if (!svg) return;
+    svg.setAttribute('width', String(Math.round(this.size.width * this.scale)));
+    svg.setAttribute('height', String(Math.round(this.size.height * this.scale)));
+  }
+
+  /** Whether the kapp's node is wholly inside the box's visible part. */
+  isVisible(id: string): boolean {
+    const g = this.elements.get(id);
+    if (!g) return false;
+    const r = g.getBoundingClientRect();
+    const b = this.container.getBoundingClientRect();
+    return r.top >= b.top && r.bottom <= b.bottom && r.left >= b.left && r.right <= b.right;
+  }
+
+  /** Scroll the box so the kapp's node is in its middle (as far as it goes), and into the window. */
+  reveal(id: string): void {
+    const g = this.elements.get(id);
+    if (!g) return;
+    const r = g.getBoundingClientRect();
+    const b = this.container.getBoundingClientRect();
+    const box = this.container;
+    box.scrollLeft += r.left + r.width / 2 - (b.left + box.clientWidth / 2);
+    box.scrollTop += r.top + r.height / 2 - (b.top + box.clientHeight / 2);
+    // And the node in the window.
+    const now = g.getBoundingClientRect();
+    if (now.top < 0 || now.bottom > innerHeight) g.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }
+
+  /** Move the keyboard focus to the kapp's node. */
+  focus(id: string): void {
+    (this.elements.get(id) as SVGElement | undefined)?.focus({ preventScroll: true });
   }
 
   select(id: string | null): void {

@@ -29,6 +29,8 @@ export const href = {
   stacks: () => '#/',
   stack: (p: string, s: string) => `#/stacks/${encodeURIComponent(p)}/${encodeURIComponent(s)}`,
   run: (id: string) => `#/runs/${encodeURIComponent(id)}`,
+  /** A line (1-based) of a run's log. */
+  runLine: (id: string, line: number) => `#/runs/${encodeURIComponent(id)}/L${line}`,
   release: (p: string, s: string, rev: number) => `${href.stack(p, s)}/releases/${rev}`,
   releaseDiff: (p: string, s: string, a: number, b: number) => `${href.stack(p, s)}/diff/${a}/${b}`,
 };

@@ -69,7 +69,10 @@ function Route(props: { hash: string; who: Whoami }) {
     .filter(Boolean)
     .map((p) => decodeURIComponent(p));
   const [a, b, c, d, e, f] = parts;
-  if (a === 'runs' && b) return <RunPage key={b} id={b} who={props.who} />;
+  if (a === 'runs' && b) {
+    const line = /^L(\d{1,9})$/.exec(c ?? '');
+    return <RunPage key={b} id={b} who={props.who} line={line ? Number(line[1]) : null} />;
+  }
   if (a === 'stacks' && b && c) {
     if (d === 'releases' && e) return <ReleasePage key={props.hash} project={b} stack={c} revision={Number(e)} />;
     if (d === 'diff' && e && f)

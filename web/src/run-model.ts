@@ -4,7 +4,16 @@
  */
 import type { LogLine, Run } from './api';
 
-export const KAPP_STATES = ['waiting', 'queued', 'running', 'succeeded', 'failed', 'skipped', 'cancelled'] as const;
+export const KAPP_STATES = [
+  'waiting',
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'skipped',
+  'cancelled',
+  'unfinished',
+] as const;
 export type KappState = (typeof KAPP_STATES)[number];
 
 /** A sign beside the colour, so colour is never the only sign of a state. */
@@ -16,6 +25,7 @@ export const STATE_ICONS: Record<KappState, string> = {
   failed: '✗',
   skipped: '↷',
   cancelled: '■',
+  unfinished: '⊘',
 };
 
 export interface StepView {
@@ -90,8 +100,10 @@ interface AnyEvent {
 /** Fold one message of the event stream into the model. */
 export function applyMessage(model: RunModel, event: string, data: unknown): void {
   if (event === 'log') model.log.push(data as LogLine);
-  else if (event === 'status') model.status = data as Run;
-  else if (event === 'run-event') applyRunEvent(model, data as AnyEvent);
+  else if (event === 'status') {
+    model.status = data as Run;
+    finalise(model, model.status.status);
+  } else if (event === 'run-event') applyRunEvent(model, data as AnyEvent);
 }
 
 function applyRunEvent(model: RunModel, e: AnyEvent): void {
@@ -155,15 +167,22 @@ function applyRunEvent(model: RunModel, e: AnyEvent): void {
     }
     case 'run-finished':
       if (e.counts) model.counts = e.counts;
-      for (const k of model.kapps.values())
-        if (k.state === 'waiting' || k.state === 'queued' || k.state === 'running') {
-          // A run that ended leaves nothing running: unvisited kapps were not reached.
-          if (e.status === 'cancelled') setState(model, k.id, 'cancelled');
-        }
+      if (e.status === 'cancelled') finalise(model, 'cancelled');
       return;
     default:
       return;
   }
+}
+
+/**
+ * A run that ended leaves nothing waiting, queued or running: a cancelled run's unfinished kapps were cancelled; a
+ * run that failed or errored (its server died under it) left them unfinished. Other statuses change nothing.
+ */
+export function finalise(model: RunModel, status: string): void {
+  if (!['succeeded', 'failed', 'cancelled', 'errored'].includes(status)) return;
+  for (const k of model.kapps.values())
+    if (k.state === 'waiting' || k.state === 'queued' || k.state === 'running')
+      setState(model, k.id, status === 'cancelled' ? 'cancelled' : 'unfinished', k.reason);
 }
 
 function kapp(model: RunModel, id: string | undefined): KappView {

@@ -1,6 +1,7 @@
 /** One release (spec and state per kapp) and the side-by-side diff of two revisions. */
 import { api, type Release } from '../api';
-import { SideBySide, asText } from '../diff-view';
+import { ChangeList, diffValues, KappChanges, OPEN_AT_FIRST } from '../change-list';
+import { asText } from '../diff-view';
 import { formatDuration, formatTime, href } from '../format';
 import { useLoad } from '../use-load';
 
@@ -92,14 +93,14 @@ export function ReleasePage(props: { project: string; stack: string; revision: n
   );
 }
 
-function kappText(release: Release, id: string): string {
+function kappValue(release: Release, id: string): unknown {
   const spec = release.spec.kapps.find((k) => k.id === id) ?? null;
   const state = release.state[id];
-  return asText({
-    status: state?.status ?? null,
-    outputs: state?.outputs ?? null,
-    spec,
-  });
+  return { status: state?.status ?? null, outputs: state?.outputs ?? null, spec };
+}
+
+function kappText(release: Release, id: string): string {
+  return asText(kappValue(release, id));
 }
 
 export function ReleaseDiffPage(props: { project: string; stack: string; from: number; to: number }) {
@@ -118,7 +119,9 @@ export function ReleaseDiffPage(props: { project: string; stack: string; from: n
         ]),
       ]
     : [];
-  const changed = data ? ids.filter((id) => kappText(data[0], id) !== kappText(data[1], id)) : [];
+  const same = (id: string) =>
+    data && JSON.stringify(kappValue(data[0], id)) === JSON.stringify(kappValue(data[1], id));
+  const changed = data ? ids.filter((id) => !same(id)) : [];
   return (
     <section>
       <p class="crumbs">
@@ -133,19 +136,31 @@ export function ReleaseDiffPage(props: { project: string; stack: string; from: n
         </p>
       )}
       {data && changed.length === 0 && <p>No kapp differs.</p>}
+      {data && changed.length > OPEN_AT_FIRST && (
+        <p class="hint">
+          {changed.length} kapps differ: the first {OPEN_AT_FIRST} are open, open the others one by one.
+        </p>
+      )}
       {data &&
-        changed.map((id) => (
-          <details key={id} open class="kapp-diff" data-kapp={id}>
-            <summary>{id}</summary>
-            <SideBySide
-              label={`${id}: #${from} and #${to}`}
-              before={kappText(data[0], id)}
-              after={kappText(data[1], id)}
-              beforeTitle={`#${from}`}
-              afterTitle={`#${to}`}
+        changed.map((id, i) => {
+          const changes = () => diffValues(kappValue(data[0], id), kappValue(data[1], id));
+          return (
+            <KappChanges
+              key={id}
+              id={id}
+              open={i < OPEN_AT_FIRST}
+              summary={id}
+              body={() => <ChangeList changes={changes()} label={`Changes of ${id}`} />}
+              full={() => ({
+                label: `${id}: #${from} and #${to}`,
+                before: kappText(data[0], id),
+                after: kappText(data[1], id),
+                beforeTitle: `#${from}`,
+                afterTitle: `#${to}`,
+              })}
             />
-          </details>
-        ))}
+          );
+        })}
     </section>
   );
 }

@@ -2,7 +2,8 @@
 import { useState } from 'preact/hooks';
 import type { ApplyResult } from '../../../src/server/api-schema';
 import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
-import { SideBySide, asText } from '../diff-view';
+import { ChangeList, KappChanges, OPEN_AT_FIRST } from '../change-list';
+import { asText } from '../diff-view';
 import { href } from '../format';
 import { useLoad } from '../use-load';
 import { GenerateResult } from '../yaml-view';
@@ -74,7 +75,19 @@ export function RunResult(props: { run: Run; who: Whoami }) {
 function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
   const { run, doc } = props;
   const [message, setMessage] = useState<string | null>(null);
+  // The apply made from this preview, if any (among the stack's latest applies).
+  const applies = useLoad(
+    () => api.runs({ project: run.project, stack: run.stack, type: 'apply', limit: 100 }),
+    [run.id],
+    { poll: true },
+  );
+  const appliedBy = applies.data?.runs.filter((r) => r.options.previewRunId === run.id) ?? [];
+  // Applied (or being applied): no second apply is offered; one cancelled or errored may be tried again.
+  const applied = appliedBy.some((r) => r.status !== 'cancelled' && r.status !== 'errored');
   const changed = doc.kapps.filter((k) => k.action !== 'UnChanged');
+  // Many kapps: the table lists the changed ones only, unless asked for all.
+  const [changedOnly, setChangedOnly] = useState(doc.kapps.length > 20);
+  const rows = changedOnly ? changed : doc.kapps;
   const counts = new Map<string, number>();
   for (const k of doc.kapps) counts.set(k.action, (counts.get(k.action) ?? 0) + 1);
   const applyThis = async () => {
@@ -94,7 +107,21 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
         {doc.basedOnRevision === null ? 'no release (nothing installed yet)' : `release #${doc.basedOnRevision}`}:{' '}
         {[...counts].map(([a, n]) => `${n} ${a}`).join(', ') || 'no kapps'}.
       </p>
-      {run.status === 'succeeded' && doc.hasChanges && roleAtLeast(props.who.role, 'apply') && (
+      {appliedBy.length > 0 && (
+        <p class="ok" data-testid="applied-by">
+          Applied by{' '}
+          {appliedBy.map((a, i) => (
+            <span key={a.id}>
+              {i > 0 && ', '}
+              <a href={href.run(a.id)}>
+                apply {a.id} ({a.status})
+              </a>
+            </span>
+          ))}
+          .
+        </p>
+      )}
+      {run.status === 'succeeded' && doc.hasChanges && !applied && roleAtLeast(props.who.role, 'apply') && (
         <button type="button" onClick={() => void applyThis()}>
           Apply this
         </button>
@@ -104,6 +131,14 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
           {message}
         </p>
       )}
+      <label>
+        <input
+          type="checkbox"
+          checked={changedOnly}
+          onChange={(e) => setChangedOnly((e.target as HTMLInputElement).checked)}
+        />{' '}
+        Changed only
+      </label>
       <table class="list" aria-label="Preview actions">
         <thead>
           <tr>
@@ -113,7 +148,7 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
           </tr>
         </thead>
         <tbody>
-          {doc.kapps.map((k) => (
+          {rows.map((k) => (
             <tr key={k.id} data-kapp={k.id} data-action={k.action}>
               <td>{k.id}</td>
               <td>
@@ -122,7 +157,7 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
                 </span>
               </td>
               <td>
-                {k.changes.map((c) => c.path.join('.')).join(', ')}
+                {pathsText(k.changes)}
                 {k.drift.length > 0 && ` drift: ${k.drift.map((c) => c.path.join('.')).join(', ')}`}
                 {k.reason ?? ''}
               </td>
@@ -130,22 +165,50 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
           ))}
         </tbody>
       </table>
-      {changed.map((k) => (
-        <details key={k.id} open class="kapp-diff" data-kapp={k.id}>
-          <summary>
-            {k.id}: {k.action}
-          </summary>
-          <SideBySide
-            label={`${k.id}: last release and now`}
-            before={asText(k.from)}
-            after={asText(k.to)}
-            beforeTitle={
-              doc.basedOnRevision === null ? 'Last release (none)' : `Last release (#${doc.basedOnRevision})`
-            }
-            afterTitle="Now"
-          />
-        </details>
+      <h3>Changes</h3>
+      {changed.length > OPEN_AT_FIRST && (
+        <p class="hint">
+          {changed.length} kapps change: the first {OPEN_AT_FIRST} are open, open the others one by one.
+        </p>
+      )}
+      {changed.map((k, i) => (
+        <KappChanges
+          key={k.id}
+          id={k.id}
+          open={i < OPEN_AT_FIRST}
+          summary={
+            <>
+              {k.id}: {k.action}
+              <span class="count"> ({countText(k.changes.length + k.drift.length)})</span>
+            </>
+          }
+          body={() => (
+            <>
+              <ChangeList changes={k.changes} label={`Changes of ${k.id}`} />
+              <ChangeList changes={k.drift} label={`Drift of ${k.id}`} kind="drift" />
+              {k.reason && <p>{k.reason}</p>}
+            </>
+          )}
+          full={() => ({
+            label: `${k.id}: last release and now`,
+            before: asText(k.from),
+            after: asText(k.to),
+            beforeTitle:
+              doc.basedOnRevision === null ? 'Last release (none)' : `Last release (#${doc.basedOnRevision})`,
+            afterTitle: 'Now',
+          })}
+        />
       ))}
     </section>
   );
+}
+
+function countText(n: number): string {
+  return n === 1 ? '1 change' : `${n} changes`;
+}
+
+/** The changed paths in a table cell: the first few, then how many more. */
+function pathsText(changes: readonly { path: string[] }[]): string {
+  const shown = changes.slice(0, 4).map((c) => c.path.join('.'));
+  return shown.join(', ') + (changes.length > 4 ? ` and ${changes.length - 4} more` : '');
 }

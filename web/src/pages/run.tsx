@@ -6,26 +6,31 @@
  */
 import { Component } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { stripAnsi } from '../ansi';
 import { api, describeError, followEvents, isFinal, roleAtLeast, type LogLine, type Run, type Whoami } from '../api';
 import { DagView } from '../dag';
 import { durationBetween, formatDuration, formatTime, href } from '../format';
-import { applyMessage, emptyModel, STATE_ICONS, type KappView, type RunModel } from '../run-model';
+import { Confirm } from '../confirm';
+import { LogView } from '../log-view';
+import { applyMessage, emptyModel, finalise, STATE_ICONS, type KappView, type RunModel } from '../run-model';
 import { RunResult } from './result';
 
-const LOG_SHOWN = 2000;
-
-export function RunPage(props: { id: string; who: Whoami }) {
+export function RunPage(props: { id: string; who: Whoami; line?: number | null }) {
   const model = useRef<RunModel>(emptyModel());
   const [, setVersion] = useState(0);
   const [run, setRun] = useState<Run | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [filter, setFilter] = useState('');
-  const [follow, setFollow] = useState(true);
   const [notice, setNotice] = useState<string | null>(null);
+  const [followRunning, setFollowRunning] = useState(false);
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  const [view, setView] = useState<'dag' | 'list'>(() => (matchMedia('(max-width: 640px)').matches ? 'list' : 'dag'));
+  const [find, setFind] = useState('');
+  const followRef = useRef(false);
+  followRef.current = followRunning;
   const dagBox = useRef<HTMLDivElement>(null);
   const dag = useRef<DagView | null>(null);
-  const logBox = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -40,6 +45,7 @@ export function RunPage(props: { id: string; who: Whoami }) {
         } else if (m.dirty.size) {
           dag.current.update([...m.dirty].map((id) => m.kapps.get(id)!));
         }
+        if (followRef.current) revealRunning(dag.current, m, m.dirty);
         m.dirty.clear();
       }
       if (m.status) setRun(m.status);
@@ -64,6 +70,7 @@ export function RunPage(props: { id: string; who: Whoami }) {
         if (abort.signal.aborted) return;
         const final = await api.run(props.id);
         model.current.status = final;
+        finalise(model.current, final.status);
         if (isFinal(final.status) && model.current.log.length === 0) {
           // A server that replays no log on the stream still has it by offset.
           let offset = 0;
@@ -97,12 +104,29 @@ export function RunPage(props: { id: string; who: Whoami }) {
   useEffect(() => dag.current?.select(selected), [selected]);
 
   useEffect(() => {
-    if (follow && logBox.current) logBox.current.scrollTop = logBox.current.scrollHeight;
-  });
+    if (followRunning && dag.current) revealRunning(dag.current, model.current, new Set());
+  }, [followRunning]);
+
+  /** "Show kapp": the node centred in the DAG, its details opened and brought into view. */
+  const showKapp = (id: string) => {
+    setSelected(id);
+    dag.current?.reveal(id);
+    requestAnimationFrame(() => {
+      const panel = document.getElementById('kapp-h');
+      panel?.scrollIntoView({ block: 'start' });
+      panel?.focus({ preventScroll: true });
+    });
+  };
+
+  // A link to a line shows it among all lines.
+  useEffect(() => {
+    if (props.line != null) setFilter('');
+  }, [props.line]);
 
   const m = model.current;
   const status = run?.status;
   const cancel = async () => {
+    setConfirmCancel(false);
     try {
       setRun(await api.cancel(props.id));
       setNotice('Cancel requested.');
@@ -110,7 +134,7 @@ export function RunPage(props: { id: string; who: Whoami }) {
       setNotice(describeError(e));
     }
   };
-  const log = filter ? m.log.filter((l) => l.kapp === filter) : m.log;
+  const start = run?.startedAt ? Date.parse(run.startedAt) : null;
   const kapp = selected ? m.kapps.get(selected) : undefined;
 
   return (
@@ -148,6 +172,11 @@ export function RunPage(props: { id: string; who: Whoami }) {
               )}
             </li>
             <li>Started {formatTime(run.startedAt)}</li>
+            {m.kapps.size > 0 && (
+              <li data-testid="progress">
+                <Progress model={m} run={run} />
+              </li>
+            )}
             <li>
               Finished {formatTime(run.finishedAt)}
               {run.finishedAt &&
@@ -160,21 +189,108 @@ export function RunPage(props: { id: string; who: Whoami }) {
             </p>
           )}
           {run.actions.cancelable && roleAtLeast(props.who.role, 'apply') && (
-            <button type="button" class="danger" onClick={() => void cancel()}>
+            <button type="button" class="danger" onClick={() => setConfirmCancel(true)}>
               Cancel run
             </button>
           )}
+          {confirmCancel && run.actions.cancelable && (
+            <Confirm
+              label="Confirm cancel"
+              confirmText="Confirm cancel"
+              danger
+              onConfirm={() => void cancel()}
+              onCancel={() => setConfirmCancel(false)}
+            >
+              <p>Cancel this run? Its running steps are stopped; what they did stays done.</p>
+            </Confirm>
+          )}
         </>
       )}
-      {m.failure && <Failure failure={m.failure} log={m.log} onShow={setSelected} />}
+      {m.failure && <Failure failure={m.failure} log={m.log} onShow={showKapp} />}
       {/* A finished run that visited no kapps (a generate, a preview without refresh) has no DAG to show. */}
       <section hidden={!m.started && !!status && isFinal(status)} aria-labelledby="kapps-h">
         <h2 id="kapps-h">Kapps</h2>
         <Legend model={m} />
-        <div class="dag-box" ref={dagBox} data-testid="dag" />
+        <div class="filters">
+          <fieldset class="view-switch">
+            <legend class="sr-only">View</legend>
+            <label>
+              <input type="radio" name="kapps-view" checked={view === 'dag'} onChange={() => setView('dag')} /> DAG
+            </label>
+            <label>
+              <input type="radio" name="kapps-view" checked={view === 'list'} onChange={() => setView('list')} /> List
+              by state
+            </label>
+          </fieldset>
+          <form
+            class="find"
+            onSubmit={(e) => {
+              e.preventDefault();
+              const id = find.trim();
+              const hit = m.kapps.has(id) ? id : m.order.find((k) => k.includes(id));
+              if (hit) {
+                setView('dag');
+                requestAnimationFrame(() => showKapp(hit));
+              } else setNotice(`No kapp matches ${id}.`);
+            }}
+          >
+            <label>
+              Find kapp{' '}
+              <input
+                type="search"
+                list="kapp-ids"
+                value={find}
+                onInput={(e) => setFind((e.target as HTMLInputElement).value)}
+              />
+            </label>
+            <datalist id="kapp-ids">
+              <KappOptions order={m.order} count={m.order.length} />
+            </datalist>
+            <button type="submit">Show</button>
+          </form>
+          <button type="button" aria-label="Zoom in" onClick={() => dag.current?.zoom(1.25)}>
+            +
+          </button>
+          <button type="button" aria-label="Zoom out" onClick={() => dag.current?.zoom(0.8)}>
+            −
+          </button>
+          <button type="button" onClick={() => dag.current?.fit()}>
+            Fit
+          </button>
+          <label>
+            <input
+              type="checkbox"
+              checked={followRunning}
+              onChange={(e) => setFollowRunning((e.target as HTMLInputElement).checked)}
+            />{' '}
+            Follow running
+          </label>
+        </div>
+        <button
+          type="button"
+          class="skip"
+          onClick={() => document.querySelector<HTMLElement>('[data-testid="log"]')?.focus()}
+        >
+          Skip past the DAG to the log
+        </button>
+        <div class="dag-box" ref={dagBox} data-testid="dag" hidden={view !== 'dag'} />
+        {view === 'list' && <KappList model={m} onShow={showKapp} />}
         {!m.started && <p>{status === 'queued' ? 'Waiting for the run to start…' : 'No kapps yet.'}</p>}
       </section>
-      {kapp && <KappPanel kapp={kapp} log={m.log} onClose={() => setSelected(null)} />}
+      {kapp && (
+        <KappPanel
+          kapp={kapp}
+          runId={props.id}
+          log={m.log}
+          count={m.log.length}
+          start={start}
+          onClose={() => {
+            const id = selected;
+            setSelected(null);
+            if (id) dag.current?.focus(id);
+          }}
+        />
+      )}
       <h2 id="log-h">Log</h2>
       <div class="filters">
         <label>
@@ -188,36 +304,20 @@ export function RunPage(props: { id: string; who: Whoami }) {
             <KappOptions order={m.order} count={m.order.length} />
           </select>
         </label>
-        <label>
-          <input type="checkbox" checked={follow} onChange={(e) => setFollow((e.target as HTMLInputElement).checked)} />{' '}
-          Follow the tail
-        </label>
-        <span>{log.length === 1 ? '1 line' : `${log.length} lines`}</span>
       </div>
-      <div class="log" ref={logBox} tabindex={0} role="log" aria-labelledby="log-h" data-testid="log">
-        <LogLines lines={log} count={m.log.length} filter={filter} />
-      </div>
+      <LogView
+        runId={props.id}
+        lines={m.log}
+        count={m.log.length}
+        {...(filter ? { kapp: filter } : {})}
+        start={start}
+        label={filter ? `Log of ${filter}` : 'Log'}
+        testId="log"
+        target={props.line ?? null}
+      />
       {run && isFinal(run.status) && <RunResult run={run} who={props.who} />}
     </section>
   );
-}
-
-/** The tail of the log; rendered again only when lines arrived or the filter changed (not on every frame). */
-class LogLines extends Component<{ lines: LogLine[]; count: number; filter: string }> {
-  override shouldComponentUpdate(next: { count: number; filter: string }): boolean {
-    return next.count !== this.props.count || next.filter !== this.props.filter;
-  }
-  override render() {
-    const { lines } = this.props;
-    return (
-      <>
-        {lines.length > LOG_SHOWN && <div class="more">… {lines.length - LOG_SHOWN} earlier lines</div>}
-        {lines.slice(-LOG_SHOWN).map((l, i) => (
-          <LogRow key={i} line={l} />
-        ))}
-      </>
-    );
-  }
 }
 
 /** The per-kapp filter's options; rendered again only when kapps were added. */
@@ -236,21 +336,6 @@ class KappOptions extends Component<{ order: string[]; count: number }> {
       </>
     );
   }
-}
-
-function LogRow(props: { line: LogLine }) {
-  const l = props.line;
-  return (
-    <div class={`l-${l.stream}`}>
-      {l.kapp && (
-        <span class="l-kapp">
-          [{l.kapp}
-          {l.step ? ` ${l.phase}/${l.step}` : ''}]{' '}
-        </span>
-      )}
-      {l.text}
-    </div>
-  );
 }
 
 function Legend(props: { model: RunModel }) {
@@ -279,6 +364,7 @@ function Failure(props: { failure: NonNullable<RunModel['failure']>; log: LogLin
           .filter((l) => l.kapp === kapp && l.step === step.name && l.stream !== 'kapps')
           .slice(-20)
           .map((l) => l.text);
+  const plain = lines.map(stripAnsi);
   return (
     <section class="failure" aria-labelledby="failure-h" data-testid="failure">
       <h2 id="failure-h">
@@ -286,7 +372,9 @@ function Failure(props: { failure: NonNullable<RunModel['failure']>; log: LogLin
         {step.exitCode !== null ? ` (exit ${step.exitCode})` : ''}
       </h2>
       {step.reason && <p>{step.reason}</p>}
-      <pre class="tail">{lines.join('\n')}</pre>
+      <pre class="tail" tabindex={0} aria-label={`Last lines of ${kapp}, step ${step.name}`}>
+        {plain.join('\n')}
+      </pre>
       <button type="button" onClick={() => props.onShow(kapp)}>
         Show {kapp}
       </button>
@@ -294,12 +382,27 @@ function Failure(props: { failure: NonNullable<RunModel['failure']>; log: LogLin
   );
 }
 
-function KappPanel(props: { kapp: KappView; log: LogLine[]; onClose: () => void }) {
+function KappPanel(props: {
+  kapp: KappView;
+  runId: string;
+  log: LogLine[];
+  count: number;
+  start: number | null;
+  onClose: () => void;
+}) {
   const k = props.kapp;
-  const lines = props.log.filter((l) => l.kapp === k.id);
+  // The panel takes the focus when a kapp is chosen; Escape closes it.
+  useEffect(() => document.getElementById('kapp-h')?.focus({ preventScroll: true }), [k.id]);
   return (
-    <section class="kapp-panel" aria-labelledby="kapp-h" data-testid="kapp-panel">
-      <h2 id="kapp-h">
+    <section
+      class="kapp-panel"
+      aria-labelledby="kapp-h"
+      data-testid="kapp-panel"
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') props.onClose();
+      }}
+    >
+      <h2 id="kapp-h" tabindex={-1}>
         {STATE_ICONS[k.state]} {k.id}: {k.state}
       </h2>
       <button type="button" onClick={props.onClose}>
@@ -334,12 +437,63 @@ function KappPanel(props: { kapp: KappView; log: LogLine[]; onClose: () => void 
           )}
         </tbody>
       </table>
-      <div class="log small" role="log" aria-label={`Log of ${k.id}`}>
-        {lines.slice(-LOG_SHOWN).map((l, i) => (
-          <LogRow key={i} line={l} />
-        ))}
-        {lines.length === 0 && <div>No log lines.</div>}
-      </div>
+      <LogView
+        runId={props.runId}
+        lines={props.log}
+        count={props.count}
+        kapp={k.id}
+        start={props.start}
+        label={`Log of ${k.id}`}
+        testId="kapp-log"
+        small
+      />
     </section>
+  );
+}
+
+/** How far the run is: kapps finished of all, and the time since it started. */
+function Progress(props: { model: RunModel; run: Run }) {
+  let done = 0;
+  let running = 0;
+  for (const k of props.model.kapps.values()) {
+    if (k.state === 'running') running++;
+    else if (k.state !== 'waiting' && k.state !== 'queued') done++;
+  }
+  const end = props.run.finishedAt ? Date.parse(props.run.finishedAt) : Date.now();
+  const since = props.run.startedAt ? Date.parse(props.run.startedAt) : null;
+  return (
+    <>
+      {done} of {props.model.kapps.size} kapps done{running ? `, ${running} running` : ''}
+      {since !== null && ` · elapsed ${formatDuration(end - since)}`}
+    </>
+  );
+}
+
+/** Keep a running kapp in view: the one that just started, else the first running one when none is in view. */
+function revealRunning(dag: DagView, m: RunModel, changed: Set<string>): void {
+  const running = m.order.filter((id) => m.kapps.get(id)?.state === 'running');
+  if (!running.length || running.some((id) => dag.isVisible(id))) return;
+  const started = running.find((id) => changed.has(id));
+  dag.reveal(started ?? running[0]!);
+}
+
+/** The order of the list view: what needs attention first. */
+const STATE_ORDER = ['failed', 'running', 'queued', 'unfinished', 'waiting', 'cancelled', 'skipped', 'succeeded'];
+
+/** The kapps as a list sorted by state (the phone and keyboard view of the DAG). */
+function KappList(props: { model: RunModel; onShow: (id: string) => void }) {
+  const kapps = [...props.model.kapps.values()].sort(
+    (a, b) => STATE_ORDER.indexOf(a.state) - STATE_ORDER.indexOf(b.state),
+  );
+  return (
+    <ul class="kapp-list" aria-label="Kapps by state" data-testid="kapp-list">
+      {kapps.map((k) => (
+        <li key={k.id} class={`s-${k.state}`} data-kapp={k.id} data-state={k.state}>
+          <button type="button" onClick={() => props.onShow(k.id)}>
+            <span aria-hidden="true">{STATE_ICONS[k.state]}</span> {k.id} {k.state}
+          </button>
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -3,31 +3,37 @@
  * cursor) and its release history (paged), with a diff of two revisions.
  */
 import { useState } from 'preact/hooks';
-import type { RunType } from '../../../src/server/api-schema';
+import type { RunType, SubmitRun } from '../../../src/server/api-schema';
 import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
 import { durationBetween, formatDuration, formatTime, href } from '../format';
+import { Confirm } from '../confirm';
+import { StartRunDialog } from '../start-run';
 import { useLoad } from '../use-load';
 
 const PAGE = 20;
 
 export function StackPage(props: { project: string; stack: string; who: Whoami }) {
   const { project, stack, who } = props;
-  const summary = useLoad(() => api.stack(project, stack), [project, stack]);
+  const summary = useLoad(() => api.stack(project, stack), [project, stack], { poll: true });
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [confirm, setConfirm] = useState<RunType | null>(null);
+  const [confirmUnlock, setConfirmUnlock] = useState(false);
+  const [dialog, setDialog] = useState(false);
   const [runsKey, setRunsKey] = useState(0);
   const [releasesKey, setReleasesKey] = useState(0);
 
-  const start = async (type: RunType) => {
+  const start = async (type: RunType, body: SubmitRun = { type, project, stack }) => {
     setConfirm(null);
+    setDialog(false);
     try {
-      const run = await api.submit({ type, project, stack });
+      const run = await api.submit(body);
       location.hash = href.run(run.id);
     } catch (e) {
       setMessage({ text: describeError(e), error: true });
     }
   };
   const unlock = async () => {
+    setConfirmUnlock(false);
     try {
       await api.unlock(project, stack);
       setMessage({ text: 'Unlocked: the release is marked failed and the next run may begin.', error: false });
@@ -85,7 +91,7 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
                 {lock.owner.pid !== undefined ? ` pid ${lock.owner.pid}` : ''} since {formatTime(lock.since)}
                 {lock.ownerLooksDead && <strong class="dead"> — owner looks dead: {lock.ownerLooksDead}</strong>}
                 {roleAtLeast(who.role, 'admin') && (
-                  <button type="button" onClick={() => void unlock()}>
+                  <button type="button" onClick={() => setConfirmUnlock(true)}>
                     Unlock
                   </button>
                 )}
@@ -112,20 +118,47 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
               {t.type[0]!.toUpperCase() + t.type.slice(1)}
             </button>
           ))}
+          <button type="button" aria-expanded={dialog} onClick={() => setDialog(!dialog)}>
+            Start run…
+          </button>
         </div>
       )}
+      {dialog && (
+        <StartRunDialog
+          project={project}
+          stack={stack}
+          types={allowed.map((t) => t.type)}
+          onStart={(body) => void start(body.type, body)}
+          onClose={() => setDialog(false)}
+        />
+      )}
+      {confirmUnlock && lock && (
+        <Confirm
+          label="Confirm unlock"
+          confirmText="Confirm unlock"
+          danger
+          onConfirm={() => void unlock()}
+          onCancel={() => setConfirmUnlock(false)}
+        >
+          <p>
+            Unlock {project}/{stack}? Release #{lock.revision} is marked failed and the next run may begin. Do this only
+            when its owner is gone.
+          </p>
+        </Confirm>
+      )}
       {confirm && (
-        <div class="confirm" role="alertdialog" aria-label={`Confirm ${confirm}`}>
+        <Confirm
+          label={`Confirm ${confirm}`}
+          confirmText={`Confirm ${confirm}`}
+          danger={confirm === 'destroy'}
+          {...(confirm === 'destroy' ? { typeToConfirm: stack } : {})}
+          onConfirm={() => void start(confirm)}
+          onCancel={() => setConfirm(null)}
+        >
           <p>
             {confirm === 'destroy' ? 'Delete' : 'Install'} every selected kapp of {project}/{stack}?
           </p>
-          <button type="button" class={confirm === 'destroy' ? 'danger' : ''} onClick={() => void start(confirm)}>
-            Confirm {confirm}
-          </button>
-          <button type="button" onClick={() => setConfirm(null)}>
-            Cancel
-          </button>
-        </div>
+        </Confirm>
       )}
       <RunHistory
         key={runsKey}
@@ -148,6 +181,7 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
   const [createdBy, setCreatedBy] = useState('');
   const [cursors, setCursors] = useState<string[]>([]);
   const [error, setError] = useState<string | null>(null);
+  const [toCancel, setToCancel] = useState<string | null>(null);
   const cursor = cursors[cursors.length - 1];
   const runs = useLoad(
     () =>
@@ -161,12 +195,14 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
         ...(cursor ? { cursor } : {}),
       }),
     [props.project, props.stack, type, status, createdBy, cursor],
+    { poll: true },
   );
   const filter = (set: (v: string) => void) => (ev: Event) => {
     set((ev.target as HTMLInputElement).value);
     setCursors([]);
   };
   const cancel = async (id: string) => {
+    setToCancel(null);
     try {
       await api.cancel(id);
       props.onChange();
@@ -208,6 +244,17 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
           {runs.error ?? error}
         </p>
       )}
+      {toCancel && (
+        <Confirm
+          label="Confirm cancel"
+          confirmText="Confirm cancel"
+          danger
+          onConfirm={() => void cancel(toCancel)}
+          onCancel={() => setToCancel(null)}
+        >
+          <p>Cancel run {toCancel}? Its running steps are stopped.</p>
+        </Confirm>
+      )}
       <table class="list" aria-label="Run history">
         <thead>
           <tr>
@@ -225,20 +272,20 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
         <tbody>
           {runs.data?.runs.map((r) => (
             <tr key={r.id} data-run={r.id}>
-              <td>
+              <td data-label="Run">
                 <a href={href.run(r.id)}>{r.id}</a>
               </td>
-              <td>{r.type}</td>
-              <td>
+              <td data-label="Type">{r.type}</td>
+              <td data-label="Status">
                 <span class={`badge r-${r.status}`}>{r.status}</span>
                 {r.queuePosition !== null && ` (#${r.queuePosition} in queue)`}
               </td>
-              <td>{r.createdBy}</td>
-              <td>{formatTime(r.createdAt)}</td>
-              <td>{formatDuration(durationBetween(r.startedAt, r.finishedAt))}</td>
+              <td data-label="By">{r.createdBy}</td>
+              <td data-label="Created">{formatTime(r.createdAt)}</td>
+              <td data-label="Duration">{formatDuration(durationBetween(r.startedAt, r.finishedAt))}</td>
               <td>
                 {r.actions.cancelable && roleAtLeast(props.who.role, 'apply') && (
-                  <button type="button" aria-label={`Cancel run ${r.id}`} onClick={() => void cancel(r.id)}>
+                  <button type="button" aria-label={`Cancel run ${r.id}`} onClick={() => setToCancel(r.id)}>
                     Cancel
                   </button>
                 )}
@@ -277,6 +324,7 @@ function ReleaseHistory(props: { project: string; stack: string }) {
   const list = useLoad(
     () => api.releases(props.project, props.stack, { limit: PAGE, ...(cursor ? { cursor } : {}) }),
     [props.project, props.stack, cursor],
+    { poll: true },
   );
   return (
     <section aria-labelledby="releases-h">
@@ -301,20 +349,20 @@ function ReleaseHistory(props: { project: string; stack: string }) {
         <tbody>
           {list.data?.releases.map((r) => (
             <tr key={r.revision} data-revision={r.revision}>
-              <td>
+              <td data-label="Revision">
                 <a href={href.release(props.project, props.stack, r.revision)}>#{r.revision}</a>
               </td>
-              <td>{r.operation}</td>
-              <td>
+              <td data-label="Operation">{r.operation}</td>
+              <td data-label="Phase">
                 <span class={`badge r-${r.phase}`}>{r.phase}</span>
                 {r.unlocked ? ` (unlocked by ${r.unlocked.by})` : ''}
               </td>
-              <td>{r.kappsCount}</td>
-              <td>
+              <td data-label="Kapps">{r.kappsCount}</td>
+              <td data-label="Owner">
                 {r.owner.user}@{r.owner.host}
               </td>
-              <td>{formatTime(r.createdAt)}</td>
-              <td>{r.durationMs === null ? 'running' : formatDuration(r.durationMs)}</td>
+              <td data-label="Started">{formatTime(r.createdAt)}</td>
+              <td data-label="Duration">{r.durationMs === null ? 'running' : formatDuration(r.durationMs)}</td>
             </tr>
           ))}
           {list.data?.releases.length === 0 && (

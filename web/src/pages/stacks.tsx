@@ -4,20 +4,24 @@ import { formatTime, href } from '../format';
 import { useLoad } from '../use-load';
 
 export function StacksPage() {
-  const { data, error, reload } = useLoad(async () => {
-    const { projects } = await api.projects();
-    const pairs = projects.flatMap((p) => p.stacks.map((s) => ({ project: p.name, stack: s })));
-    const summaries = await Promise.all(
-      pairs.map(async (pair) => {
-        try {
-          return { ...pair, summary: await api.stack(pair.project, pair.stack), error: null };
-        } catch (e) {
-          return { ...pair, summary: null as StackSummary | null, error: String(e) };
-        }
-      }),
-    );
-    return summaries;
-  }, []);
+  const { data, error, reload } = useLoad(
+    async () => {
+      const { projects } = await api.projects();
+      const pairs = projects.flatMap((p) => p.stacks.map((s) => ({ project: p.name, stack: s })));
+      const summaries = await Promise.all(
+        pairs.map(async (pair) => {
+          try {
+            return { ...pair, summary: await api.stack(pair.project, pair.stack), error: null };
+          } catch (e) {
+            return { ...pair, summary: null as StackSummary | null, error: String(e) };
+          }
+        }),
+      );
+      return summaries;
+    },
+    [],
+    { poll: true },
+  );
   return (
     <section>
       <h1>Stacks</h1>
@@ -49,18 +53,18 @@ export function StacksPage() {
               const lock = summary?.lock;
               return (
                 <tr key={`${project}/${stack}`} data-stack={`${project}/${stack}`}>
-                  <td>{project}</td>
-                  <td>
+                  <td data-label="Project">{project}</td>
+                  <td data-label="Stack">
                     <a href={href.stack(project, stack)}>{stack}</a>
                   </td>
-                  <td>
+                  <td data-label="Latest release">
                     {e
                       ? 'unavailable'
                       : r
                         ? `#${r.revision} ${r.operation} ${r.phase}, ${formatTime(r.createdAt)} by ${r.owner.user}@${r.owner.host}`
                         : 'none yet'}
                   </td>
-                  <td>
+                  <td data-label="Lock">
                     {lock ? (
                       <span class="locked">
                         locked by #{lock.revision} ({lock.owner.user}@{lock.owner.host})
@@ -70,7 +74,7 @@ export function StacksPage() {
                       'free'
                     )}
                   </td>
-                  <td>
+                  <td data-label="Running">
                     {summary?.running.map((run) => (
                       <a key={run.id} href={href.run(run.id)}>
                         {run.type} {run.status}
@@ -78,7 +82,7 @@ export function StacksPage() {
                     ))}
                     {summary && summary.running.length === 0 && '—'}
                   </td>
-                  <td>{summary ? summary.queued.length : '—'}</td>
+                  <td data-label="Queued">{summary ? summary.queued.length : '—'}</td>
                 </tr>
               );
             })}
