@@ -19,6 +19,7 @@ import {
   logChunkSchema,
   nameSchema,
   previewSelection,
+  runOptionsSchema,
   problemSchema,
   projectListSchema,
   releaseListEntrySchema,
@@ -429,7 +430,17 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
           throw invalid('body.previewRunId', `preview run ${preview.id} is of ${preview.project}/${preview.stack}`);
         if (preview.status !== 'succeeded')
           throw new HttpProblem(409, 'conflict', `preview run ${preview.id} is ${preview.status}, not succeeded`);
-        previewOptions = preview.options;
+        // A preview stored by an older server may hold what requests may no longer send: it is not applied.
+        const checked = runOptionsSchema.safeParse(preview.options);
+        if (!checked.success) {
+          const issue = checked.error.issues[0];
+          throw new HttpProblem(
+            409,
+            'conflict',
+            `preview run ${preview.id} has options no request may send (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); nothing was queued`,
+          );
+        }
+        previewOptions = checked.data;
       }
       const { type, project, stack, ...given } = body;
       // An apply of a preview runs with the preview's selection and overrides, and records them as its own.

@@ -191,6 +191,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         `kapps serve: no tokens configured: listening on loopback only, every caller is \`anonymous\` with role admin`,
       );
     }
+    const unconfined = projects.filter((p) => p.env === undefined).map((p) => p.name);
+    if (unconfined.length) {
+      options.say(
+        `kapps serve: project(s) ${unconfined.join(', ')} have no \`env\` in the configuration: their runs see this server's environment (less KAPPS_* and PG*), cloud credentials included; list what they need under \`env: {pass: […]}\``,
+      );
+    }
     options.say(
       `kapps serve: backend ${describeBackend(spec)}, data ${dataDir}, ${projects.length} project(s), up to ${limits.maxRuns} run(s) at once`,
     );

@@ -8,7 +8,8 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { freshDatabases } from '../support/pg.js';
 import type { LogLine } from '../../src/server/api-schema.js';
 import { cleanupProjects, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun, type TestServer } from '../support/server.js';
@@ -18,41 +19,15 @@ const MAX_LOG_BYTES = 4 * MIB;
 const MAX_LINE = 4096;
 const ANSWER_BYTES = 64 * 1024;
 
-const databases: string[] = [];
+const databases = freshDatabases('kapps_bounds');
 
 afterEach(async () => {
   await stopAllServers();
 });
 afterAll(async () => {
   cleanupProjects();
-  if (databases.length === 0) return;
-  const admin = new pg.Client({ connectionString: pgUrl() });
-  await admin.connect();
-  for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await databases.dropAll();
 });
-
-function pgUrl(): string {
-  const url = inject('pgUrl');
-  if (!url) throw new Error(`the PostgreSQL test server is not running: ${inject('pgError')}`);
-  return url;
-}
-
-/** A new, empty database on the test server; its URL. */
-async function freshDatabase(): Promise<string> {
-  const name = `kapps_bounds_${process.pid}_${databases.length}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: pgUrl() });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  databases.push(name);
-  const url = new URL(pgUrl());
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 type Backend = 'file' | 'postgres';
 
@@ -104,7 +79,7 @@ async function serve(p: FixtureProject, backend: Backend): Promise<Served> {
     `projects:\n  - name: shop\n    stack_file: stacks.yaml\nlimits:\n` +
       `  max_log_bytes: ${MAX_LOG_BYTES}\n  max_line_length: ${MAX_LINE}\n  max_log_answer_bytes: ${ANSWER_BYTES}\n`,
   );
-  const url = backend === 'postgres' ? await freshDatabase() : undefined;
+  const url = backend === 'postgres' ? await databases.create() : undefined;
   const server = await startServer({
     args: ['--config', config, '--backend', url ?? p.kappsHome],
     env: p.env,

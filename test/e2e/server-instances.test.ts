@@ -4,8 +4,8 @@
  * when an instance is killed with -9 mid-run, another marks its run `errored` within the lease, and the others go on.
  */
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { freshDatabases, sql } from '../support/pg.js';
 import {
   cleanupProjects,
   fake,
@@ -22,40 +22,8 @@ const STACKS = ['s1', 's2', 's3', 's4', 's5', 's6'];
 const RUNS = 60;
 const LEASE_SECONDS = 2;
 
-const databases: string[] = [];
+const databases = freshDatabases('kapps_instances');
 const servers: Server[] = [];
-
-function pgUrl(): string {
-  const url = inject('pgUrl');
-  if (!url) throw new Error(`the PostgreSQL test server is not running: ${inject('pgError')}`);
-  return url;
-}
-
-/** A new, empty database on the test server; its URL. */
-async function freshDatabase(): Promise<string> {
-  const name = `kapps_instances_${process.pid}_${databases.length}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: pgUrl() });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  databases.push(name);
-  const url = new URL(pgUrl());
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function query<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(text)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.stop().catch(() => undefined)));
@@ -63,11 +31,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   cleanupProjects();
-  if (databases.length === 0) return;
-  const admin = new pg.Client({ connectionString: pgUrl() });
-  await admin.connect();
-  for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await databases.dropAll();
 });
 
 /** Six stacks, each one kapp whose step traces its start and end, tagged with the stack's name. */
@@ -167,7 +131,7 @@ function serverOf(pid: number, candidates: readonly Server[]): Server | undefine
 
 describe('several kapps serve instances on one PostgreSQL', () => {
   it('60 runs over 6 stacks from many clients: each executed exactly once, one at a time per stack, none lost', async () => {
-    const backend = await freshDatabase();
+    const backend = await databases.create();
     const p = project(['--sleep', '20']);
     const instances = await startInstances(p, backend, 3);
 
@@ -212,12 +176,12 @@ describe('several kapps serve instances on one PostgreSQL', () => {
       }
     }
     // The work was shared: more than one instance claimed runs.
-    const owners = await query<{ instance: string }>(backend, 'SELECT DISTINCT instance FROM kapps_runs');
+    const owners = await sql<{ instance: string }>(backend, 'SELECT DISTINCT instance FROM kapps_runs');
     expect(owners.length).toBeGreaterThan(1);
   });
 
   it('kill -9 of an instance mid-run: another marks its run errored within the lease, never re-runs it, and goes on', async () => {
-    const backend = await freshDatabase();
+    const backend = await databases.create();
     const p = project(['--stdout', 'begun', '--sleep', '60000']);
     const instances = await startInstances(p, backend, 3);
     const client = api(instances[0]!.url);

@@ -179,6 +179,7 @@ describe('what a server run sees', () => {
       cwd: p.dir,
     });
     const text = await applyLog(server.url);
+    expect(server.stderr()).not.toContain('have no `env`');
     expect(text).toContain(
       'tpl AWS_REGION=eu-west-3 tpl AWS_SECRET_ACCESS_KEY= tpl PGPASSWORD= tpl KAPPS_TOKEN= tpl KAPPS_EXTRA= tpl TEAM=shop-team',
     );
@@ -216,6 +217,10 @@ describe('what a server run sees', () => {
       cwd: p.dir,
     });
     const text = await applyLog(server.url);
+    // The server says so when it starts.
+    expect(server.stderr()).toContain(
+      "kapps serve: project(s) shop have no `env` in the configuration: their runs see this server's environment (less KAPPS_* and PG*), cloud credentials included",
+    );
     expect(text).toContain(
       'tpl AWS_REGION=eu-west-3 tpl AWS_SECRET_ACCESS_KEY=server-aws-s3cret-9d8c tpl PGPASSWORD= ',
     );
@@ -281,6 +286,30 @@ describe('what a server run sees', () => {
       expect(r.error, probe).toContain(message);
       expect(r.body).not.toContain('private');
     }
+    // The commands of the run's own PATH may be looked for (it may start them anyway): the sample finds terraform so.
+    const pathDir = (p.env.PATH ?? '').split(':')[0] ?? '';
+    p.write('stacks.yaml', {
+      dev: {
+        provider: 'local',
+        cluster: 'c',
+        vars: { probe: `{{ exists "f" "${pathDir}/kapps-fake" }} {{ exists "f" "${pathDir}/../../../etc/passwd" }}` },
+        manifests: [{ uri: 'manifests/shop.yaml' }],
+      },
+    });
+    const onPath = await generate();
+    expect(onPath.status, onPath.error ?? '').toBe('failed');
+    expect(onPath.error).toContain(`exists: "${pathDir}/../../../etc/passwd" is outside the project`);
+    p.write('stacks.yaml', {
+      dev: {
+        provider: 'local',
+        cluster: 'c',
+        vars: { probe: `{{ exists "f" "${pathDir}/kapps-fake" }} {{ exists "f" "${pathDir}/no-such-command" }}` },
+        manifests: [{ uri: 'manifests/shop.yaml' }],
+      },
+    });
+    const found = await generate();
+    expect(found.status, found.error ?? '').toBe('succeeded');
+    expect(found.body).toContain('probe=true false');
     // The CLI's user owns its machine: the same template reads where it is told.
     p.write('stacks.yaml', {
       dev: {

@@ -9,12 +9,13 @@ import { request as httpRequest } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { freshDatabases, pgUrl, sql } from '../support/pg.js';
 import type { Run } from '../../src/server/api-schema.js';
 import { cleanupProjects, fake, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun, type TestServer } from '../support/server.js';
 
-const databases: string[] = [];
+const databases = freshDatabases('kapps_trust');
 
 afterEach(async () => {
   await stopAllServers();
@@ -22,35 +23,9 @@ afterEach(async () => {
 
 afterAll(async () => {
   cleanupProjects();
-  if (databases.length === 0) return;
-  const admin = new pg.Client({ connectionString: pgUrl() });
-  await admin.connect();
-  for (const name of databases) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query('DROP ROLE IF EXISTS kapps_forger');
-  await admin.end();
+  await databases.dropAll();
+  await sql(pgUrl(), 'DROP ROLE IF EXISTS kapps_forger');
 });
-
-function pgUrl(): string {
-  const url = inject('pgUrl');
-  if (!url) throw new Error(`the PostgreSQL test server is not running: ${inject('pgError')}`);
-  return url;
-}
-
-/** A new, empty database on the test server; its URL. */
-async function freshDatabase(): Promise<string> {
-  const name = `kapps_trust_${process.pid}_${databases.length}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: pgUrl() });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  databases.push(name);
-  const url = new URL(pgUrl());
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 const BACKENDS = ['file', 'postgres'] as const;
 type Backend = (typeof BACKENDS)[number];
@@ -69,7 +44,7 @@ function project(args: string[] = []): FixtureProject {
 }
 
 async function serve(p: FixtureProject, options: { backend?: Backend; args?: string[] } = {}): Promise<TestServer> {
-  const backend = options.backend === 'postgres' ? await freshDatabase() : p.kappsHome;
+  const backend = options.backend === 'postgres' ? await databases.create() : p.kappsHome;
   return startServer({
     args: ['--project', `shop=${p.stackFile}`, '--backend', backend, ...(options.args ?? [])],
     env: p.env,
@@ -367,7 +342,7 @@ describe('kapps serve (postgres backend): a NOTIFY is only a wake-up', () => {
     p.write('manifests/shop.yaml', {
       kapps: [kapp('db', { apply_install: [fake('migrate', 'db', ['--wait-file', go])], apply_delete: [] })],
     });
-    const backend = await freshDatabase();
+    const backend = await databases.create();
     const server = await startServer({
       args: ['--project', `shop=${p.stackFile}`, '--backend', backend],
       env: p.env,
@@ -408,7 +383,7 @@ describe('kapps serve (postgres backend): cancels are read from the table', () =
     p.write('manifests/shop.yaml', {
       kapps: [kapp('db', { apply_install: [fake('migrate', 'db', ['--wait-file', go])], apply_delete: [] })],
     });
-    const backend = await freshDatabase();
+    const backend = await databases.create();
     const server = await startServer({
       args: ['--project', `shop=${p.stackFile}`, '--backend', backend, '--lease', '1'],
       env: p.env,
@@ -444,7 +419,7 @@ describe.each(BACKENDS)('kapps serve (%s backend): tokens limited to projects', 
         `  - name: root\n    role: admin\n    sha256: ${sha('root-secret')}\n` +
         `  - name: team\n    role: admin\n    sha256: ${sha('team-secret')}\n    projects: [shop, "team-*"]\n`,
     );
-    const store = backend === 'postgres' ? await freshDatabase() : p.kappsHome;
+    const store = backend === 'postgres' ? await databases.create() : p.kappsHome;
     const server = await startServer({ args: ['--config', config, '--backend', store], env: p.env, cwd: p.dir });
     const root = api(server.url, 'root-secret');
     const team = api(server.url, 'team-secret');
@@ -561,7 +536,7 @@ async function serveWithLimits(
         .map(([k, v]) => `  ${k}: ${v}\n`)
         .join(''),
   );
-  const store = backend === 'postgres' ? await freshDatabase() : p.kappsHome;
+  const store = backend === 'postgres' ? await databases.create() : p.kappsHome;
   return startServer({ args: ['--config', config, '--backend', store], env: p.env, cwd: p.dir });
 }
 

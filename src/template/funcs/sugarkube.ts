@@ -83,10 +83,23 @@ function checkReadable(fn: string, path: string, ctx: FuncContext): void {
   throw new FuncError(`${fn}: ${quoteGo(path)} is outside the project and its workspace, where this run may read`);
 }
 
-/** `exists TYPE PATH`: "f" regular file, "d" directory, "any" anything; a missing path is false. */
+/**
+ * Whether `path` (absolute) names an entry right inside a directory of the run's own `PATH`: the run may start any
+ * command there, so asking whether one is there (`exists "f" "/usr/bin/terraform"`) tells it nothing more.
+ */
+function onRunPath(path: string, ctx: FuncContext): boolean {
+  const dirs = (ctx.getEnv('PATH') ?? '').split(':').filter((d) => d.startsWith('/'));
+  const parent = dirPathOf(path);
+  return dirs.some((d) => (d.length > 1 && d.endsWith('/') ? d.slice(0, -1) : d) === parent);
+}
+
+/**
+ * `exists TYPE PATH`: "f" regular file, "d" directory, "any" anything; a missing path is false. A confined run may
+ * also ask about the commands of its `PATH` (see `onRunPath`).
+ */
 function exists(kind: string, given: string, ctx: FuncContext): boolean {
-  checkReadable('exists', given, ctx);
   const path = absPath(given, cwdOf(ctx));
+  if (!onRunPath(path, ctx)) checkReadable('exists', given, ctx);
   let st;
   try {
     st = statSync(path);

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inject } from 'vitest';
+import { pgUrl } from '../../support/pg.js';
 import type { SpecKapp, StackSpec } from '../../../src/plan/spec.js';
 import { FileReleaseStore } from '../../../src/release/file-store.js';
 import { PgReleaseStore } from '../../../src/release/pg-store.js';
@@ -92,13 +92,6 @@ let counter = 0;
 export function uniqueProject(prefix = 'proj'): string {
   counter++;
   return `${prefix}-${process.pid}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/** The PostgreSQL URL of the run; fails (never skips) with the reason when the server is not there. */
-export function pgUrl(): string {
-  const url = inject('pgUrl');
-  if (!url) throw new Error(`the PostgreSQL test server is not running: ${inject('pgError')}`);
-  return url;
 }
 
 const tempDirs: string[] = [];

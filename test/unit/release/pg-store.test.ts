@@ -1,48 +1,16 @@
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ReleaseRecordError, ReleaseStoreError } from '../../../src/release/errors.js';
 import { PG_SCHEMA_VERSION, PgReleaseStore } from '../../../src/release/pg-store.js';
-import { makeRelease, pgUrl, uniqueProject } from './helpers.js';
+import { freshDatabases, pgUrl, sql } from '../../support/pg.js';
+import { makeRelease, uniqueProject } from './helpers.js';
 
-const databases: string[] = [];
+const databases = freshDatabases('kapps_t');
 
-/** A new, empty database on the test server; its URL. */
-async function freshDatabase(): Promise<string> {
-  const name = `kapps_t_${process.pid}_${databases.length}_${Math.random().toString(36).slice(2, 8)}`;
-  const client = new pg.Client({ connectionString: pgUrl() });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
-  databases.push(name);
-  const url = new URL(pgUrl());
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function sql<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-afterAll(async () => {
-  if (databases.length === 0) return;
-  const client = new pg.Client({ connectionString: pgUrl() });
-  await client.connect();
-  for (const name of databases) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await client.end();
-});
+afterAll(() => databases.dropAll());
 
 describe('PostgreSQL release store', () => {
   it('creates its schema on first use and records the schema version', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const store = new PgReleaseStore(url);
     try {
       expect(await store.latest('shop', 'dev')).toBeUndefined();
@@ -60,7 +28,7 @@ describe('PostgreSQL release store', () => {
   });
 
   it('lets many first uses at once migrate without racing', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const stores = Array.from({ length: 8 }, () => new PgReleaseStore(url));
     try {
       const project = uniqueProject();
@@ -76,7 +44,7 @@ describe('PostgreSQL release store', () => {
   });
 
   it('migrates a database of schema version 1 (no release logs) to the logs table, keeping its releases', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const project = uniqueProject();
     const first = new PgReleaseStore(url);
     await first.create(makeRelease(project, 'dev', 1));
@@ -97,7 +65,7 @@ describe('PostgreSQL release store', () => {
   });
 
   it('refuses a database whose schema is newer than this kapps', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const first = new PgReleaseStore(url);
     await first.latest('shop', 'dev');
     await first.close();

@@ -1,5 +1,5 @@
-import pg from 'pg';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { freshDatabases, pgUrl, sql } from '../../support/pg.js';
 import type { LogLine } from '../../../src/server/api-schema.js';
 import { PG_RUNS_SCHEMA_VERSION, PgRunStore, RunCursorError, RunStoreError } from '../../../src/server/pg-run-store.js';
 import {
@@ -12,35 +12,8 @@ import {
 } from '../../../src/server/run-store.js';
 import { describeRunStore } from './run-store-contract.js';
 
-/** The PostgreSQL URL of the test run; fails (never skips) with the reason when the server is not there. */
-function pgUrl(): string {
-  const url = inject('pgUrl');
-  if (!url) throw new Error(`the PostgreSQL test server is not running: ${inject('pgError')}`);
-  return url;
-}
-
-const databases: string[] = [];
+const databases = freshDatabases('kapps_runs_t');
 const stores: PgRunStore[] = [];
-
-/** A new, empty database on the test server (the run queue is global to a database); its URL. */
-async function freshDatabase(): Promise<string> {
-  const name = `kapps_runs_t_${process.pid}_${databases.length}_${Math.random().toString(36).slice(2, 8)}`;
-  await sql(pgUrl(), `CREATE DATABASE ${name}`);
-  databases.push(name);
-  const url = new URL(pgUrl());
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function sql<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** An opened store (closed after the test). */
 async function openStore(url: string, instance = 'i1'): Promise<PgRunStore> {
@@ -54,16 +27,10 @@ afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.close()));
 });
 
-afterAll(async () => {
-  if (databases.length === 0) return;
-  const client = new pg.Client({ connectionString: pgUrl() });
-  await client.connect();
-  for (const name of databases) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await client.end();
-});
+afterAll(() => databases.dropAll());
 
 describeRunStore('postgres', async () => {
-  const url = await freshDatabase();
+  const url = await databases.create();
   return {
     store: new PgRunStore(url),
     reopen: () => new PgRunStore(url),
@@ -113,7 +80,7 @@ function logLine(text: string, extra: Partial<LogLine> = {}): LogLine {
 
 describe('PostgreSQL run store', () => {
   it('creates its tables once, even when several instances open a new database at the same time', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const opened = await Promise.all([1, 2, 3, 4].map((n) => openStore(url, `i${n}`)));
     expect(opened).toHaveLength(4);
     expect(await sql(url, 'SELECT id, version FROM kapps_runs_schema')).toEqual([
@@ -132,7 +99,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('refuses tables of a newer schema version, naming the database without its password', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     await openStore(url);
     await sql(url, 'UPDATE kapps_runs_schema SET version = 99');
     const withPassword = new URL(url);
@@ -152,7 +119,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('the database refuses a second running run of one stack (the unique index), whatever the caller does', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const store = await openStore(url);
     const a = await submit(store, newRun('dev'));
     const b = await submit(store, newRun('dev'));
@@ -163,7 +130,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('queues runs in submission order per stack, with their position and what blocks them', async () => {
-    const store = await openStore(await freshDatabase());
+    const store = await openStore(await databases.create());
     const a = await submit(store, newRun('dev'));
     const b = await submit(store, newRun('dev', { type: 'preview', options: { include: ['m:k'], workers: 3 } }));
     const c = await submit(store, newRun('dev'));
@@ -202,7 +169,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('records each status change in the feed, and the release a run took', async () => {
-    const store = await openStore(await freshDatabase());
+    const store = await openStore(await databases.create());
     const run = await submit(store, newRun('dev'));
     await store.claim('i1', 30_000);
     await store.setRelease(run.id, 'i1', 7);
@@ -221,7 +188,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('returns the run an idempotency key created, per createdBy', async () => {
-    const store = await openStore(await freshDatabase());
+    const store = await openStore(await databases.create());
     const first = await store.submit(newRun('dev'), { ...LIMITS, idempotencyKey: 'k1' });
     const again = await store.submit(newRun('dev'), { ...LIMITS, idempotencyKey: 'k1' });
     const otherUser = await store.submit(newRun('dev', { createdBy: 'alice' }), { ...LIMITS, idempotencyKey: 'k1' });
@@ -234,7 +201,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('refuses submissions beyond the queue limits, per stack and in total, exactly, from several instances', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const a = await openStore(url, 'a');
     const b = await openStore(url, 'b');
     const limits: SubmitLimits = { maxQueuedPerStack: 3, maxQueuedTotal: 5 };
@@ -254,7 +221,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('lists runs newest first with filters, and pages with a stable cursor', async () => {
-    const store = await openStore(await freshDatabase());
+    const store = await openStore(await databases.create());
     const made: StoredRun[] = [];
     for (let n = 0; n < 7; n++) {
       made.push(
@@ -302,7 +269,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('keeps log lines at the byte offsets of the log in NDJSON form', async () => {
-    const store = await openStore(await freshDatabase());
+    const store = await openStore(await databases.create());
     const run = await submit(store, newRun('dev'));
     await store.claim('i1', 30_000);
     const lines = [
@@ -336,7 +303,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('writes appends made at once in call order, gap-free, each told its own last sequence number', async () => {
-    const store = await openStore(await freshDatabase());
+    const store = await openStore(await databases.create());
     const run = await submit(store, newRun('dev'));
     await store.claim('i1', 30_000);
     const feedNotices: StoreNotice[] = [];
@@ -371,7 +338,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('keeps a log line holding a NUL (as U+FFFD) and counts offsets in that form', async () => {
-    const store = await openStore(await freshDatabase());
+    const store = await openStore(await databases.create());
     const run = await submit(store, newRun('dev'));
     await store.claim('i1', 30_000);
     await store.appendFeed(run.id, [
@@ -384,7 +351,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('stores and replaces a result', async () => {
-    const store = await openStore(await freshDatabase());
+    const store = await openStore(await databases.create());
     const run = await submit(store, newRun('dev', { type: 'generate' }));
     expect(await store.getResult(run.id)).toBeUndefined();
     await store.setResult(run.id, { contentType: 'application/yaml', body: 'a: 1\n' });
@@ -393,7 +360,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('cancels a queued run at once, and carries a cancel of a running run to the other instances', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const owner = await openStore(url, 'owner');
     const other = await openStore(url, 'other');
     const running = await submit(other, newRun('dev'));
@@ -416,7 +383,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('tells every instance about submissions, feed appends and finished runs', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const a = await openStore(url, 'a');
     const b = await openStore(url, 'b');
     const queued = waitForNotice(b, (n) => n.type === 'queued');
@@ -435,7 +402,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('listens again after its listening connection is dropped', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const a = await openStore(url, 'a');
     const b = await openStore(url, 'b');
     const dropped = await sql<{ n: string }>(
@@ -458,7 +425,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('errors runs whose lease expired, never re-queues them, and the owner learns it lost them', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const dead = await openStore(url, 'dead');
     const live = await openStore(url, 'live');
     const lost = await submit(dead, newRun('dev'));
@@ -489,7 +456,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('fences a reaped owner: its feed writes, release and finish are refused, as is a write of another generation', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const old = await openStore(url, 'old');
     const live = await openStore(url, 'live');
     const run = await submit(old, newRun('dev'));
@@ -514,7 +481,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('reaps only after the grace, and closes the release before anyone hears the run errored', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const old = await openStore(url, 'old');
     const live = await openStore(url, 'live');
     const run = await submit(old, newRun('dev'));
@@ -539,7 +506,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('a run whose release cannot be closed stays running until a later reap closes it', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const old = await openStore(url, 'old');
     const live = await openStore(url, 'live');
     const run = await submit(old, newRun('dev'));
@@ -556,7 +523,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('upgrades run tables of schema version 1 in place: a running run keeps running and can be finished', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const first = await openStore(url, 'a');
     const run = await submit(first, newRun('dev'));
     await first.claim('a', 600_000);
@@ -570,7 +537,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('a closed instance gives up its leases: its runs are errored at the next reap, not after the lease', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const gone = await openStore(url, 'gone');
     const live = await openStore(url, 'live');
     const run = await submit(gone, newRun('dev'));
@@ -581,7 +548,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('renewing keeps a lease alive past its first term', async () => {
-    const store = await openStore(await freshDatabase());
+    const store = await openStore(await databases.create());
     const run = await submit(store, newRun('dev'));
     await store.claim('i1', 300);
     for (let n = 0; n < 4; n++) {
@@ -593,7 +560,7 @@ describe('PostgreSQL run store', () => {
   });
 
   it('many instances claiming at once: each run claimed once, never two running on one stack, in order', async () => {
-    const url = await freshDatabase();
+    const url = await databases.create();
     const claimers = await Promise.all(['c1', 'c2', 'c3', 'c4', 'c5'].map((n) => openStore(url, n)));
     const stacks = ['s1', 's2', 's3', 's4'];
     const submitted = await Promise.all(
