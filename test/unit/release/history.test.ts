@@ -129,6 +129,7 @@ describe('release diff', () => {
         },
       ],
       unchanged: ['web:db', 'web:same'],
+      notRecorded: [],
     });
   });
 
