@@ -30,6 +30,8 @@ export interface EngineContext {
   message(text: string): void;
   /** The line saying where a run was recorded (a CLI prints it on stdout). Whole lines. */
   result(text: string): void;
+  /** Who asked for the run when not the user running kapps (the runs server: the token's name); a release's owner. */
+  readonly runBy?: string;
   /** Bounds of the release log (the runs server's `limits`); unlimited when absent (the CLI). */
   readonly logLimits?: LogLimits;
 }

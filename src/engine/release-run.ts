@@ -246,7 +246,7 @@ async function openRun(
   specRecorded: boolean,
   ctx: EngineContext,
 ): Promise<RunLock> {
-  const { beginRelease, computePreview, specDigest } = await import('../release/index.js');
+  const { beginRelease, computePreview, ownerFor, specDigest } = await import('../release/index.js');
   const { ReleaseLogWriter } = await import('../release/log-writer.js');
   const { project, store, where, source } = await openTarget(stack, args, ctx);
   let recorder: ReleaseRecorder;
@@ -261,6 +261,7 @@ async function openRun(
       selectors: { include: args.include, exclude: args.exclude },
       kappsVersion: kappsVersion(),
       stackFile: args.stackFile,
+      owner: ownerFor(ctx.runBy),
     });
   } catch (e) {
     await store.close();

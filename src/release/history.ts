@@ -9,7 +9,15 @@
 import { canonicalJson } from './canonical-json.js';
 import { formatOwner } from './owner.js';
 import type { SpecKapp } from '../plan/spec.js';
-import { diffKappSpecs, diffOutputValues, formatChange, formatChangeLines, type SpecChange } from './spec-diff.js';
+import {
+  diffKappSpecs,
+  diffOutputValues,
+  formatChange,
+  formatChangeLines,
+  notRecorded,
+  portableLike,
+  type SpecChange,
+} from './spec-diff.js';
 import type { JsonValue, KappState, KappStateStatus, Release, ReleaseSummary } from './types.js';
 
 /** One row of `kapps release list -o json`. */
@@ -75,6 +83,11 @@ export interface ReleaseDiff {
   changed: KappChange[];
   /** Present in both, the same. */
   unchanged: string[];
+  /**
+   * Kapps present in both whose entry one release recorded before spec format 2: compared on what both recorded
+   * (steps and dependencies, paths made portable), `fields` naming what `revision` did not record.
+   */
+  notRecorded: { id: string; revision: number; fields: string[] }[];
 }
 
 /** Compare the states of release `a` (older or not) and release `b`. Ids are sorted. */
@@ -93,6 +106,7 @@ export function diffReleases(a: Release, b: Release, specs?: DiffSpecs): Release
     removed: [],
     changed: [],
     unchanged: [],
+    notRecorded: [],
   };
   for (const id of ids) {
     const before = present(a, id);
@@ -111,7 +125,17 @@ export function diffReleases(a: Release, b: Release, specs?: DiffSpecs): Release
       };
       const specA = specs?.from.get(id);
       const specB = specs?.to.get(id);
-      if (change.spec && specA && specB) change.changes = diffKappSpecs(specA, specB);
+      const oldA = before.specFormat === undefined;
+      if (oldA !== (after.specFormat === undefined) && specA && specB) {
+        // One side recorded before spec format 2: its digest covers another form of the spec and its paths are the
+        // machine's, so the specs themselves are compared, on what both recorded, the old one's paths made portable.
+        const [old, other] = oldA ? [specA, specB] : [specB, specA];
+        const portable = portableLike(old, other);
+        change.changes = oldA ? diffKappSpecs(portable, other) : diffKappSpecs(other, portable);
+        change.spec = change.changes.length > 0;
+        const fields = notRecorded(portable, other);
+        if (fields.length) diff.notRecorded.push({ id, revision: oldA ? a.revision : b.revision, fields });
+      } else if (change.spec && specA && specB) change.changes = diffKappSpecs(specA, specB);
       if (change.outputs) change.outputChanges = diffOutputValues(before.outputs, after.outputs);
       if (change.spec || change.outputs || change.status) diff.changed.push(change);
       else diff.unchanged.push(id);
@@ -147,6 +171,18 @@ export function formatReleaseDiff(diff: ReleaseDiff): string {
   const changes = diff.added.length + diff.removed.length + diff.changed.length;
   if (changes === 0) lines.push('No differences.');
   lines.push(`${changes} changed, ${diff.unchanged.length} unchanged`);
+  const byRevision = new Map<number, { ids: string[]; fields: string[] }>();
+  for (const entry of diff.notRecorded) {
+    const seen = byRevision.get(entry.revision) ?? { ids: [], fields: entry.fields };
+    seen.ids.push(entry.id);
+    byRevision.set(entry.revision, seen);
+  }
+  for (const [revision, { ids, fields }] of byRevision) {
+    lines.push(
+      `Note: release ${revision} did not record the ${fields.join(', ')} of ${ids.join(', ')}; ` +
+        'compared their steps and dependencies only.',
+    );
+  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -6,7 +6,7 @@ export type { Release, ReleaseState } from './types.js';
 export { isRunningPhase } from './types.js';
 export { describeBackend, kappsHome, openReleaseStore, resolveBackend } from './store.js';
 export { ReleaseRecorder, beginRelease, describeHolder, unlockRelease } from './recorder.js';
-export { currentOwner } from './owner.js';
+export { currentOwner, ownerFor } from './owner.js';
 export type { PreviewDocument, PreviewRow, RefreshResult } from './preview.js';
 export {
   applyRefresh,

@@ -82,7 +82,16 @@ export function formatAge(ms: number): string {
   return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }
 
-/** `user@host (pid N)`. */
+/** `user@host (pid N)`; a runs server run: `token via user@host (pid N)`. */
 export function formatOwner(owner: ReleaseOwner): string {
-  return `${owner.user}@${owner.host} (pid ${owner.pid})`;
+  const via = owner.machineUser === undefined ? '' : `${owner.machineUser}@`;
+  return via
+    ? `${owner.user} via ${via}${owner.host} (pid ${owner.pid})`
+    : `${owner.user}@${owner.host} (pid ${owner.pid})`;
+}
+
+/** The owner of a run made on behalf of `runBy` (a runs server's token name): this process, named after them. */
+export function ownerFor(runBy: string | undefined): ReleaseOwner {
+  const self = currentOwner();
+  return runBy === undefined ? self : { ...self, user: runBy, machineUser: self.user };
 }

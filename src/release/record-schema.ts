@@ -76,8 +76,10 @@ const specSchema = z.looseObject({
 
 /** The process that runs (or ran) a release, named in lock messages. `ReleaseOwner` is inferred from it. */
 export const ownerSchema = z.object({
-  /** Login name of the user. */
+  /** Who ran it: the login name of the user, or for a runs server run the name of the token that submitted it. */
   user: z.string(),
+  /** A runs server run: the login name the server runs as (`user` names the token). */
+  machineUser: z.string().optional(),
   /** Host name of the machine. */
   host: z.string(),
   /** Process id on that host. */

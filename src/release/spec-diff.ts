@@ -16,6 +16,7 @@
 import { PHASES } from '../vocabulary.js';
 import type { SpecKapp, SpecSource, SpecStep, SpecTemplate } from '../plan/spec.js';
 import { KEYED_MASK, SECRET_NAME, URL_PASSWORD } from '../plan/secrets.js';
+import { portablePath } from '../plan/complete-spec.js';
 import { canonicalJson } from './canonical-json.js';
 import type { JsonValue } from './types.js';
 
@@ -269,6 +270,66 @@ function bothRecorded(from: SpecKapp | null, to: SpecKapp | null): boolean {
 export function notRecorded(from: SpecKapp | null, to: SpecKapp | null): string[] {
   if (!from || !to || from.sources !== undefined || to.sources === undefined) return [];
   return [...FORMAT_2_FIELDS];
+}
+
+const ROOT_NAME = /\$\{(?:kapp_dir|workspace|stack_dir)\}/g;
+
+/**
+ * The spec `old`, recorded before spec format 2 with the recording machine's absolute paths, with those paths made
+ * portable as `portable` (a later spec of the same kapp) records them. Each root (`${kapp_dir}`, `${workspace}`,
+ * `${stack_dir}`) is learnt where both hold a string at the same place (a step's working directory, capture files,
+ * arguments, environment, conditions) and the portable one names the root once, the texts around it being the same;
+ * then every string of the old steps has those roots replaced (longest first). A root never learnt stays as written.
+ */
+export function portableLike(old: SpecKapp, portable: SpecKapp): SpecKapp {
+  const roots = new Map<string, string>();
+  const learn = (before: string | undefined, after: string | undefined): void => {
+    if (before === undefined || after === undefined) return;
+    const found = [...after.matchAll(ROOT_NAME)];
+    const match = found[0];
+    if (found.length !== 1 || match === undefined) return;
+    const name = match[0];
+    const prefix = after.slice(0, match.index);
+    const suffix = after.slice(match.index + name.length);
+    if (before.length < prefix.length + suffix.length + 2) return;
+    if (!before.startsWith(prefix) || !before.endsWith(suffix)) return;
+    const dir = before.slice(prefix.length, before.length - suffix.length);
+    if (dir.startsWith('/') && !roots.has(name)) roots.set(name, dir);
+  };
+  const learnAll = (a: readonly string[] | undefined, b: readonly string[] | undefined): void => {
+    if (a && b && a.length === b.length) a.forEach((text, i) => learn(text, b[i]));
+  };
+  for (const phase of PHASES) {
+    const news = keyedSteps(portable.phases[phase] ?? []);
+    for (const [key, before] of keyedSteps(old.phases[phase] ?? [])) {
+      const after = news.get(key);
+      if (!after) continue;
+      learn(before.workingDir, after.workingDir);
+      learn(before.stdout, after.stdout);
+      learn(before.stderr, after.stderr);
+      learnAll(before.args, after.args);
+      learnAll(before.conditions, after.conditions);
+      for (const [name, value] of Object.entries(before.env)) learn(value, after.env[name]);
+    }
+  }
+  if (roots.size === 0) return old;
+  const pairs = [...roots].map(([name, dir]) => [dir, name] as const).sort((a, b) => b[0].length - a[0].length);
+  const phases = {} as SpecKapp['phases'];
+  for (const phase of PHASES) {
+    phases[phase] = (old.phases[phase] ?? []).map((step) => portableStrings(step, pairs) as SpecStep);
+  }
+  return { ...old, phases };
+}
+
+function portableStrings(value: unknown, roots: readonly (readonly [string, string])[]): unknown {
+  if (typeof value === 'string') return portablePath(value, roots);
+  if (Array.isArray(value)) return value.map((v) => portableStrings(v, roots));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value)) out[key] = portableStrings(member, roots);
+    return out;
+  }
+  return value;
 }
 
 function sourceView(s: SpecSource): JsonValue {

@@ -216,7 +216,14 @@ export const stackLockSchema = z.object({
   revision: z.number().int(),
   operation: z.string(),
   phase: z.string(),
-  owner: z.object({ user: z.string(), host: z.string(), pid: z.number().int().optional() }).passthrough(),
+  owner: z
+    .object({
+      user: z.string(),
+      machineUser: z.string().optional(),
+      host: z.string(),
+      pid: z.number().int().optional(),
+    })
+    .passthrough(),
   since: z.string(),
   /** Why the owner looks dead (`process 123 is not running on host`), or null when it may be alive. */
   ownerLooksDead: z.string().nullable(),
@@ -230,7 +237,12 @@ export const releaseListEntrySchema = z.object({
   operation: z.string(),
   phase: z.string(),
   kappsCount: z.number().int(),
-  owner: z.object({ user: z.string(), host: z.string(), pid: z.number().int().optional() }),
+  owner: z.object({
+    user: z.string(),
+    machineUser: z.string().optional(),
+    host: z.string(),
+    pid: z.number().int().optional(),
+  }),
   createdAt: z.string(),
   modifiedAt: z.string(),
   finishedAt: z.string().optional(),

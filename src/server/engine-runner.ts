@@ -75,6 +75,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
       runEnv: projectRunEnv(project, process.env),
       readRoots: [realOrNearest(dir), realOrNearest(context.workspaceOf(run.project, run.stack))],
       argv: ['kapps', 'serve', `--run=${run.id}`, run.type, run.project, run.stack],
+      runBy: run.createdBy,
       message: (text) => io.message(text),
       result: (text) => io.message(text),
       logLimits: { maxBytes: context.limits.maxLogBytes, maxLineLength: context.limits.maxLineLength },

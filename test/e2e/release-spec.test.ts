@@ -295,6 +295,26 @@ function legacyDigest(kapp: Record<string, unknown>): string {
     .digest('hex');
 }
 
+/**
+ * The record an older kapps wrote after installing the stack `dev` of project `shop` as revision 1: its spec is the
+ * `kapps generate` document (steps and dependencies, the machine's paths), its state entries have no specFormat.
+ */
+async function writeOldRelease(p: TestProject, backendDir: string): Promise<void> {
+  const generated = await p.run(['generate', 'stacks.yaml', 'dev', '-o', 'json']);
+  expect(generated.code, generated.stderr).toBe(0);
+  const spec = JSON.parse(generated.stdout) as { stack: string; kapps: Record<string, unknown>[] };
+  const fixture = JSON.parse(
+    readFileSync(new URL('../fixtures/release/old-format-release.json', import.meta.url), 'utf8'),
+  ) as Record<string, unknown> & { state: Record<string, { specDigest: string }> };
+  const entry = fixture.state['web:api'];
+  if (!entry) throw new Error('the fixture has no web:api');
+  entry.specDigest = legacyDigest(spec.kapps[0] ?? {});
+  fixture.spec = spec;
+  const dir = join(backendDir, 'releases', 'shop', 'dev');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, '1.yaml'), JSON.stringify(fixture, null, 2));
+}
+
 describe('a release recorded before the spec had a format', () => {
   it('is previewed on what it recorded: no false Update, the fields it lacks named', async () => {
     const backend = await freshBackend('file');
@@ -303,21 +323,7 @@ describe('a release recorded before the spec had a format', () => {
       descriptor: `${fakeKapp({ apply: tag })}vars:\n  replicas: 2\n`,
     });
     const p = makeProject('shop', backend, [api('--tag apply-api')]);
-    // The record an older kapps wrote after installing this stack: its spec is the `kapps generate` document (steps
-    // and dependencies, the machine's paths), its state entries have no specFormat.
-    const generated = await p.run(['generate', 'stacks.yaml', 'dev', '-o', 'json']);
-    expect(generated.code, generated.stderr).toBe(0);
-    const spec = JSON.parse(generated.stdout) as { stack: string; kapps: Record<string, unknown>[] };
-    const fixture = JSON.parse(
-      readFileSync(new URL('../fixtures/release/old-format-release.json', import.meta.url), 'utf8'),
-    ) as Record<string, unknown> & { state: Record<string, { specDigest: string }> };
-    const entry = fixture.state['web:api'];
-    if (!entry) throw new Error('the fixture has no web:api');
-    entry.specDigest = legacyDigest(spec.kapps[0] ?? {});
-    fixture.spec = spec;
-    const dir = join(backend.value, 'releases', 'shop', 'dev');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, '1.yaml'), JSON.stringify(fixture, null, 2));
+    await writeOldRelease(p, backend.value);
 
     const listed = await p.run(['release', 'show', 'stacks.yaml', 'dev', '--revision', '1']);
     expect(listed.code, listed.stderr).toBe(0);
@@ -349,6 +355,44 @@ describe('a release recorded before the spec had a format', () => {
     expect((await preview(p)).stdout).toBe('No changes: the 1 kapp(s) match release 2.\n');
     rmSync(join(p.dir, '.kapps-workspace'), { recursive: true, force: true });
     expect((await preview(p)).stdout).toBe('No changes: the 1 kapp(s) match release 2.\n');
+  });
+
+  it('is compared by release diff on what both recorded, its paths made portable: no false difference', async () => {
+    const backend = await freshBackend('file');
+    const api = (tag: string): KappDef => ({
+      id: 'api',
+      descriptor: `${fakeKapp({ apply: tag })}vars:\n  replicas: 2\n`,
+    });
+    const p = makeProject('shop', backend, [api('--tag apply-api')]);
+    await writeOldRelease(p, backend.value);
+    await installed(p);
+    const note =
+      'Note: release 1 did not record the sources, templates, vars of web:api; compared their steps and ' +
+      'dependencies only.\n';
+
+    const same = await p.run(['release', 'diff', 'stacks.yaml', 'dev', '1', '2']);
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.stdout).toBe(`Release 1 → 2 of shop/dev\nNo differences.\n0 changed, 1 unchanged\n${note}`);
+    // Either way round.
+    const back = await p.run(['release', 'diff', 'stacks.yaml', 'dev', '2', '1']);
+    expect(back.stdout).toBe(`Release 2 → 1 of shop/dev\nNo differences.\n0 changed, 1 unchanged\n${note}`);
+    const json = await p.run(['release', 'diff', 'stacks.yaml', 'dev', '1', '2', '-o', 'json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      changed: [],
+      unchanged: ['web:api'],
+      notRecorded: [{ id: 'web:api', revision: 1, fields: ['sources', 'templates', 'vars'] }],
+    });
+
+    // A real change of a step is still found, and only it.
+    p.writeKapps([api('--tag apply-api-v2')]);
+    await installed(p);
+    const changed = await p.run(['release', 'diff', 'stacks.yaml', 'dev', '1', '3']);
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(changed.stdout).toBe(
+      'Release 1 → 3 of shop/dev\n~ web:api: spec changed\n' +
+        '    ~ apply_install/apply args: "--tag apply-api" → "--tag apply-api-v2"\n' +
+        `1 changed, 0 unchanged\n${note}`,
+    );
   });
 });
 

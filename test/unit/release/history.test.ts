@@ -7,6 +7,7 @@ import {
   releaseListEntries,
 } from '../../../src/release/history.js';
 import { summarise, type KappState, type Release } from '../../../src/release/types.js';
+import type { SpecKapp, SpecStep } from '../../../src/plan/spec.js';
 import { makeRelease } from './helpers.js';
 
 function entry(status: KappState['status'], digest: string, outputs: KappState['outputs'] = {}): KappState {
@@ -129,6 +130,7 @@ describe('release diff', () => {
         },
       ],
       unchanged: ['web:db', 'web:same'],
+      notRecorded: [],
     });
   });
 
@@ -155,5 +157,69 @@ describe('release diff', () => {
     expect(formatReleaseDiff(diffReleases(a, a))).toBe(
       'Release 1 → 1 of shop/dev\nNo differences.\n0 changed, 6 unchanged\n',
     );
+  });
+});
+
+describe('release diff against a kapp recorded before the spec had a format', () => {
+  const step = (dir: string, tag: string): SpecStep => ({
+    name: 'apply',
+    command: 'helm',
+    args: ['upgrade', '-f', `${dir}/_generated_values.yaml`, tag],
+    env: { CONFIG: `${dir}/config` },
+    workingDir: dir,
+    stdout: `${dir}/out.json`,
+  });
+  const spec = (dir: string, tag: string, complete: boolean): SpecKapp =>
+    ({
+      id: 'web:api',
+      dependsOn: [],
+      selected: true,
+      conditionsOk: true,
+      phases: { apply_install: [step(dir, tag)] },
+      ...(complete ? { sources: [], templates: [], vars: { replicas: 2 } } : {}),
+    }) as unknown as SpecKapp;
+  const releases = (oldTag: string) => {
+    const a = makeRelease('shop', 'dev', 1, { state: { 'web:api': entry('installed', 'legacy') } });
+    const b = makeRelease('shop', 'dev', 2, {
+      state: { 'web:api': { ...entry('installed', 'new'), specFormat: 2 } },
+    });
+    const specs = {
+      // Recorded by another checkout, with its absolute paths.
+      from: new Map([['web:api', spec('/home/ci/work/shop/.kapps-workspace/dev/web/api', oldTag, false)]]),
+      to: new Map([['web:api', spec('${kapp_dir}', '--tag v1', true)]]),
+    };
+    return { a, b, specs };
+  };
+
+  it('finds no difference where only the form of the paths changed, and names what the old one lacks', () => {
+    const { a, b, specs } = releases('--tag v1');
+    const diff = diffReleases(a, b, specs);
+    expect(diff).toMatchObject({
+      changed: [],
+      unchanged: ['web:api'],
+      notRecorded: [{ id: 'web:api', revision: 1, fields: ['sources', 'templates', 'vars'] }],
+    });
+    expect(diffReleases(b, a, { from: specs.to, to: specs.from })).toMatchObject({
+      changed: [],
+      notRecorded: [{ revision: 1 }],
+    });
+  });
+
+  it('still lists a real change of a step, and only it', () => {
+    const { a, b, specs } = releases('--tag v0');
+    const diff = diffReleases(a, b, specs);
+    expect(diff.changed.map((c) => [c.id, c.spec, c.changes])).toEqual([
+      [
+        'web:api',
+        true,
+        [
+          {
+            path: ['apply_install', 'apply', 'args'],
+            from: ['upgrade', '-f', '${kapp_dir}/_generated_values.yaml', '--tag v0'],
+            to: ['upgrade', '-f', '${kapp_dir}/_generated_values.yaml', '--tag v1'],
+          },
+        ],
+      ],
+    ]);
   });
 });
