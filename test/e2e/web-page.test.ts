@@ -342,6 +342,22 @@ describe('the web page', () => {
     const [failureTop, dagTop] = await Promise.all([failure.boundingBox(), page.getByTestId('dag').boundingBox()]);
     expect(failureTop!.y).toBeLessThan(dagTop!.y);
     await screenshot(page, 'run-failed');
+    // The kapp's log is grouped per step run, under a header with the step's status and duration that collapses it.
+    await failure.getByRole('button', { name: 'Show web:bad' }).click();
+    const kappLog = page.getByTestId('kapp-log');
+    const header = kappLog.locator('.row.group button');
+    const shown = () => kappLog.locator('.row[data-line] .lt').allTextContents();
+    await expect.poll(() => header.count(), POLL).toBe(1);
+    expect(await header.textContent()).toMatch(/^▾ apply_install\/apply: failed, exit 3, [^·]+ · 2 lines$/);
+    expect(await header.getAttribute('aria-expanded')).toBe('true');
+    expect((await shown()).join('\n')).toContain('step-said-hello');
+    expect((await shown()).join('\n')).toContain('fatal-disk-full');
+    await header.click();
+    await expect.poll(shown, POLL).toEqual([]);
+    expect(await header.getAttribute('aria-expanded')).toBe('false');
+    expect(await header.textContent()).toMatch(/^▸ apply_install\/apply: failed/);
+    await header.click();
+    await expect.poll(async () => (await shown()).join('\n'), POLL).toContain('fatal-disk-full');
   });
 
   it('shows a stale lock, which an admin unlocks and a read-only token cannot', async () => {

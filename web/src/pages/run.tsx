@@ -511,6 +511,7 @@ function KappPanel(props: {
         lines={props.log}
         count={props.count}
         kapp={k.id}
+        steps={k.steps}
         start={props.start}
         label={`Log of ${k.id}`}
         testId="kapp-log"
