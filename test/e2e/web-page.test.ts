@@ -243,9 +243,13 @@ describe('the web page', () => {
   it('generates the spec from the page, one collapsible section per kapp', async () => {
     const page = await login(TOKENS.apply);
     await page.goto(`${server.url}/#/stacks/broken/dev`);
-    // Destroy asks for the stack's name before it may be confirmed (here it is not).
+    // Destroy asks for the stack's name before it may be confirmed (here it is not), and says what it would delete:
+    // nothing, this stack has no release yet.
     await page.getByRole('button', { name: 'Destroy', exact: true }).click();
     const confirmDestroy = page.getByRole('button', { name: 'Confirm destroy' });
+    await expect
+      .poll(() => page.getByTestId('destroy-list').textContent(), POLL)
+      .toBe('No release yet: nothing is installed to delete.');
     expect(await confirmDestroy.isDisabled()).toBe(true);
     await page.getByLabel('Type dev to confirm').fill('de');
     expect(await confirmDestroy.isDisabled()).toBe(true);
@@ -266,6 +270,20 @@ describe('the web page', () => {
   it("starts a run with the API's options from the Start run dialog", async () => {
     const page = await login(TOKENS.apply);
     await page.goto(`${server.url}/#/stacks/shop/dev`);
+    // Destroy lists the kapps of the latest release it would delete before it asks for the stack's name.
+    await page.getByRole('button', { name: 'Destroy', exact: true }).click();
+    const toDelete = page.getByRole('alertdialog', { name: 'Confirm destroy' });
+    await expect
+      .poll(() => toDelete.getByTestId('destroy-list').locator('p').textContent(), POLL)
+      .toBe('It deletes these 5 kapps of release #2, by id:');
+    expect(await toDelete.locator('li').allTextContents()).toEqual([
+      'web:api installed',
+      'web:cache installed',
+      'web:db installed',
+      'web:front installed',
+      'web:jobs installed',
+    ]);
+    await toDelete.getByRole('button', { name: 'Back' }).click();
     await page.getByRole('button', { name: 'Start run…' }).click();
     const dialog = page.getByRole('dialog', { name: 'Start a run' });
     // It takes the focus; Escape closes it.
@@ -324,6 +342,22 @@ describe('the web page', () => {
     const [failureTop, dagTop] = await Promise.all([failure.boundingBox(), page.getByTestId('dag').boundingBox()]);
     expect(failureTop!.y).toBeLessThan(dagTop!.y);
     await screenshot(page, 'run-failed');
+    // The kapp's log is grouped per step run, under a header with the step's status and duration that collapses it.
+    await failure.getByRole('button', { name: 'Show web:bad' }).click();
+    const kappLog = page.getByTestId('kapp-log');
+    const header = kappLog.locator('.row.group button');
+    const shown = () => kappLog.locator('.row[data-line] .lt').allTextContents();
+    await expect.poll(() => header.count(), POLL).toBe(1);
+    expect(await header.textContent()).toMatch(/^▾ apply_install\/apply: failed, exit 3, [^·]+ · 2 lines$/);
+    expect(await header.getAttribute('aria-expanded')).toBe('true');
+    expect((await shown()).join('\n')).toContain('step-said-hello');
+    expect((await shown()).join('\n')).toContain('fatal-disk-full');
+    await header.click();
+    await expect.poll(shown, POLL).toEqual([]);
+    expect(await header.getAttribute('aria-expanded')).toBe('false');
+    expect(await header.textContent()).toMatch(/^▸ apply_install\/apply: failed/);
+    await header.click();
+    await expect.poll(async () => (await shown()).join('\n'), POLL).toContain('fatal-disk-full');
   });
 
   it('shows a stale lock, which an admin unlocks and a read-only token cannot', async () => {

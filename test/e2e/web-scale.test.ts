@@ -223,6 +223,29 @@ describe('the web page at real sizes', () => {
     expect(await items.first().getAttribute('data-kapp')).toBe('m9:k29');
     expect(await items.first().getAttribute('data-state')).toBe('running');
     expect(await items.nth(1).getAttribute('data-state')).toBe('succeeded');
+    // Filtered by manifest, then by state too: the list holds only the kapps kept.
+    await page.getByTestId('manifest-filter').selectOption('m3');
+    const listed = () =>
+      items.evaluateAll((li: { getAttribute(name: string): string | null }[]) =>
+        li.map((e) => e.getAttribute('data-kapp')),
+      );
+    await expect
+      .poll(async () => (await listed()).sort(), POLL)
+      .toEqual(Array.from({ length: PER_MANIFEST }, (_, i) => `m3:k${i}`).sort());
+    expect(await page.getByTestId('kapp-list-count').textContent()).toBe('30 of 300 kapps match the filter.');
+    await page.getByTestId('state-filter').selectOption('running');
+    await expect.poll(() => items.count(), POLL).toBe(0);
+    await page.getByTestId('manifest-filter').selectOption('m9');
+    await expect.poll(listed, POLL).toEqual(['m9:k29']);
+    // The DAG dims what the filter does not keep.
+    await page.getByLabel('DAG', { exact: true }).check();
+    const dimmed = () => page.locator('[data-testid="dag"] [data-kapp].dimmed').count();
+    await expect.poll(dimmed, POLL).toBe(299);
+    expect(await gate.getAttribute('class')).not.toContain('dimmed');
+    await page.getByTestId('state-filter').selectOption('');
+    await expect.poll(dimmed, POLL).toBe(270);
+    await page.getByTestId('manifest-filter').selectOption('');
+    await expect.poll(dimmed, POLL).toBe(0);
   }, 120_000);
 
   it('keeps every line of a 50,000-line log reachable, searchable, in colour, and stops following when scrolled up', async () => {

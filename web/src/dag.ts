@@ -169,6 +169,8 @@ export function dagSvg(nodes: readonly DagNode[], layout: Layout): string {
 export class DagView {
   private readonly elements = new Map<string, Element>();
   private selected: string | null = null;
+  /** The filter: nodes it does not keep are dimmed (null: every node shown as it is). */
+  private keep: ((id: string, state: KappState) => boolean) | null = null;
 
   constructor(
     private readonly container: HTMLElement,
@@ -198,6 +200,14 @@ export class DagView {
     this.elements.clear();
     for (const g of this.container.querySelectorAll('[data-kapp]')) this.elements.set(g.getAttribute('data-kapp')!, g);
     if (this.selected) this.select(this.selected);
+    if (this.keep) this.filter(this.keep);
+  }
+
+  /** Dim the nodes `keep` does not keep (null: none dimmed); state changes keep applying it. */
+  filter(keep: ((id: string, state: KappState) => boolean) | null): void {
+    this.keep = keep;
+    for (const [id, g] of this.elements)
+      g.classList.toggle('dimmed', keep !== null && !keep(id, g.getAttribute('data-state') as KappState));
   }
 
   /** Show the new state of these kapps. */
@@ -205,7 +215,11 @@ export class DagView {
     for (const n of nodes) {
       const g = this.elements.get(n.id);
       if (!g || g.getAttribute('data-state') === n.state) continue;
-      g.setAttribute('class', `kapp s-${n.state}${n.id === this.selected ? ' selected' : ''}`);
+      const dimmed = this.keep !== null && !this.keep(n.id, n.state);
+      g.setAttribute(
+        'class',
+        `kapp s-${n.state}${n.id === this.selected ? ' selected' : ''}${dimmed ? ' dimmed' : ''}`,
+      );
       g.setAttribute('data-state', n.state);
       g.setAttribute('aria-label', nodeLabel(n.id, n.state));
       const texts = g.getElementsByTagName('text');

@@ -7,7 +7,8 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, describeError, type LogLine } from './api';
 import { parseAnsi, stripAnsi, type AnsiSegment } from './ansi';
-import { href } from './format';
+import { formatDuration, href } from './format';
+import type { StepView } from './run-model';
 
 /** The height of a row in px; `.log .row` in style.css says the same. */
 export const ROW_H = 18;
@@ -27,13 +28,31 @@ export interface LogViewProps {
   small?: boolean;
   /** A line (1-based, in the whole log) to bring into view and mark, as a link to it asks. */
   target?: number | null;
+  /**
+   * With `kapp`: the kapp's steps as they ran. The lines are then grouped per step run (the lines in a row of one
+   * phase/step), each group under a header with the step's status and duration that collapses its lines.
+   */
+  steps?: readonly StepView[];
+}
+
+/** A run of lines of one step; the `nth` run of that phase/step in the kapp's log (matched to its nth step). */
+interface Group {
+  phase: string;
+  step: string;
+  nth: number;
+  count: number;
 }
 
 /** The positions (in the whole log) of the lines shown, kept up to date as lines arrive. */
 interface ViewIndex {
   kapp: string | undefined;
+  collapsed: ReadonlySet<number> | null;
   scanned: number;
+  /** A line's position in the whole log, or a group's header as -(group + 1). */
   idx: number[];
+  groups: Group[];
+  /** The group taking the next line of its step (-1: none). */
+  open: number;
 }
 
 /** The positions (in the view) of the lines matching the search, kept up to date as lines arrive. */
@@ -53,17 +72,42 @@ export function LogView(props: LogViewProps) {
   const [query, setQuery] = useState('');
   const [current, setCurrent] = useState(-1);
   const [downloading, setDownloading] = useState<string | null>(null);
+  const [collapsed, setCollapsed] = useState<ReadonlySet<number>>(new Set());
   const programmatic = useRef(-1);
-  const view = useRef<ViewIndex>({ kapp: undefined, scanned: 0, idx: [] });
+  const view = useRef<ViewIndex>({ kapp: undefined, collapsed: null, scanned: 0, idx: [], groups: [], open: -1 });
   const matches = useRef<MatchIndex>({ query: '', view: null, scanned: 0, hits: [] });
 
   // The lines in view: every line, or the kapp's lines (scanned once each).
-  if (view.current.kapp !== props.kapp) view.current = { kapp: props.kapp, scanned: 0, idx: [] };
+  const grouped = props.kapp !== undefined && props.steps !== undefined;
+  const groupsShut = grouped ? collapsed : null;
+  if (view.current.kapp !== props.kapp || view.current.collapsed !== groupsShut)
+    view.current = { kapp: props.kapp, collapsed: groupsShut, scanned: 0, idx: [], groups: [], open: -1 };
   const v = view.current;
   if (props.kapp !== undefined) {
-    for (; v.scanned < count; v.scanned++) if (lines[v.scanned]!.kapp === props.kapp) v.idx.push(v.scanned);
+    for (; v.scanned < count; v.scanned++) {
+      const l = lines[v.scanned]!;
+      if (l.kapp !== props.kapp) continue;
+      if (!grouped || !l.step) {
+        v.open = -1;
+        v.idx.push(v.scanned);
+        continue;
+      }
+      const open = v.open >= 0 ? v.groups[v.open] : undefined;
+      if (!open || open.phase !== (l.phase ?? '') || open.step !== l.step) {
+        const nth = v.groups.filter((g) => g.phase === (l.phase ?? '') && g.step === l.step).length;
+        v.groups.push({ phase: l.phase ?? '', step: l.step, nth, count: 0 });
+        v.open = v.groups.length - 1;
+        v.idx.push(-v.groups.length);
+      }
+      v.groups[v.open]!.count++;
+      if (!groupsShut?.has(v.open)) v.idx.push(v.scanned);
+    }
   }
   const total = props.kapp === undefined ? count : v.idx.length;
+  // The lines (not the group headers), the collapsed ones included.
+  const lineCount = grouped
+    ? total - v.groups.length + v.groups.reduce((n, g, i) => n + (groupsShut?.has(i) ? g.count : 0), 0)
+    : total;
   const at = (pos: number) => (props.kapp === undefined ? pos : v.idx[pos]!);
 
   // The search's matches, case-insensitive on the text without escapes.
@@ -73,7 +117,8 @@ export function LogView(props: LogViewProps) {
   const mt = matches.current;
   if (needle) {
     for (; mt.scanned < total; mt.scanned++)
-      if (stripAnsi(lines[at(mt.scanned)]!.text).toLowerCase().includes(needle)) mt.hits.push(mt.scanned);
+      if (at(mt.scanned) >= 0 && stripAnsi(lines[at(mt.scanned)]!.text).toLowerCase().includes(needle))
+        mt.hits.push(mt.scanned);
   }
   const currentPos = current >= 0 && current < mt.hits.length ? mt.hits[current]! : -1;
 
@@ -167,6 +212,27 @@ export function LogView(props: LogViewProps) {
   const rows = [];
   for (let pos = first; pos < last; pos++) {
     const n = at(pos);
+    if (n < 0) {
+      const g = -n - 1;
+      rows.push(
+        <GroupRow
+          key={`g${g}`}
+          group={v.groups[g]!}
+          step={
+            props.steps?.filter((st) => st.phase === v.groups[g]!.phase && st.name === v.groups[g]!.step)[
+              v.groups[g]!.nth
+            ]
+          }
+          shut={collapsed.has(g)}
+          onToggle={() => {
+            const next = new Set(collapsed);
+            if (!next.delete(g)) next.add(g);
+            setCollapsed(next);
+          }}
+        />,
+      );
+      continue;
+    }
     rows.push(
       <LogRow
         key={n}
@@ -216,7 +282,7 @@ export function LogView(props: LogViewProps) {
               : 'no match'
             : ''}
         </span>
-        <span class="log-count">{total === 1 ? '1 line' : `${total} lines`}</span>
+        <span class="log-count">{lineCount === 1 ? '1 line' : `${lineCount} lines`}</span>
         <button type="button" onClick={() => void download()}>
           Download
         </button>
@@ -252,6 +318,21 @@ export function LogView(props: LogViewProps) {
         </div>
         {total === 0 && <div class="row">No log lines.</div>}
       </div>
+    </div>
+  );
+}
+
+/** The header of a step's run of lines: phase/step, status, duration, its line count; a button collapses them. */
+function GroupRow(props: { group: Group; step: StepView | undefined; shut: boolean; onToggle: () => void }) {
+  const { group, step } = props;
+  return (
+    <div class={`row group s-${step?.status ?? 'running'}`} data-group={`${group.phase}/${group.step}`}>
+      <button type="button" aria-expanded={!props.shut} onClick={props.onToggle}>
+        <span aria-hidden="true">{props.shut ? '▸' : '▾'}</span> {group.phase}/{group.step}: {step?.status ?? 'running'}
+        {step?.exitCode != null ? `, exit ${step.exitCode}` : ''}
+        {step?.durationMs != null ? `, ${formatDuration(step.durationMs)}` : ''} ·{' '}
+        {group.count === 1 ? '1 line' : `${group.count} lines`}
+      </button>
     </div>
   );
 }

@@ -12,7 +12,15 @@ import { DagView } from '../dag';
 import { durationBetween, formatDuration, formatTime, href } from '../format';
 import { Confirm } from '../confirm';
 import { LogView } from '../log-view';
-import { applyMessage, emptyModel, finalise, STATE_ICONS, type KappView, type RunModel } from '../run-model';
+import {
+  applyMessage,
+  emptyModel,
+  finalise,
+  STATE_ICONS,
+  type KappState,
+  type KappView,
+  type RunModel,
+} from '../run-model';
 import { RunResult } from './result';
 
 export function RunPage(props: { id: string; who: Whoami; line?: number | null }) {
@@ -27,6 +35,8 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
   const [confirmCancel, setConfirmCancel] = useState(false);
   const [view, setView] = useState<'dag' | 'list'>(() => (matchMedia('(max-width: 640px)').matches ? 'list' : 'dag'));
   const [find, setFind] = useState('');
+  const [stateFilter, setStateFilter] = useState('');
+  const [manifestFilter, setManifestFilter] = useState('');
   const followRef = useRef(false);
   followRef.current = followRunning;
   const dagBox = useRef<HTMLDivElement>(null);
@@ -102,6 +112,9 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
   }, []);
 
   useEffect(() => dag.current?.select(selected), [selected]);
+
+  const keep = kappFilter(stateFilter, manifestFilter);
+  useEffect(() => dag.current?.filter(keep), [stateFilter, manifestFilter]);
 
   useEffect(() => {
     if (followRunning && dag.current) revealRunning(dag.current, model.current, new Set());
@@ -248,6 +261,32 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
             </datalist>
             <button type="submit">Show</button>
           </form>
+          <label>
+            State{' '}
+            <select
+              value={stateFilter}
+              data-testid="state-filter"
+              onChange={(e) => setStateFilter((e.target as HTMLSelectElement).value)}
+            >
+              <option value="">all</option>
+              {STATE_ORDER.map((st) => (
+                <option key={st} value={st}>
+                  {st}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Manifest{' '}
+            <select
+              value={manifestFilter}
+              data-testid="manifest-filter"
+              onChange={(e) => setManifestFilter((e.target as HTMLSelectElement).value)}
+            >
+              <option value="">all</option>
+              <ManifestOptions order={m.order} count={m.order.length} />
+            </select>
+          </label>
           <button type="button" aria-label="Zoom in" onClick={() => dag.current?.zoom(1.25)}>
             +
           </button>
@@ -274,7 +313,7 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
           Skip past the DAG to the log
         </button>
         <div class="dag-box" ref={dagBox} data-testid="dag" hidden={view !== 'dag'} />
-        {view === 'list' && <KappList model={m} onShow={showKapp} />}
+        {view === 'list' && <KappList model={m} keep={keep} onShow={showKapp} />}
         {!m.started && <p>{status === 'queued' ? 'Waiting for the run to start…' : 'No kapps yet.'}</p>}
       </section>
       {kapp && (
@@ -318,6 +357,36 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
       {run && isFinal(run.status) && <RunResult run={run} who={props.who} />}
     </section>
   );
+}
+
+/** The manifest of a kapp: its id up to the first `:` (`web:db` → `web`). */
+function manifestOf(id: string): string {
+  const colon = id.indexOf(':');
+  return colon < 0 ? id : id.slice(0, colon);
+}
+
+/** What the state and manifest filters keep (null when both show all). */
+function kappFilter(state: string, manifest: string): ((id: string, state: KappState) => boolean) | null {
+  if (!state && !manifest) return null;
+  return (id, s) => (!state || s === state) && (!manifest || manifestOf(id) === manifest);
+}
+
+/** The manifest filter's options, each manifest once in the order of its first kapp. */
+class ManifestOptions extends Component<{ order: string[]; count: number }> {
+  override shouldComponentUpdate(next: { count: number }): boolean {
+    return next.count !== this.props.count;
+  }
+  override render() {
+    return (
+      <>
+        {[...new Set(this.props.order.map(manifestOf))].map((name) => (
+          <option key={name} value={name}>
+            {name}
+          </option>
+        ))}
+      </>
+    );
+  }
 }
 
 /** The per-kapp filter's options; rendered again only when kapps were added. */
@@ -442,6 +511,7 @@ function KappPanel(props: {
         lines={props.log}
         count={props.count}
         kapp={k.id}
+        steps={k.steps}
         start={props.start}
         label={`Log of ${k.id}`}
         testId="kapp-log"
@@ -481,19 +551,31 @@ function revealRunning(dag: DagView, m: RunModel, changed: Set<string>): void {
 const STATE_ORDER = ['failed', 'running', 'queued', 'unfinished', 'waiting', 'cancelled', 'skipped', 'succeeded'];
 
 /** The kapps as a list sorted by state (the phone and keyboard view of the DAG). */
-function KappList(props: { model: RunModel; onShow: (id: string) => void }) {
-  const kapps = [...props.model.kapps.values()].sort(
-    (a, b) => STATE_ORDER.indexOf(a.state) - STATE_ORDER.indexOf(b.state),
-  );
+function KappList(props: {
+  model: RunModel;
+  keep: ((id: string, state: KappState) => boolean) | null;
+  onShow: (id: string) => void;
+}) {
+  const { keep } = props;
+  const kapps = [...props.model.kapps.values()]
+    .filter((k) => !keep || keep(k.id, k.state))
+    .sort((a, b) => STATE_ORDER.indexOf(a.state) - STATE_ORDER.indexOf(b.state));
   return (
-    <ul class="kapp-list" aria-label="Kapps by state" data-testid="kapp-list">
-      {kapps.map((k) => (
-        <li key={k.id} class={`s-${k.state}`} data-kapp={k.id} data-state={k.state}>
-          <button type="button" onClick={() => props.onShow(k.id)}>
-            <span aria-hidden="true">{STATE_ICONS[k.state]}</span> {k.id} {k.state}
-          </button>
-        </li>
-      ))}
-    </ul>
+    <>
+      {keep && (
+        <p data-testid="kapp-list-count">
+          {kapps.length} of {props.model.kapps.size} kapps match the filter.
+        </p>
+      )}
+      <ul class="kapp-list" aria-label="Kapps by state" data-testid="kapp-list">
+        {kapps.map((k) => (
+          <li key={k.id} class={`s-${k.state}`} data-kapp={k.id} data-state={k.state}>
+            <button type="button" onClick={() => props.onShow(k.id)}>
+              <span aria-hidden="true">{STATE_ICONS[k.state]}</span> {k.id} {k.state}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }

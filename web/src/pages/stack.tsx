@@ -158,6 +158,9 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
           <p>
             {confirm === 'destroy' ? 'Delete' : 'Install'} every selected kapp of {project}/{stack}?
           </p>
+          {confirm === 'destroy' && (
+            <DestroyList project={project} stack={stack} revision={summary.data?.latestRelease?.revision ?? null} />
+          )}
         </Confirm>
       )}
       <RunHistory
@@ -172,6 +175,45 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
       />
       <ReleaseHistory key={releasesKey} project={project} stack={stack} />
     </section>
+  );
+}
+
+/**
+ * What a destroy would delete: the kapps the stack's latest release holds as present (its state, every status but
+ * `deleted`), read from that release before the stack's name is asked for.
+ */
+function DestroyList(props: { project: string; stack: string; revision: number | null }) {
+  const { project, stack, revision } = props;
+  const release = useLoad(
+    () => (revision === null ? Promise.resolve(null) : api.release(project, stack, revision)),
+    [project, stack, revision],
+  );
+  if (revision === null) return <p data-testid="destroy-list">No release yet: nothing is installed to delete.</p>;
+  if (release.error)
+    return (
+      <p role="alert" class="error">
+        {release.error}
+      </p>
+    );
+  if (!release.data) return <p data-testid="destroy-list">Reading release #{revision}…</p>;
+  const present = Object.entries(release.data.state)
+    .filter(([, s]) => s.status !== 'deleted')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (present.length === 0)
+    return <p data-testid="destroy-list">Release #{revision} holds no installed kapp: nothing to delete.</p>;
+  return (
+    <div data-testid="destroy-list">
+      <p>
+        It deletes these {present.length} kapps of release #{revision}, by id:
+      </p>
+      <ul class="destroy-list">
+        {present.map(([id, s]) => (
+          <li key={id} data-kapp={id}>
+            {id} <span class={`badge k-${s.status}`}>{s.status}</span>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 
