@@ -214,12 +214,12 @@ describe('the web page', () => {
     await expect.poll(() => panel.textContent(), POLL).toContain('db-v2-ready');
     expect(await panel.locator('tbody tr').first().textContent()).toMatch(/apply_installapplysucceeded0/);
     // The panel took the focus; Escape closes it and gives the focus back to the node.
-    expect(await page.evaluate('document.activeElement && document.activeElement.id')).toBe('kapp-h');
+    await expect.poll(() => page.evaluate('document.activeElement && document.activeElement.id'), POLL).toBe('kapp-h');
     await page.keyboard.press('Escape');
     await expect.poll(() => panel.count(), POLL).toBe(0);
-    expect(await page.evaluate("document.activeElement && document.activeElement.getAttribute('data-kapp')")).toBe(
-      'web:db',
-    );
+    await expect
+      .poll(() => page.evaluate("document.activeElement && document.activeElement.getAttribute('data-kapp')"), POLL)
+      .toBe('web:db');
     writeFileSync(join(gates, 'api'), 'go');
     await expect.poll(() => runStatus(page), POLL).toBe('succeeded');
     for (const id of ['web:db', 'web:cache', 'web:api', 'web:jobs', 'web:front'])

@@ -4,7 +4,7 @@
  * texts must be identical, except for the documented deviations listed below (docs/template-functions.md).
  * build-cases.mjs explains how to regenerate both files.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,7 +120,9 @@ const cases = readCases();
 const expected = readExpected();
 
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'kapps-funcs-'));
+  // Digits only after the prefix: `findFiles` matches whole paths, so a random letter (a `b`) would match too.
+  root = join(tmpdir(), `kapps-funcs-${process.pid}-${String(Date.now())}`);
+  mkdirSync(root);
   createFixtureTree(root);
 });
 
