@@ -335,22 +335,28 @@ describe.each(BACKENDS)(
   },
 );
 
+/** An apply on a fresh PostgreSQL backend, running (its release begun) with its one step waiting for the file `go`. */
+async function applyWaitingOnGate(serveArgs: readonly string[]) {
+  const p = project();
+  const go = p.path('go');
+  p.write('manifests/shop.yaml', {
+    kapps: [kapp('db', { apply_install: [fake('migrate', 'db', ['--wait-file', go])], apply_delete: [] })],
+  });
+  const backend = await databases.create();
+  const server = await startServer({
+    args: ['--project', `shop=${p.stackFile}`, '--backend', backend, ...serveArgs],
+    env: p.env,
+    cwd: p.dir,
+  });
+  const c = api(server.url);
+  const run = await c.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+  await waitForRun(c, run.body.id!, (r) => r.status === 'running' && r.releaseRevision !== null);
+  return { p, go, backend, c, run };
+}
+
 describe('kapps serve (postgres backend): a NOTIFY is only a wake-up', () => {
   it('a forged cancel NOTIFY from a role without table rights cancels nothing', async () => {
-    const p = project();
-    const go = p.path('go');
-    p.write('manifests/shop.yaml', {
-      kapps: [kapp('db', { apply_install: [fake('migrate', 'db', ['--wait-file', go])], apply_delete: [] })],
-    });
-    const backend = await databases.create();
-    const server = await startServer({
-      args: ['--project', `shop=${p.stackFile}`, '--backend', backend],
-      env: p.env,
-      cwd: p.dir,
-    });
-    const c = api(server.url);
-    const run = await c.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
-    await waitForRun(c, run.body.id!, (r) => r.status === 'running' && r.releaseRevision !== null);
+    const { go, backend, c, run } = await applyWaitingOnGate([]);
     const admin = new pg.Client({ connectionString: backend });
     await admin.connect();
     await admin.query('DROP ROLE IF EXISTS kapps_forger');
@@ -378,20 +384,7 @@ describe('kapps serve (postgres backend): a NOTIFY is only a wake-up', () => {
 
 describe('kapps serve (postgres backend): cancels are read from the table', () => {
   it('a cancel recorded in the table without its notification still stops the run (at the next lease renewal)', async () => {
-    const p = project();
-    const go = p.path('go');
-    p.write('manifests/shop.yaml', {
-      kapps: [kapp('db', { apply_install: [fake('migrate', 'db', ['--wait-file', go])], apply_delete: [] })],
-    });
-    const backend = await databases.create();
-    const server = await startServer({
-      args: ['--project', `shop=${p.stackFile}`, '--backend', backend, '--lease', '1'],
-      env: p.env,
-      cwd: p.dir,
-    });
-    const c = api(server.url);
-    const run = await c.post('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
-    await waitForRun(c, run.body.id!, (r) => r.status === 'running' && r.releaseRevision !== null);
+    const { p, backend, c, run } = await applyWaitingOnGate(['--lease', '1']);
     // As if the notification had been lost: the flag only, no NOTIFY.
     const admin = new pg.Client({ connectionString: backend });
     await admin.connect();
