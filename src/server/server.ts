@@ -12,8 +12,8 @@ import { KappsError, UsageError } from '../diagnostics/errors.js';
 import { describeBackend, kappsHome, openReleaseStore, resolveBackend } from '../release/index.js';
 import type { BackendSpec } from '../release/store.js';
 import type { ReleaseStore } from '../release/store-types.js';
-import { buildApp } from './app.js';
-import { Authenticator } from './auth.js';
+import { buildApp } from './http/app.js';
+import { Authenticator } from './http/auth.js';
 import {
   DEFAULT_LIMITS,
   mergeProjects,
@@ -22,12 +22,12 @@ import {
   type ServerConfig,
   type ServerLimits,
 } from './config.js';
-import { Executor, type RunEngine } from './executor.js';
-import { FileRunStore } from './file-run-store.js';
-import { closeOrphanedRelease } from './orphans.js';
+import { Executor, type RunEngine } from './runs/executor.js';
+import { FileRunStore } from './queue/file-run-store.js';
+import { closeOrphanedRelease } from './runs/orphans.js';
 import { ProjectRegistry } from './projects.js';
-import type { RunStore, StoredRun } from './run-store.js';
-import { defaultWebRoot } from './web.js';
+import type { RunStore, StoredRun } from './queue/run-store.js';
+import { defaultWebRoot } from './http/web.js';
 
 export interface ServeOptions {
   readonly listen: string;
@@ -81,7 +81,7 @@ export function isLoopback(host: string): boolean {
 /** The run store of a backend. */
 async function openRunStore(spec: BackendSpec): Promise<RunStore> {
   if (spec.kind === 'file') return new FileRunStore(spec.root);
-  const { PgRunStore } = await import('./pg-run-store.js');
+  const { PgRunStore } = await import('./queue/pg-run-store.js');
   return new PgRunStore(spec.url);
 }
 

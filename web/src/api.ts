@@ -15,7 +15,7 @@ import type {
   runListSchema,
   stackSummarySchema,
   whoamiSchema,
-} from '../../src/server/api-schema';
+} from '../../src/api/schemas';
 
 const TOKEN_KEY = 'kapps.token';
 

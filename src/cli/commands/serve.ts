@@ -87,7 +87,7 @@ export const serveCommand: CommandModule<object, ServeArgs> = {
       .example('$0 serve --config kapps-server.yaml --listen 0.0.0.0:7070', 'With tokens, on every interface'),
   handler: async (args) => {
     const { startServer } = await import('../../server/server.js');
-    const { createEngine } = await import('../../server/engine-runner.js');
+    const { createEngine } = await import('../../server/runs/engine-runner.js');
     const say = (text: string): void => void process.stderr.write(`${text}\n`);
     // A bug that escapes a run must not stop the server: it is said, and the server goes on.
     const onStray = (error: unknown): void =>

@@ -15,7 +15,7 @@ import {
   type Run,
   type RunType,
   type SubmitRun,
-} from '../../server/api-schema.js';
+} from '../../api/schemas.js';
 import { followRun } from './events.js';
 import { ServerClient, serverUrl } from './http.js';
 

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Executor, type RunEngine } from '../../../src/server/executor.js';
-import { FileRunStore } from '../../../src/server/file-run-store.js';
-import type { StoredRun } from '../../../src/server/run-store.js';
+import { Executor, type RunEngine } from '../../../src/server/runs/executor.js';
+import { FileRunStore } from '../../../src/server/queue/file-run-store.js';
+import type { StoredRun } from '../../../src/server/queue/run-store.js';
 
 const LIMITS = { maxQueuedPerStack: 10, maxQueuedTotal: 10 };
 const cleanups: (() => Promise<void>)[] = [];

@@ -3,8 +3,8 @@ import { spawn } from 'node:child_process';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileRunStore } from '../../../src/server/file-run-store.js';
-import { RunStoreBusyError } from '../../../src/server/run-store.js';
+import { FileRunStore } from '../../../src/server/queue/file-run-store.js';
+import { RunStoreBusyError } from '../../../src/server/queue/run-store.js';
 import { describeRunStore } from './run-store-contract.js';
 
 describeRunStore('file', () => {

@@ -1,7 +1,12 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabases, pgUrl, sql } from '../../support/pg.js';
-import type { LogLine } from '../../../src/server/api-schema.js';
-import { PG_RUNS_SCHEMA_VERSION, PgRunStore, RunCursorError, RunStoreError } from '../../../src/server/pg-run-store.js';
+import type { LogLine } from '../../../src/api/schemas.js';
+import {
+  PG_RUNS_SCHEMA_VERSION,
+  PgRunStore,
+  RunCursorError,
+  RunStoreError,
+} from '../../../src/server/queue/pg-run-store.js';
 import {
   ownerOf,
   RunLeaseLostError,
@@ -9,7 +14,7 @@ import {
   type StoreNotice,
   type StoredRun,
   type SubmitLimits,
-} from '../../../src/server/run-store.js';
+} from '../../../src/server/queue/run-store.js';
 import { describeRunStore } from './run-store-contract.js';
 
 const databases = freshDatabases('kapps_runs_t');

@@ -1,5 +1,5 @@
 /**
- * The guarantees every `RunStore` gives (src/server/run-store.ts), as one suite each implementation runs:
+ * The guarantees every `RunStore` gives (src/server/queue/run-store.ts), as one suite each implementation runs:
  *
  * ```ts
  * describeRunStore('file', async () => ({ store: new FileRunStore(dir), cleanup: async () => rm(dir) }));
@@ -9,7 +9,7 @@
  * the checks of what survives a restart.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LogLine } from '../../../src/server/api-schema.js';
+import type { LogLine } from '../../../src/api/schemas.js';
 import {
   ownerOf,
   RunLeaseLostError,
@@ -17,7 +17,7 @@ import {
   type RunStore,
   type StoreNotice,
   type SubmitLimits,
-} from '../../../src/server/run-store.js';
+} from '../../../src/server/queue/run-store.js';
 
 export interface StoreFixture {
   readonly store: RunStore;

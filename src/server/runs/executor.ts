@@ -15,9 +15,9 @@
  * run was reaped. Feed writes retry transient failures in the store; a run whose feed could not be written ends
  * `failed` with the cause.
  */
-import type { LogLine } from './api-schema.js';
-import { LogBudget, splitLongLine, type LogLimits } from '../release/log-budget.js';
-import type { RunEvent } from '../report/events.js';
+import type { LogLine } from '../../api/schemas.js';
+import { LogBudget, splitLongLine, type LogLimits } from '../../release/log-budget.js';
+import type { RunEvent } from '../../report/events.js';
 import {
   ownerOf,
   RunLeaseLostError,
@@ -26,7 +26,7 @@ import {
   type RunResult,
   type RunStore,
   type StoredRun,
-} from './run-store.js';
+} from '../queue/run-store.js';
 
 /** What a run gets to report through. */
 export interface RunIO {

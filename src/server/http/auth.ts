@@ -4,9 +4,9 @@
  * listens on loopback only).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ROLES, type Role } from './api-schema.js';
-import type { TokenEntry } from './config.js';
-import { projectMatches } from './run-store.js';
+import { ROLES, type Role } from '../../api/schemas.js';
+import type { TokenEntry } from '../config.js';
+import { projectMatches } from '../queue/run-store.js';
 
 export interface Caller {
   readonly name: string;

@@ -35,10 +35,10 @@ import {
   type Role,
   type Run,
   type RunRequestOptions,
-} from './api-schema.js';
+} from '../../api/schemas.js';
 import { allows, reaches, type Authenticator, type Caller } from './auth.js';
 import { checkRequestText, guardRequest, loopbackHosts } from './http-guard.js';
-import type { ServerLimits } from './config.js';
+import type { ServerLimits } from '../config.js';
 import {
   backendUnavailable,
   HttpProblem,
@@ -48,20 +48,20 @@ import {
   PROBLEM_SLUGS,
   RETRY_AFTER_SECONDS,
 } from './problems.js';
-import { isUnavailable } from '../pg/transient.js';
-import type { ProjectRegistry } from './projects.js';
-import { encodeRunCursor, type RunStore, type StoredRun } from './run-store.js';
+import { isUnavailable } from '../../pg/transient.js';
+import type { ProjectRegistry } from '../projects.js';
+import { encodeRunCursor, type RunStore, type StoredRun } from '../queue/run-store.js';
 import { streamRunEvents } from './sse.js';
 import { ReleasePages } from './release-pages.js';
 import { registerWebFiles } from './web.js';
-import type { ReleaseStore } from '../release/store-types.js';
-import { canonicalJson } from '../release/canonical-json.js';
-import { releaseListEntries } from '../release/history.js';
-import { orderRelease } from '../release/record-order.js';
-import { redactArgv } from '../release/redact.js';
-import { redactStackSpec, showMasks } from '../release/spec-diff.js';
-import { describeHolder, unlockRelease } from '../release/recorder.js';
-import { isRunningPhase } from '../release/types.js';
+import type { ReleaseStore } from '../../release/store-types.js';
+import { canonicalJson } from '../../release/canonical-json.js';
+import { releaseListEntries } from '../../release/history.js';
+import { orderRelease } from '../../release/record-order.js';
+import { redactArgv } from '../../release/redact.js';
+import { redactStackSpec, showMasks } from '../../release/spec-diff.js';
+import { describeHolder, unlockRelease } from '../../release/recorder.js';
+import { isRunningPhase } from '../../release/types.js';
 
 /** What the app needs from the rest of the server. */
 export interface AppContext {
@@ -211,7 +211,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     done();
   });
   // Before anything else: the security headers, the Host of a server without tokens, the Origin and body type of a
-  // request that may change something (src/server/http-guard.ts).
+  // request that may change something (src/server/http/http-guard.ts).
   let hosts: ReadonlySet<string> | undefined;
   const guard = {
     open: ctx.auth.open,

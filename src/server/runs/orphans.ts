@@ -2,9 +2,9 @@
  * The release of a run whose server died under it: still `applying`/`deleting`, holding the stack's lock. It is
  * closed as failed, recorded as unlocked by the server with the reason, so the next run of the stack can begin.
  */
-import { describeHolder, unlockRelease } from '../release/recorder.js';
-import type { ReleaseStore } from '../release/store-types.js';
-import { isRunningPhase } from '../release/types.js';
+import { describeHolder, unlockRelease } from '../../release/recorder.js';
+import type { ReleaseStore } from '../../release/store-types.js';
+import { isRunningPhase } from '../../release/types.js';
 
 export async function closeOrphanedRelease(
   releases: ReleaseStore,

@@ -4,9 +4,9 @@
  * finished release never changes, so its summary is kept (per server, bounded) and a page of them costs no read; a
  * running one is read again each time.
  */
-import { releaseListEntries, type ReleaseListEntry } from '../release/history.js';
-import type { ReleaseStore } from '../release/store-types.js';
-import { isRunningPhase, summarise, type ReleaseSummary } from '../release/types.js';
+import { releaseListEntries, type ReleaseListEntry } from '../../release/history.js';
+import type { ReleaseStore } from '../../release/store-types.js';
+import { isRunningPhase, summarise, type ReleaseSummary } from '../../release/types.js';
 
 /** How many finished releases' summaries a server keeps (the oldest kept go first). */
 const KEPT = 20_000;

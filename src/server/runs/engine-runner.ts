@@ -14,17 +14,17 @@
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { CancelledError, ConfigError, KappsError } from '../diagnostics/errors.js';
-import type { EngineContext, RunParams, StackParams } from '../engine/index.js';
-import type { PreviewDocument } from '../release/preview.js';
-import { canonicalJson } from '../release/canonical-json.js';
-import { redactCredentials } from '../release/redact.js';
-import { formatDiagnostics } from '../report/diagnostic-printer.js';
-import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOptions } from './api-schema.js';
+import { CancelledError, ConfigError, KappsError } from '../../diagnostics/errors.js';
+import type { EngineContext, RunParams, StackParams } from '../../engine/index.js';
+import type { PreviewDocument } from '../../release/preview.js';
+import { canonicalJson } from '../../release/canonical-json.js';
+import { redactCredentials } from '../../release/redact.js';
+import { formatDiagnostics } from '../../report/diagnostic-printer.js';
+import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOptions } from '../../api/schemas.js';
 import { STEP_STOP_MS, type RunEngine, type RunIO, type RunOutcome } from './executor.js';
-import type { StoredRun } from './run-store.js';
-import type { EngineContext as ServerEngineContext } from './server.js';
-import { projectRunEnv } from './config.js';
+import type { StoredRun } from '../queue/run-store.js';
+import type { EngineContext as ServerEngineContext } from '../server.js';
+import { projectRunEnv } from '../config.js';
 
 /** Between SIGTERM and SIGKILL when a cancelled (or fenced) run stops its steps. */
 const KILL_GRACE_MS = STEP_STOP_MS;
@@ -48,7 +48,7 @@ function userMessage(error: unknown): string | undefined {
 
 export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
   const backend = context.backend.kind === 'file' ? context.backend.root : context.backend.url;
-  const engine = import('../engine/index.js');
+  const engine = import('../../engine/index.js');
 
   const stackParams = (run: Pick<StoredRun, 'project' | 'stack'>, options: RunRequestOptions): StackParams => {
     const project = context.projects.get(run.project);

@@ -21,9 +21,9 @@ const TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-/** The directory of the built web page next to this module (dist/web/ from dist/server/ or dist/bin/), if built. */
+/** The directory of the built web page: dist/web/, from dist/server/http/ or from the bundle in dist/bin/. */
 export function defaultWebRoot(): URL {
-  return new URL('../web/', import.meta.url);
+  return new URL(import.meta.url.includes('/server/http/') ? '../../web/' : '../web/', import.meta.url);
 }
 
 async function isFile(path: string): Promise<boolean> {

@@ -135,7 +135,7 @@ export const runListQuerySchema = z
     since: z.iso.datetime({ offset: true }),
     until: z.iso.datetime({ offset: true }),
     limit: z.coerce.number().int().min(1).max(500),
-    /** The `nextCursor` of a page: decimal digits, at most 15 (src/server/run-store.ts, one rule for both stores). */
+    /** The `nextCursor` of a page: decimal digits, at most 15 (src/server/queue/run-store.ts, one rule for both stores). */
     cursor: z.string().regex(/^[0-9]{1,15}$/, 'not a cursor this server gave (use the nextCursor of a page)'),
   })
   .partial()

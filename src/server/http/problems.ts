@@ -3,7 +3,7 @@
  * kind of problem. Handlers throw `HttpProblem`; the app's error handler writes it (and turns anything else into a
  * 500 `internal` without its stack).
  */
-import type { Problem } from './api-schema.js';
+import type { Problem } from '../../api/schemas.js';
 
 export const PROBLEM_SLUGS = {
   400: 'invalid-request',

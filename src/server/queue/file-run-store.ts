@@ -16,7 +16,7 @@ import { EventEmitter } from 'node:events';
 import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { LogLine } from './api-schema.js';
+import type { LogLine } from '../../api/schemas.js';
 import {
   decodeRunCursor,
   encodeRunCursor,
@@ -40,8 +40,8 @@ import {
   type SubmitLimits,
   type SubmitOutcome,
 } from './run-store.js';
-import { processIsAlive } from '../release/owner.js';
-import { KappsError } from '../diagnostics/errors.js';
+import { processIsAlive } from '../../release/owner.js';
+import { KappsError } from '../../diagnostics/errors.js';
 
 /** Errors of a file system that is full or cannot be written: the store is unavailable until that changes. */
 const STORAGE_ERRNOS: Record<string, string> = {

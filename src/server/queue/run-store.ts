@@ -10,9 +10,9 @@
  *   by sequence number (SSE, `Last-Event-ID`) and, for log lines, by byte offset of the log's NDJSON form;
  * - `subscribe` tells this instance about changes made by any instance (wake-ups, cancels, new feed entries).
  */
-import { KappsError } from '../diagnostics/errors.js';
-import type { RunEvent } from '../report/events.js';
-import type { LogLine, Run, RunListQuery, RunRequestOptions, RunState, RunType } from './api-schema.js';
+import { KappsError } from '../../diagnostics/errors.js';
+import type { RunEvent } from '../../report/events.js';
+import type { LogLine, Run, RunListQuery, RunRequestOptions, RunState, RunType } from '../../api/schemas.js';
 
 /** A run as stored: the API's fields (without the derived queue position) and what only the servers use. */
 export interface StoredRun extends Omit<Run, 'queuePosition' | 'blockedBy' | 'actions'> {

@@ -22,10 +22,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { KappsError } from '../diagnostics/errors.js';
-import { redactText, redactUrl } from '../release/redact.js';
-import type { LogLine, RunRequestOptions, RunState, RunType } from './api-schema.js';
-import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../pg/transient.js';
+import { KappsError } from '../../diagnostics/errors.js';
+import { redactText, redactUrl } from '../../release/redact.js';
+import type { LogLine, RunRequestOptions, RunState, RunType } from '../../api/schemas.js';
+import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../../pg/transient.js';
 import {
   decodeRunCursor,
   encodeRunCursor,
