@@ -1,6 +1,7 @@
 /**
- * The executor: claims queued runs (up to `maxRuns` at once), runs each in-process with its own AbortController,
- * writes its events and log lines to the run's feed in batches, renews the leases, and records how each run ended.
+ * The executor: claims queued runs (up to `maxRuns` at once), runs each in-process as a `RunAttempt` (its own
+ * AbortController, its feed written in batches, its ending recorded), renews the leases, fences and reaps them, and
+ * prunes the history. What a run does by its type is its plan (`run-plan.ts`); the engine work is the `RunEngine`'s.
  *
  * - cancel (a `cancel` notice for a run it owns) aborts that run: the same stop as Ctrl-C; the run ends `cancelled`;
  * - an exception out of a run (a bug anywhere in kapps, the step-spawning child dying) ends that run `failed` with
@@ -16,17 +17,12 @@
  * `failed` with the cause.
  */
 import type { LogLine } from '../../api/schemas.js';
-import { LogBudget, splitLongLine, type LogLimits } from '../../release/log-budget.js';
+import type { LogLimits } from '../../release/log-budget.js';
 import type { RunEvent } from '../../report/events.js';
-import {
-  ownerOf,
-  RunLeaseLostError,
-  type FeedItem,
-  type RunEnding,
-  type RunResult,
-  type RunStore,
-  type StoredRun,
-} from '../queue/run-store.js';
+import type { RunResult, RunStore, StoredRun } from '../queue/run-store.js';
+import { oneLine, OwnerStopError } from './errors.js';
+import { LEASE_LOST, RunAttempt } from './run-attempt.js';
+import { runPlan } from './run-plan.js';
 
 /** What a run gets to report through. */
 export interface RunIO {
@@ -77,14 +73,6 @@ export interface ExecutorOptions {
 /** How often the history is pruned. */
 const PRUNE_EVERY_MS = 10 * 60_000;
 
-interface Active {
-  readonly run: StoredRun;
-  readonly controller: AbortController;
-  readonly done: Promise<void>;
-  /** When (this process' monotonic clock) the lease now held was asked for. */
-  leaseAskedAt: number;
-}
-
 /** The time a step of a server run is given between SIGTERM and SIGKILL when its run is stopped. */
 export const STEP_STOP_MS = 5_000;
 
@@ -98,27 +86,9 @@ export function reapGraceMs(leaseMs: number): number {
   return leaseMarginMs(leaseMs) + STEP_STOP_MS;
 }
 
-/** Why an owner stopped its run (its lease could not be renewed, its log could not be written): it ends `failed`. */
-class OwnerStopError extends Error {}
-
-const time = (): string => new Date().toISOString();
-
-/** One line for `error`: the first line of the message. */
-function oneLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return (text.split('\n')[0] ?? '').slice(0, 500) || 'unknown error';
-}
-
-/** A run's `error` is one line of at most 2,000 characters (the whole story is in its log). */
-function boundedError(error: string | null): string | null {
-  if (error === null) return null;
-  const line = error.split('\n')[0] ?? '';
-  return line.length > 2000 ? `${line.slice(0, 2000)}… (${line.length - 2000} more characters in the log)` : line;
-}
-
 export class Executor {
   readonly #o: ExecutorOptions;
-  readonly #active = new Map<string, Active>();
+  readonly #active = new Map<string, RunAttempt>();
   #stopping = false;
   #ticking = false;
   #again = false;
@@ -247,7 +217,7 @@ export class Executor {
       this.#o.say(`kapps serve: could not read run ${runId} to cancel it: ${oneLine(error)}`);
       return;
     }
-    if (run?.cancelRequested) active.controller.abort(new Error('cancelled'));
+    if (run?.cancelRequested) active.abort(new Error('cancelled'));
   }
 
   async #reap(reason: string): Promise<void> {
@@ -285,7 +255,7 @@ export class Executor {
 
   /** Close the release of an ended run if its own last write left it running; else try again at the next reap. */
   async #closeRelease(run: StoredRun, first: boolean): Promise<void> {
-    if (!this.#o.onReaped || (run.type !== 'apply' && run.type !== 'destroy')) return;
+    if (!this.#o.onReaped || !runPlan(run.type).records) return;
     try {
       await this.#o.onReaped(run);
       if (!first) this.#o.say(`kapps serve: run ${run.id}: its release is closed`);
@@ -320,7 +290,7 @@ export class Executor {
       for (const a of active) if (!lost.includes(a.run.id)) a.leaseAskedAt = askedAt;
       for (const id of lost) {
         this.#o.say(`kapps serve: run ${id} is no longer ours (its lease expired): stopping it`);
-        this.#active.get(id)?.controller.abort(new Error('lease lost: the run was errored by another server'));
+        this.#active.get(id)?.abort(new Error(LEASE_LOST));
       }
       renewed = true;
     } catch (error) {
@@ -358,151 +328,28 @@ export class Executor {
         `its lease could not be renewed for ${((now - a.leaseAskedAt) / 1000).toFixed(1)} s ` +
         `(${this.#renewError ?? 'no answer from the backend'}): stopped before the lease could expire`;
       this.#o.say(`kapps serve: run ${a.run.id} (${a.run.type} of ${a.run.project}/${a.run.stack}): ${why}`);
-      a.controller.abort(new OwnerStopError(why));
+      a.abort(new OwnerStopError(why));
     }
   }
 
   #launch(run: StoredRun, leaseAskedAt: number): void {
-    const controller = new AbortController();
-    const done = this.#execute(run, controller).finally(() => {
+    const attempt = new RunAttempt(run, leaseAskedAt, this.#o, {
+      closeRelease: (ended, first) => this.#closeRelease(ended, first),
+    });
+    this.#active.set(run.id, attempt);
+    void attempt.start().finally(() => {
       this.#active.delete(run.id);
       this.wake();
       void this.#prune();
     });
-    this.#active.set(run.id, { run, controller, done, leaseAskedAt });
     // A claim that waited (a busy database) used up part of the lease: renew it now rather than at the next beat.
     if (performance.now() - leaseAskedAt > leaseMarginMs(this.#o.leaseMs) / 2) void this.#renew();
-  }
-
-  async #execute(run: StoredRun, controller: AbortController): Promise<void> {
-    const { store } = this.#o;
-    const owner = ownerOf(run, this.#o.instance);
-    /** Why the run's feed could not be written (it is stopped then). */
-    let writeError: string | undefined;
-    const flushMs = this.#o.flushMs ?? 100;
-    const flushItems = this.#o.flushItems ?? 200;
-    let pending: FeedItem[] = [];
-    let writing: Promise<unknown> = Promise.resolve();
-    let timer: NodeJS.Timeout | undefined;
-    const flush = (): Promise<unknown> => {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      if (pending.length > 0) {
-        const batch = pending;
-        pending = [];
-        writing = writing
-          .then(() => (writeError === undefined ? store.appendFeed(run.id, batch, owner) : undefined))
-          .catch((error: unknown) => {
-            if (writeError !== undefined) return;
-            writeError = oneLine(error);
-            // Nothing the run prints may be dropped while it goes on: it stops instead.
-            if (error instanceof RunLeaseLostError) {
-              this.#o.say(`kapps serve: run ${run.id} is no longer ours (its lease expired): stopping it`);
-              controller.abort(new Error('lease lost: the run was errored by another server'));
-            } else {
-              this.#o.say(`kapps serve: run ${run.id}: could not write its log, stopping it: ${writeError}`);
-              controller.abort(new OwnerStopError(`its log could not be recorded: ${writeError}`));
-            }
-          });
-      }
-      return writing;
-    };
-    const push = (item: FeedItem): void => {
-      pending.push(item);
-      if (pending.length >= flushItems) void flush();
-      else timer ??= setTimeout(() => void flush(), flushMs);
-    };
-    // The log keeps its head as it comes and, past the budget, only its tail (written at the end); a step's output
-    // events stop with the head (their lines are in the log's tail).
-    const limits = this.#o.logLimits;
-    const budget = limits ? new LogBudget<LogLine>(limits) : undefined;
-    const log = (line: LogLine): void => {
-      if (!budget || !limits) return push({ kind: 'log', data: line });
-      for (const piece of splitLongLine(line, limits.maxLineLength)) {
-        const tailing = budget.tailing;
-        if (budget.admit(piece)) push({ kind: 'log', data: piece });
-        else if (!tailing) push({ kind: 'log', data: budget.startNotice(piece) });
-      }
-    };
-    const message = (text: string): void => {
-      for (const line of text.replace(/\n$/, '').split('\n')) log({ time: time(), stream: 'kapps', text: line });
-    };
-    let revision: number | null = null;
-    let releaseWrite: Promise<unknown> = Promise.resolve();
-    const io: RunIO = {
-      emit: (event) => {
-        if (event.type === 'step-output' && budget?.tailing) return;
-        push({ kind: 'run-event', data: event });
-      },
-      log,
-      message,
-      signal: controller.signal,
-      onRelease: (rev) => {
-        revision = rev;
-        releaseWrite = store.setRelease(run.id, owner, rev).catch((error: unknown) => {
-          this.#o.say(`kapps serve: run ${run.id}: could not record its release ${rev}: ${oneLine(error)}`);
-        });
-      },
-    };
-    let ending: RunEnding;
-    let result: RunResult | undefined;
-    try {
-      const outcome = await this.#o.engine.execute(run, io);
-      result = outcome.result;
-      const fenced = controller.signal.reason instanceof OwnerStopError;
-      const status = fenced
-        ? 'failed'
-        : controller.signal.aborted && outcome.status !== 'failed'
-          ? 'cancelled'
-          : outcome.status;
-      ending = {
-        status,
-        error:
-          (status === 'cancelled' || fenced) && controller.signal.aborted
-            ? this.#cancelReason(controller)
-            : boundedError(outcome.error ?? (status === 'cancelled' ? 'cancelled' : null)),
-        releaseRevision: outcome.releaseRevision ?? revision,
-      };
-    } catch (error) {
-      // A crash inside the run: its stack goes to the run's log, one line to `error`; the server goes on.
-      const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
-      message(`kapps: the run stopped on an internal error:\n${stack}`);
-      ending = { status: 'failed', error: `internal error: ${oneLine(error)}`, releaseRevision: revision };
-      this.#o.say(`kapps serve: run ${run.id} failed on an internal error: ${oneLine(error)}`);
-    }
-    if (budget) for (const line of budget.drain(time())) push({ kind: 'log', data: line });
-    await flush();
-    await releaseWrite;
-    if (writeError !== undefined && ending.status === 'succeeded') {
-      ending = { ...ending, status: 'failed', error: `its log could not be recorded: ${writeError}` };
-    }
-    try {
-      if (result) await store.setResult(run.id, result);
-      const owned = await store.finish(run.id, owner, ending);
-      if (!owned) this.#o.say(`kapps serve: run ${run.id} ended ${ending.status}, but another instance had errored it`);
-    } catch (error) {
-      this.#o.say(`kapps serve: could not record the end of run ${run.id}: ${oneLine(error)}`);
-    }
-    // Its release, if the run's last write of it failed, is still running: close it so the stack is not left locked.
-    const releaseRevision = ending.releaseRevision ?? revision;
-    if (releaseRevision !== null && ending.status !== 'succeeded') {
-      await this.#closeRelease(
-        { ...run, status: ending.status, error: ending.error ?? ending.status, releaseRevision },
-        true,
-      );
-    }
-  }
-
-  #cancelReason(controller: AbortController): string {
-    const reason: unknown = controller.signal.reason;
-    const text = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'cancelled';
-    return text === 'cancelled' ? 'cancelled on request' : text;
   }
 
   /** Cancel every running run now (a second SIGTERM). */
   hurry(): void {
     this.#stopping = true;
-    for (const a of this.#active.values()) a.controller.abort(new Error('cancelled: the server stopped'));
+    for (const a of this.#active.values()) a.abort(new Error('cancelled: the server stopped'));
   }
 
   /**
@@ -519,7 +366,7 @@ export class Executor {
       clearTimeout(timer);
       for (const a of this.#active.values()) {
         this.#o.say(`kapps serve: cancelling run ${a.run.id}: the server is stopping`);
-        a.controller.abort(new Error('cancelled: the server stopped'));
+        a.abort(new Error('cancelled: the server stopped'));
       }
       await all();
     }
