@@ -233,93 +233,122 @@ function nodeAt(node: YamlNode | null, path: readonly (string | number)[]): Yaml
   return at;
 }
 
+/** The file as the schema parsed it. */
+type WrittenConfig = z.infer<typeof serverConfigFile>;
+
+/** Where a path of the file is (its start when the path is not in it), for a diagnostic. */
+type Locate = (path: readonly (string | number)[]) => SourceLocation;
+
 /** Read and check the configuration file. Throws `ConfigError` with every problem found. */
 export function readServerConfig(file: string): ServerConfig {
   const text = readConfigText(file, 'server configuration');
   const root = parseYamlTree(text, { file });
   throwIfErrors(sortByLocation(validateTree(serverConfigFile, root, { file, unknownKeys: 'error' })));
   const parsed = serverConfigFile.parse(root ? plain(root) : {});
+  const locate: Locate = (path) => nodeAt(root, path)?.loc ?? { file, line: 1, column: 1 };
   const diagnostics: Diagnostic[] = [];
-  const locOf = (path: (string | number)[]): SourceLocation => nodeAt(root, path)?.loc ?? { file, line: 1, column: 1 };
-  const base = dirname(resolve(file));
-  const projects: ProjectEntry[] = [];
-  const seenProjects = new Set<string>();
-  (parsed.projects ?? []).forEach((p, i) => {
-    if (seenProjects.has(p.name)) {
+  const projects = resolveProjects(parsed.projects ?? [], dirname(resolve(file)), locate, diagnostics);
+  const tokens = resolveTokens(parsed.tokens ?? [], locate, diagnostics);
+  throwIfErrors(diagnostics);
+  return { projects, tokens, limits: resolveLimits(parsed.limits ?? {}) };
+}
+
+/**
+ * The projects of the file, their stack files relative to its folder (`base`); a name registered twice, a stack file
+ * that does not exist and an `env` naming the server's own variables are added to `diagnostics`.
+ */
+function resolveProjects(
+  written: NonNullable<WrittenConfig['projects']>,
+  base: string,
+  locate: Locate,
+  diagnostics: Diagnostic[],
+): ProjectEntry[] {
+  const seen = new Set<string>();
+  return written.map((p, i) => {
+    if (seen.has(p.name)) {
       diagnostics.push(
-        errorDiag(`project \`${p.name}\` is registered twice`, locOf(['projects', i, 'name']), {
+        errorDiag(`project \`${p.name}\` is registered twice`, locate(['projects', i, 'name']), {
           path: `projects[${i}].name`,
         }),
       );
     }
-    seenProjects.add(p.name);
+    seen.add(p.name);
     const stackFile = resolve(base, p.stack_file);
     if (!existsSync(stackFile) || !statSync(stackFile).isFile()) {
       diagnostics.push(
-        errorDiag(`stack file \`${p.stack_file}\` does not exist`, locOf(['projects', i, 'stack_file']), {
+        errorDiag(`stack file \`${p.stack_file}\` does not exist`, locate(['projects', i, 'stack_file']), {
           path: `projects[${i}].stack_file`,
           hint: 'the path is relative to the server configuration file',
         }),
       );
     }
     const env = p.env;
-    if (env) {
-      const own = [
-        ...(env.pass ?? []).map((n, j) => ({ n, path: ['projects', i, 'env', 'pass', j] as (string | number)[] })),
-        ...Object.keys(env.set ?? {}).map((n) => ({
-          n,
-          path: ['projects', i, 'env', 'set', n] as (string | number)[],
-        })),
-      ].filter((e) => serverOwnVariable(e.n));
-      for (const e of own) {
-        diagnostics.push(
-          errorDiag(`\`${e.n}\` is the server's own (KAPPS_*, PG*): a run never sees it`, locOf(e.path), {
-            path: e.path.map((x, k) => (typeof x === 'number' ? `[${x}]` : k === 0 ? x : `.${x}`)).join(''),
-          }),
-        );
-      }
-    }
-    projects.push({ name: p.name, stackFile, ...(env ? { env: { pass: env.pass ?? [], set: env.set ?? {} } } : {}) });
+    if (env) diagnostics.push(...serverOwnInEnv(env, i, locate));
+    return { name: p.name, stackFile, ...(env ? { env: { pass: env.pass ?? [], set: env.set ?? {} } } : {}) };
   });
-  const tokens: TokenEntry[] = [];
-  const seenTokens = new Set<string>();
-  (parsed.tokens ?? []).forEach((t, i) => {
-    if (seenTokens.has(t.name)) {
+}
+
+/** The server's own variables (`KAPPS_*`, `PG*`) the `env` of project `i` passes or sets: one error each. */
+function serverOwnInEnv(
+  env: { readonly pass?: readonly string[]; readonly set?: Readonly<Record<string, string>> },
+  i: number,
+  locate: Locate,
+): Diagnostic[] {
+  const named = [
+    ...(env.pass ?? []).map((n, j) => ({ n, path: ['projects', i, 'env', 'pass', j] as (string | number)[] })),
+    ...Object.keys(env.set ?? {}).map((n) => ({ n, path: ['projects', i, 'env', 'set', n] as (string | number)[] })),
+  ];
+  return named
+    .filter((e) => serverOwnVariable(e.n))
+    .map((e) =>
+      errorDiag(`\`${e.n}\` is the server's own (KAPPS_*, PG*): a run never sees it`, locate(e.path), {
+        path: e.path.map((x, k) => (typeof x === 'number' ? `[${x}]` : k === 0 ? x : `.${x}`)).join(''),
+      }),
+    );
+}
+
+/** The tokens of the file, their digests as bytes; a name used twice is added to `diagnostics`. */
+function resolveTokens(
+  written: NonNullable<WrittenConfig['tokens']>,
+  locate: Locate,
+  diagnostics: Diagnostic[],
+): TokenEntry[] {
+  const seen = new Set<string>();
+  return written.map((t, i) => {
+    if (seen.has(t.name)) {
       diagnostics.push(
-        errorDiag(`token name \`${t.name}\` is used twice`, locOf(['tokens', i, 'name']), {
+        errorDiag(`token name \`${t.name}\` is used twice`, locate(['tokens', i, 'name']), {
           path: `tokens[${i}].name`,
         }),
       );
     }
-    seenTokens.add(t.name);
-    tokens.push({
+    seen.add(t.name);
+    return {
       name: t.name,
       role: t.role,
       digest: Buffer.from(t.sha256.toLowerCase(), 'hex'),
       ...(t.projects ? { projects: t.projects } : {}),
-    });
+    };
   });
-  throwIfErrors(diagnostics);
-  const l = parsed.limits ?? {};
+}
+
+/** The limits of the file, each defaulted. */
+function resolveLimits(l: NonNullable<WrittenConfig['limits']>): ServerLimits {
   return {
-    projects,
-    tokens,
-    limits: {
-      maxRuns: l.max_runs ?? DEFAULT_LIMITS.maxRuns,
-      maxQueuedPerStack: l.max_queued_per_stack ?? DEFAULT_LIMITS.maxQueuedPerStack,
-      maxQueuedTotal: l.max_queued_total ?? DEFAULT_LIMITS.maxQueuedTotal,
-      graceSeconds: l.grace_seconds ?? DEFAULT_LIMITS.graceSeconds,
-      leaseSeconds: l.lease_seconds ?? DEFAULT_LIMITS.leaseSeconds,
-      maxLogBytes: l.max_log_bytes ?? DEFAULT_LIMITS.maxLogBytes,
-      maxLineLength: l.max_line_length ?? DEFAULT_LIMITS.maxLineLength,
-      maxLogAnswerBytes: l.max_log_answer_bytes ?? DEFAULT_LIMITS.maxLogAnswerBytes,
-      maxSelectors: l.max_selectors ?? DEFAULT_LIMITS.maxSelectors,
-      maxSelectorLength: l.max_selector_length ?? DEFAULT_LIMITS.maxSelectorLength,
-      requestsPerMinute: l.requests_per_minute ?? DEFAULT_LIMITS.requestsPerMinute,
-      keepRunsDays: l.keep_runs_days ?? DEFAULT_LIMITS.keepRunsDays,
-      keepRunsPerStack: l.keep_runs_per_stack ?? DEFAULT_LIMITS.keepRunsPerStack,
-      maxListBytes: l.max_list_bytes ?? DEFAULT_LIMITS.maxListBytes,
-    },
+    maxRuns: l.max_runs ?? DEFAULT_LIMITS.maxRuns,
+    maxQueuedPerStack: l.max_queued_per_stack ?? DEFAULT_LIMITS.maxQueuedPerStack,
+    maxQueuedTotal: l.max_queued_total ?? DEFAULT_LIMITS.maxQueuedTotal,
+    graceSeconds: l.grace_seconds ?? DEFAULT_LIMITS.graceSeconds,
+    leaseSeconds: l.lease_seconds ?? DEFAULT_LIMITS.leaseSeconds,
+    maxLogBytes: l.max_log_bytes ?? DEFAULT_LIMITS.maxLogBytes,
+    maxLineLength: l.max_line_length ?? DEFAULT_LIMITS.maxLineLength,
+    maxLogAnswerBytes: l.max_log_answer_bytes ?? DEFAULT_LIMITS.maxLogAnswerBytes,
+    maxSelectors: l.max_selectors ?? DEFAULT_LIMITS.maxSelectors,
+    maxSelectorLength: l.max_selector_length ?? DEFAULT_LIMITS.maxSelectorLength,
+    requestsPerMinute: l.requests_per_minute ?? DEFAULT_LIMITS.requestsPerMinute,
+    keepRunsDays: l.keep_runs_days ?? DEFAULT_LIMITS.keepRunsDays,
+    keepRunsPerStack: l.keep_runs_per_stack ?? DEFAULT_LIMITS.keepRunsPerStack,
+    maxListBytes: l.max_list_bytes ?? DEFAULT_LIMITS.maxListBytes,
   };
 }
 

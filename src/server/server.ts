@@ -19,12 +19,15 @@ import {
   mergeProjects,
   parseProjectFlag,
   readServerConfig,
+  type ProjectEntry,
   type ServerConfig,
   type ServerLimits,
+  type TokenEntry,
 } from './config.js';
 import { Executor, type RunEngine } from './runs/executor.js';
 import { FileRunStore } from './queue/file-run-store.js';
 import { closeOrphanedRelease } from './runs/orphans.js';
+import { runPlan } from './runs/run-plan.js';
 import { ProjectRegistry } from './projects.js';
 import type { RunStore, StoredRun } from './queue/run-store.js';
 import { defaultWebRoot } from './http/web.js';
@@ -95,7 +98,25 @@ function limitsFrom(config: ServerConfig | undefined, options: ServeOptions): Se
   };
 }
 
-export async function startServer(options: ServeOptions): Promise<RunningServer> {
+/** What the server is set up with, from its flags and its configuration file, before anything is opened. */
+interface ServerSetup {
+  readonly host: string;
+  readonly port: number;
+  readonly projects: readonly ProjectEntry[];
+  readonly tokens: readonly TokenEntry[];
+  readonly limits: ServerLimits;
+  readonly spec: BackendSpec;
+  readonly dataDir: string;
+}
+
+/** The opened backend: the run store and the release store. */
+interface Backends {
+  readonly store: RunStore;
+  readonly releases: ReleaseStore;
+}
+
+/** Read the flags and the configuration file; refuse to listen beyond loopback without tokens. Opens nothing. */
+function resolveSetup(options: ServeOptions): ServerSetup {
   const { host, port } = parseListen(options.listen);
   const config = options.config !== undefined ? readServerConfig(resolve(options.cwd, options.config)) : undefined;
   const projects = mergeProjects(
@@ -108,7 +129,6 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       `refusing to listen on ${host} without tokens: configure tokens in --config, or listen on 127.0.0.1`,
     );
   }
-  const limits = limitsFrom(config, options);
   const { spec } = resolveBackend({
     flag: options.backend,
     env: options.env.KAPPS_BACKEND,
@@ -121,85 +141,135 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       : spec.kind === 'file'
         ? join(spec.root, 'server')
         : join(kappsHome(options.env.KAPPS_HOME), 'server');
-  const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  return { host, port, projects, tokens, limits: limitsFrom(config, options), spec, dataDir };
+}
+
+/** Open the run store (as `instance`) and the release store; nothing is left open when either fails. */
+async function openBackends(spec: BackendSpec, instance: string): Promise<Backends> {
   const store = await openRunStore(spec);
   await store.open(instance);
-  let releases: ReleaseStore | undefined;
+  try {
+    return { store, releases: await openReleaseStore(spec) };
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The executor of this instance's runs, with the engine built for them. */
+async function createExecutor(
+  options: ServeOptions,
+  setup: ServerSetup,
+  backends: Backends,
+  registry: ProjectRegistry,
+  instance: string,
+): Promise<Executor> {
+  const { limits, spec, dataDir } = setup;
+  const { store, releases } = backends;
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const workspaceOf = (project: string, stack: string): string => join(dataDir, 'workspaces', project, stack);
+  const engine = await options.engine({ backend: spec, releases, projects: registry, workspaceOf, store, limits });
+  return new Executor({
+    store,
+    engine,
+    instance,
+    maxRuns: limits.maxRuns,
+    leaseMs: limits.leaseSeconds * 1000,
+    logLimits: { maxBytes: limits.maxLogBytes, maxLineLength: limits.maxLineLength },
+    retention: { days: limits.keepRunsDays, perStack: limits.keepRunsPerStack },
+    say: options.say,
+    onReaped: (run) => closeReapedRelease(releases, registry, run),
+  });
+}
+
+/** The HTTP app over the stores and the executor (not listening yet). */
+function createApp(
+  options: ServeOptions,
+  setup: ServerSetup,
+  backends: Backends,
+  registry: ProjectRegistry,
+  executor: Executor,
+): Promise<FastifyInstance> {
+  const { store, releases } = backends;
+  const keepAlive = Number(options.env.KAPPS_SERVE_KEEPALIVE_MS);
+  return buildApp({
+    store,
+    releases,
+    projects: registry,
+    auth: new Authenticator(setup.tokens),
+    limits: setup.limits,
+    listenHost: setup.host,
+    ready: () => storeReady(store),
+    stopping: () => executor.stopping,
+    ...(Number.isInteger(keepAlive) && keepAlive > 0 ? { keepAliveMs: keepAlive } : {}),
+    // KAPPS_SERVE_WEB_DIR: another built page (tests, development of the page).
+    webRoot: options.env.KAPPS_SERVE_WEB_DIR
+      ? pathToFileURL(`${resolve(options.cwd, options.env.KAPPS_SERVE_WEB_DIR)}/`)
+      : defaultWebRoot(),
+  });
+}
+
+/** Whether the run store answers, and takes writes (a full disk answers reads but takes no write). */
+async function storeReady(store: RunStore): Promise<boolean> {
+  try {
+    await store.list({ limit: 1 });
+    return store instanceof FileRunStore ? await store.writable() : true;
+  } catch {
+    return false;
+  }
+}
+
+/** Listen on `host:port`; the URL it answers on. A user's mistake (the address in use, …) is said as such. */
+async function listen(app: FastifyInstance, setup: ServerSetup, shown: string): Promise<string> {
+  const { host, port } = setup;
+  try {
+    await app.listen({ host, port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why: Record<string, string> = {
+      EADDRINUSE: 'the address is in use (another server listens there)',
+      EACCES: 'permission denied',
+      EADDRNOTAVAIL: 'the address is not one of this machine',
+      ENOTFOUND: 'the host name is unknown',
+    };
+    if (code !== undefined && why[code]) throw new KappsError(`cannot listen on ${shown}: ${why[code]}`);
+    throw error;
+  }
+  const address = app.server.address();
+  const bound = typeof address === 'object' && address ? address : { address: host, port };
+  const shownHost = bound.address.includes(':') ? `[${bound.address}]` : bound.address;
+  return `http://${shownHost}:${bound.port}`;
+}
+
+/** What the server says as it starts: open access, projects that see the server's environment, what it serves. */
+function announce(say: (text: string) => void, setup: ServerSetup): void {
+  const { projects, limits, spec, dataDir } = setup;
+  if (setup.tokens.length === 0) {
+    say(`kapps serve: no tokens configured: listening on loopback only, every caller is \`anonymous\` with role admin`);
+  }
+  const unconfined = projects.filter((p) => p.env === undefined).map((p) => p.name);
+  if (unconfined.length) {
+    say(
+      `kapps serve: project(s) ${unconfined.join(', ')} have no \`env\` in the configuration: their runs see this server's environment (less KAPPS_* and PG*), cloud credentials included; list what they need under \`env: {pass: […]}\``,
+    );
+  }
+  say(
+    `kapps serve: backend ${describeBackend(spec)}, data ${dataDir}, ${projects.length} project(s), up to ${limits.maxRuns} run(s) at once`,
+  );
+}
+
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const setup = resolveSetup(options);
+  const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const backends = await openBackends(setup.spec, instance);
+  const { store, releases } = backends;
   let app: FastifyInstance | undefined;
   try {
-    releases = await openReleaseStore(spec);
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const registry = new ProjectRegistry(projects);
-    const workspaceOf = (project: string, stack: string): string => join(dataDir, 'workspaces', project, stack);
-    const engine = await options.engine({ backend: spec, releases, projects: registry, workspaceOf, store, limits });
-    const openReleases = releases;
-    const executor = new Executor({
-      store,
-      engine,
-      instance,
-      maxRuns: limits.maxRuns,
-      leaseMs: limits.leaseSeconds * 1000,
-      logLimits: { maxBytes: limits.maxLogBytes, maxLineLength: limits.maxLineLength },
-      retention: { days: limits.keepRunsDays, perStack: limits.keepRunsPerStack },
-      say: options.say,
-      onReaped: (run) => closeReapedRelease(openReleases, registry, run),
-    });
-    const auth = new Authenticator(tokens);
-    const keepAlive = Number(options.env.KAPPS_SERVE_KEEPALIVE_MS);
-    app = await buildApp({
-      store,
-      releases,
-      projects: registry,
-      auth,
-      limits,
-      listenHost: host,
-      ready: async () => {
-        try {
-          await store.list({ limit: 1 });
-          // A full disk answers reads but takes no write.
-          return store instanceof FileRunStore ? await store.writable() : true;
-        } catch {
-          return false;
-        }
-      },
-      stopping: () => executor.stopping,
-      ...(Number.isInteger(keepAlive) && keepAlive > 0 ? { keepAliveMs: keepAlive } : {}),
-      // KAPPS_SERVE_WEB_DIR: another built page (tests, development of the page).
-      webRoot: options.env.KAPPS_SERVE_WEB_DIR
-        ? pathToFileURL(`${resolve(options.cwd, options.env.KAPPS_SERVE_WEB_DIR)}/`)
-        : defaultWebRoot(),
-    });
-    try {
-      await app.listen({ host, port });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const why: Record<string, string> = {
-        EADDRINUSE: 'the address is in use (another server listens there)',
-        EACCES: 'permission denied',
-        EADDRNOTAVAIL: 'the address is not one of this machine',
-        ENOTFOUND: 'the host name is unknown',
-      };
-      if (code !== undefined && why[code]) throw new KappsError(`cannot listen on ${options.listen}: ${why[code]}`);
-      throw error;
-    }
-    const address = app.server.address();
-    const bound = typeof address === 'object' && address ? address : { address: host, port };
-    const shownHost = bound.address.includes(':') ? `[${bound.address}]` : bound.address;
-    const url = `http://${shownHost}:${bound.port}`;
-    if (auth.open) {
-      options.say(
-        `kapps serve: no tokens configured: listening on loopback only, every caller is \`anonymous\` with role admin`,
-      );
-    }
-    const unconfined = projects.filter((p) => p.env === undefined).map((p) => p.name);
-    if (unconfined.length) {
-      options.say(
-        `kapps serve: project(s) ${unconfined.join(', ')} have no \`env\` in the configuration: their runs see this server's environment (less KAPPS_* and PG*), cloud credentials included; list what they need under \`env: {pass: […]}\``,
-      );
-    }
-    options.say(
-      `kapps serve: backend ${describeBackend(spec)}, data ${dataDir}, ${projects.length} project(s), up to ${limits.maxRuns} run(s) at once`,
-    );
+    const registry = new ProjectRegistry(setup.projects);
+    const executor = await createExecutor(options, setup, backends, registry, instance);
+    app = await createApp(options, setup, backends, registry, executor);
+    const url = await listen(app, setup, options.listen);
+    announce(options.say, setup);
     await executor.start();
     const running = app;
     let stopped: Promise<void> | undefined;
@@ -209,23 +279,23 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       executor,
       stop: () =>
         (stopped ??= (async () => {
-          await executor.stop(limits.graceSeconds * 1000);
+          await executor.stop(setup.limits.graceSeconds * 1000);
           await running.close();
           await store.close();
-          await openReleases.close();
+          await releases.close();
         })()),
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
     await store.close().catch(() => undefined);
-    await releases?.close().catch(() => undefined);
+    await releases.close().catch(() => undefined);
     throw error;
   }
 }
 
 /** A run that errored under a dead server: its release, if still running, is closed as failed with the reason. */
 async function closeReapedRelease(releases: ReleaseStore, projects: ProjectRegistry, run: StoredRun): Promise<void> {
-  if ((run.type !== 'apply' && run.type !== 'destroy') || !projects.get(run.project)) return;
+  if (!runPlan(run.type).records || !projects.get(run.project)) return;
   const project = projects.releaseProject(run.project);
   await closeOrphanedRelease(releases, project, run.stack, run, run.error ?? 'its server stopped');
 }
