@@ -65,10 +65,18 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Module-level declarations that hold state: `let`/`var`, and `const` collections created empty. */
+/**
+ * Module-level declarations that hold state: `let`/`var`, `const` collections created empty, and a class's static
+ * fields (shared by every instance: by every run) other than readonly values.
+ */
 function moduleState(text: string): string[] {
   const names: string[] = [];
   for (const m of text.matchAll(/^(?:export )?(?:let|var) +([\w$]+)/gm)) names.push(m[1] ?? '');
+  const statics = /^ +(?:(?:private|protected|public|declare) +)*static +(readonly +)?(#?[\w$]+) *([:=!?][^;]*)/gm;
+  for (const m of text.matchAll(statics)) {
+    const createdEmpty = /^[^=]*= *(?:new +(?:Map|Set|WeakMap|WeakSet)\b[^(]*\(\s*\)|\[\]|\{\})/.test(m[3] ?? '');
+    if (!m[1] || createdEmpty) names.push(m[2] ?? '');
+  }
   const empty =
     /^(?:export )?const +([\w$]+)(?: *: *([^=]+))? *= *(?:new +(?:Map|Set|WeakMap|WeakSet|AsyncLocalStorage)\b[^(]*\(\s*\)|\[\]|\{\})/gm;
   for (const m of text.matchAll(empty)) if (!/^\s*(?:readonly|Readonly)/.test(m[2] ?? '')) names.push(m[1] ?? '');
@@ -89,6 +97,30 @@ describe('module-level state', () => {
 
   it('lists nothing that is gone', () => {
     expect(Object.keys(ALLOWED).filter((k) => !found.has(k))).toEqual([]);
+  });
+
+  it("covers every folder a server run takes, the runs server's executor and run stores included", () => {
+    const scanned = new Set(sources(SRC).map((f) => path.relative(SRC, path.dirname(f)).split(path.sep).join('/')));
+    for (const folder of [
+      'server',
+      'server/runs',
+      'server/queue',
+      'engine',
+      'execute',
+      'process',
+      'template',
+      'release',
+    ])
+      expect(scanned, folder).toContain(folder);
+  });
+
+  it('finds a class whose static fields hold state, not its static constants', () => {
+    expect(
+      moduleState(
+        'class A {\n  static count = 0;\n  private static readonly seen = new Set<string>();\n' +
+          '  static readonly LIMIT = 5;\n  static readonly names = new Set(["a"]);\n  static #last: string | undefined;\n}',
+      ),
+    ).toEqual(['count', 'seen', '#last']);
   });
 
   it('finds a module-level let and an empty Map', () => {
