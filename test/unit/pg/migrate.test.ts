@@ -12,6 +12,17 @@ import { makeRelease, uniqueProject } from '../release/helpers.js';
 const SCHEMA_BEFORE = readFileSync(new URL('../../fixtures/pg/schema-before-migrations.sql', import.meta.url), 'utf8');
 const SPEC_KEY = 'ab'.repeat(32);
 
+/** The tables of the newest schema. */
+const ALL_TABLES = [
+  'kapps_migrations',
+  'kapps_release_logs',
+  'kapps_releases',
+  'kapps_run_feed',
+  'kapps_run_results',
+  'kapps_runs',
+  'kapps_spec_key',
+];
+
 const databases = freshDatabases('kapps_mig_t');
 const closers: (() => Promise<void>)[] = [];
 
@@ -114,15 +125,7 @@ describe('PostgreSQL migrations', () => {
     expect(await runs.finish('run-before', { instance: 'old', generation: 3 }, { status: 'succeeded' })).toBe(true);
 
     expect(await applied(url)).toEqual(await allMigrations());
-    expect(await tables(url)).toEqual([
-      'kapps_migrations',
-      'kapps_release_logs',
-      'kapps_releases',
-      'kapps_run_feed',
-      'kapps_run_results',
-      'kapps_runs',
-      'kapps_spec_key',
-    ]);
+    expect(await tables(url)).toEqual(ALL_TABLES);
     // The new code goes on writing to the adopted tables.
     await releases.create(makeRelease(project, 'dev', 2));
     expect((await releases.list(project, 'dev')).map((r) => r.revision)).toEqual([2, 1]);
@@ -177,15 +180,7 @@ describe('PostgreSQL migrations', () => {
     ]);
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     expect(await applied(url)).toEqual(await allMigrations());
-    expect(await tables(url)).toEqual([
-      'kapps_migrations',
-      'kapps_release_logs',
-      'kapps_releases',
-      'kapps_run_feed',
-      'kapps_run_results',
-      'kapps_runs',
-      'kapps_spec_key',
-    ]);
+    expect(await tables(url)).toEqual(ALL_TABLES);
   });
 });
 
