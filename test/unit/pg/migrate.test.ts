@@ -1,16 +1,12 @@
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadMigrations, migrate } from '../../../src/pg/migrate.js';
 import { PgReleaseStore } from '../../../src/release/pg-store.js';
 import { PgRunStore } from '../../../src/server/queue/pg-run-store.js';
 import { freshDatabases, sql } from '../../support/pg.js';
+import { LOG_LINE_BEFORE, RUN_BEFORE, SPEC_KEY_BEFORE, seedDatabaseBefore } from '../../support/pg-before.js';
 import { waitFor } from '../../support/wait.js';
 import { makeRelease, uniqueProject } from '../release/helpers.js';
-
-/** The schema as kapps made it before numbered migrations (both version tables at version 2). */
-const SCHEMA_BEFORE = readFileSync(new URL('../../fixtures/pg/schema-before-migrations.sql', import.meta.url), 'utf8');
-const SPEC_KEY = 'ab'.repeat(32);
 
 /** The tables of the newest schema. */
 const ALL_TABLES = [
@@ -70,43 +66,8 @@ async function tables(url: string): Promise<string[]> {
 /** A database as kapps left it before numbered migrations: a release with a log line, a running run, a spec key. */
 async function databaseBefore(): Promise<{ url: string; project: string }> {
   const url = await databases.create();
-  await sql(url, SCHEMA_BEFORE);
   const project = uniqueProject();
-  const release = makeRelease(project, 'dev', 1);
-  await sql(
-    url,
-    `INSERT INTO kapps_releases (project, stack, revision, operation, phase, kapps_count, owner, unlocked,
-                                 created_at, modified_at, finished_at, heartbeat_at, record)
-     VALUES ($1, 'dev', 1, $2, $3, $4, $5::json, NULL, $6, $7, $8, $9, $10::json)`,
-    [
-      project,
-      release.operation,
-      release.phase,
-      release.spec.kapps.length,
-      JSON.stringify(release.owner),
-      release.createdAt,
-      release.modifiedAt,
-      release.finishedAt ?? null,
-      release.heartbeatAt,
-      JSON.stringify(release),
-    ],
-  );
-  const line = JSON.stringify({ time: '2026-01-01T00:00:00.000Z', stream: 'kapps', text: 'installed before' });
-  await sql(
-    url,
-    `INSERT INTO kapps_release_logs (project, stack, revision, byte_offset, byte_end, line) VALUES ($1, 'dev', 1, 0, $2, $3)`,
-    [project, Buffer.byteLength(line) + 1, line],
-  );
-  await sql(
-    url,
-    `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, started_at, options, instance,
-                             lease_until, feed_seq, lease_generation)
-     VALUES ('run-before', 'apply', $1, 'dev', 'running', 'ci', now(), now(), '{}'::jsonb, 'old',
-             now() + interval '1 hour', 1, 3)`,
-    [project],
-  );
-  await sql(url, `INSERT INTO kapps_run_feed (run_id, seq, kind, data) VALUES ('run-before', 1, 'status', '{}')`);
-  await sql(url, 'INSERT INTO kapps_spec_key (id, key) VALUES (1, $1)', [SPEC_KEY]);
+  await seedDatabaseBefore(url, makeRelease(project, 'dev', 1));
   return { url, project };
 }
 
@@ -117,12 +78,10 @@ describe('PostgreSQL migrations', () => {
     const runs = await runStore(url);
 
     expect(await releases.get(project, 'dev', 1)).toEqual(makeRelease(project, 'dev', 1));
-    expect((await releases.readLog(project, 'dev', 1, 0, 10_000)).lines.map((l) => l.text)).toEqual([
-      'installed before',
-    ]);
-    expect((await releases.specKey())?.toString('hex')).toBe(SPEC_KEY);
-    expect(await runs.get('run-before')).toMatchObject({ status: 'running', instance: 'old', leaseGeneration: 3 });
-    expect(await runs.finish('run-before', { instance: 'old', generation: 3 }, { status: 'succeeded' })).toBe(true);
+    expect((await releases.readLog(project, 'dev', 1, 0, 10_000)).lines.map((l) => l.text)).toEqual([LOG_LINE_BEFORE]);
+    expect((await releases.specKey())?.toString('hex')).toBe(SPEC_KEY_BEFORE);
+    expect(await runs.get(RUN_BEFORE)).toMatchObject({ status: 'running', instance: 'old', leaseGeneration: 3 });
+    expect(await runs.finish(RUN_BEFORE, { instance: 'old', generation: 3 }, { status: 'succeeded' })).toBe(true);
 
     expect(await applied(url)).toEqual(await allMigrations());
     expect(await tables(url)).toEqual(ALL_TABLES);
@@ -139,7 +98,7 @@ describe('PostgreSQL migrations', () => {
     await sql(url, 'UPDATE kapps_runs_schema SET version = 1');
 
     const runs = await runStore(url);
-    expect(await runs.get('run-before')).toMatchObject({ status: 'running', leaseGeneration: 0 });
+    expect(await runs.get(RUN_BEFORE)).toMatchObject({ status: 'running', leaseGeneration: 0 });
     const releases = releaseStore(url);
     const line = { time: '2026-01-02T00:00:00.000Z', stream: 'kapps' as const, text: 'after the upgrade' };
     await releases.appendLog(project, 'dev', 1, [line]);
