@@ -21,25 +21,16 @@ export const LOG_LINE_BEFORE = 'installed before';
 /** Make the schema of before in the empty database of `url`, holding `release`. */
 export async function seedDatabaseBefore(url: string, release: Release): Promise<void> {
   await sql(url, SCHEMA_BEFORE);
+  // The columns as that kapps filled them, taken from the record itself.
   await sql(
     url,
     `INSERT INTO kapps_releases (project, stack, revision, operation, phase, kapps_count, owner, unlocked,
                                  created_at, modified_at, finished_at, heartbeat_at, record)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::json, NULL, $8, $9, $10, $11, $12::json)`,
-    [
-      release.project,
-      release.stack,
-      release.revision,
-      release.operation,
-      release.phase,
-      release.spec.kapps.length,
-      JSON.stringify(release.owner),
-      release.createdAt,
-      release.modifiedAt,
-      release.finishedAt ?? null,
-      release.heartbeatAt,
-      JSON.stringify(release),
-    ],
+     SELECT r->>'project', r->>'stack', (r->>'revision')::integer, r->>'operation', r->>'phase',
+            json_array_length(r->'spec'->'kapps'), r->'owner', r->'unlocked', (r->>'createdAt')::timestamptz,
+            (r->>'modifiedAt')::timestamptz, (r->>'finishedAt')::timestamptz, (r->>'heartbeatAt')::timestamptz, r
+       FROM (SELECT $1::json AS r) AS given`,
+    [JSON.stringify(release)],
   );
   const line = JSON.stringify({ time: '2026-01-01T00:00:00.000Z', stream: 'kapps', text: LOG_LINE_BEFORE });
   await sql(
