@@ -13,6 +13,7 @@ const needsBuildOrPostgres = [
   'test/unit/release/recorder.test.ts',
   'test/unit/release/release-log.test.ts',
   'test/unit/release/store.test.ts',
+  'test/unit/pg/migrate.test.ts',
   'test/unit/server/pg-run-store.test.ts',
 ];
 

@@ -11,12 +11,9 @@
  * - `withRetry`: runs an action again after a transient error, waiting 50 ms, 100 ms, … up to 1 s between attempts,
  *   until `budgetMs` has passed; then the last error is thrown. A retried action is a whole transaction, so a batch
  *   is either written once or not at all, and the caller's order is kept (the next batch waits for this one).
- * - `transaction`: one transaction on a pooled connection, safe when the connection drops under it.
  * - `isUnavailable`: an error a store raised for a transient failure (`unavailable: true`), which the server answers
  *   with 503 and `Retry-After`.
  */
-import type pg from 'pg';
-
 /** SQLSTATE codes of transient failures (besides class 08). */
 const TRANSIENT_CODES = new Set(['57P01', '57P02', '57P03', '53300', '40001', '40P01']);
 
@@ -93,32 +90,5 @@ export async function withRetry<T>(action: () => Promise<T>, options: RetryOptio
       await new Promise((resolve) => setTimeout(resolve, delay));
       delay = Math.min(delay * 2, 1_000);
     }
-  }
-}
-
-/**
- * Run `action` in one transaction on a connection of `pool`: BEGIN, COMMIT, ROLLBACK on an error. While it is held,
- * the connection's own `error` event (the server dropped it between two queries) is taken here instead of reaching
- * the process as an unhandled error; a connection that failed is closed rather than given back to the pool.
- */
-export async function transaction<T>(pool: pg.Pool, action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: unknown;
-  const onError = (error: unknown): void => {
-    broken = error;
-  };
-  client.on('error', onError);
-  try {
-    await client.query('BEGIN');
-    const value = await action(client);
-    await client.query('COMMIT');
-    return value;
-  } catch (error) {
-    if (isTransient(error)) broken ??= error;
-    else await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
-    throw error;
-  } finally {
-    client.off('error', onError);
-    client.release(broken === undefined ? undefined : true);
   }
 }

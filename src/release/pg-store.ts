@@ -7,14 +7,11 @@
  * replaces the record. The whole record is kept as `json` (text, so key order and numbers are kept exactly as
  * written); the metadata `kapps release list` shows is kept in columns so listing does not load specs.
  *
- * The schema is created on first use and migrated by version (`kapps_schema`), inside one transaction holding an
- * advisory lock, so two first uses at once do not race.
- *
- * The password in the URL never appears in a message: the store describes itself by the redacted URL and scrubs
- * driver errors with `redactText`.
+ * The schema is created on first use and migrated by the numbered SQL files of `src/pg/migrations/` (`PgDatabase`,
+ * which also opens the pool and turns driver errors into `ReleaseStoreError`s without the URL's password).
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import {
   ReleaseConflictError,
   ReleaseNotFoundError,
@@ -22,60 +19,14 @@ import {
   ReleaseStoreError,
   RevisionTakenError,
 } from './errors.js';
-import { KappsError } from '../diagnostics/errors.js';
 import { parseReleaseRecord } from './record-schema.js';
 import { orderRelease } from './record-order.js';
-import { redactText, redactUrl } from './redact.js';
 import { parseLogLine } from './log-lines.js';
-import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../pg/transient.js';
+import { PgDatabase } from '../pg/pool.js';
+import { transaction } from '../pg/transaction.js';
+import { pgCode } from '../pg/transient.js';
 import type { ReleaseLogChunk, ReleaseLogLine, ReleaseStore, UpdateOptions } from './store-types.js';
 import type { Release, ReleaseOperation, ReleaseOwner, ReleasePhase, ReleaseSummary, ReleaseUnlock } from './types.js';
-
-/** The schema version this kapps writes; `kapps_schema.version` after migration. */
-export const PG_SCHEMA_VERSION = 2;
-
-/** Key of the advisory lock held while migrating ("kapp" in ASCII). */
-const MIGRATION_LOCK_KEY = 0x6b617070;
-
-/** Migrations by version, applied in order; each list of statements runs in the migration transaction. */
-const MIGRATIONS: readonly { version: number; statements: readonly string[] }[] = [
-  {
-    version: 1,
-    statements: [
-      `CREATE TABLE kapps_releases (
-         project      text        NOT NULL,
-         stack        text        NOT NULL,
-         revision     integer     NOT NULL CHECK (revision > 0),
-         operation    text        NOT NULL,
-         phase        text        NOT NULL,
-         kapps_count  integer     NOT NULL,
-         owner        json        NOT NULL,
-         unlocked     json,
-         created_at   timestamptz NOT NULL,
-         modified_at  timestamptz NOT NULL,
-         finished_at  timestamptz,
-         heartbeat_at timestamptz NOT NULL,
-         record       json        NOT NULL,
-         PRIMARY KEY (project, stack, revision)
-       )`,
-    ],
-  },
-  {
-    version: 2,
-    statements: [
-      // The log of each release: one row per line, keyed by its byte offset in the log's NDJSON form.
-      `CREATE TABLE kapps_release_logs (
-         project     text    NOT NULL,
-         stack       text    NOT NULL,
-         revision    integer NOT NULL,
-         byte_offset bigint  NOT NULL,
-         byte_end    bigint  NOT NULL,
-         line        text    NOT NULL,
-         PRIMARY KEY (project, stack, revision, byte_offset)
-       )`,
-    ],
-  },
-];
 
 /** Rows of a log read at once. */
 const LOG_ROWS = 1000;
@@ -96,23 +47,19 @@ interface SummaryRow {
 /** The release store kept in a PostgreSQL database. */
 export class PgReleaseStore implements ReleaseStore {
   readonly description: string;
-  readonly #url: string;
+  readonly #db: PgDatabase;
   readonly #pool: pg.Pool;
-  #ready: Promise<void> | undefined;
-  #closed = false;
 
   /** `url`: a `postgres://` or `postgresql://` connection URL. Nothing connects before the first call. */
   constructor(url: string) {
-    this.#url = url;
-    this.description = redactUrl(url);
-    this.#pool = new pg.Pool({
-      connectionString: url,
-      max: 2,
-      connectionTimeoutMillis: 15_000,
-      application_name: 'kapps',
+    this.#db = new PgDatabase(url, {
+      name: 'release store',
+      applicationName: 'kapps',
+      maxConnections: 2,
+      error: (message, unavailable) => new ReleaseStoreError(message, { unavailable }),
     });
-    // An idle connection dropped by the server must not crash the process; the next query reconnects.
-    this.#pool.on('error', () => undefined);
+    this.description = this.#db.description;
+    this.#pool = this.#db.pool;
   }
 
   async latest(project: string, stack: string): Promise<Release | undefined> {
@@ -276,94 +223,29 @@ export class PgReleaseStore implements ReleaseStore {
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.#pool.end().catch(() => undefined);
+    await this.#db.close();
   }
 
-  /** Run one operation after the schema is ready; turn driver errors into `ReleaseStoreError` without secrets. */
-  async #run<T>(what: string, action: () => Promise<T>): Promise<T> {
-    if (this.#closed) throw new ReleaseStoreError(`the release store ${this.description} is closed`);
-    try {
-      this.#ready ??= this.#migrate();
-      await this.#ready;
-      return await action();
-    } catch (error) {
-      if (error instanceof KappsError) throw error;
-      // No `cause`: the driver's error objects can carry the connection parameters.
-      throw new ReleaseStoreError(`${what} in ${this.description}: ${redactText(describePgError(error), this.#url)}`, {
-        unavailable: isTransient(error),
-      });
-    }
+  #run<T>(what: string, action: () => Promise<T>): Promise<T> {
+    return this.#db.run(what, action);
   }
 
-  /** A write (one transaction): retried through transient failures (a restart of the database) for a while. */
   #write<T>(what: string, action: () => Promise<T>): Promise<T> {
-    return withRetry(() => this.#run(what, action), { budgetMs: WRITE_RETRY_MS });
+    return this.#db.write(what, action);
   }
 
   async specKey(): Promise<Buffer | undefined> {
     return this.#run('cannot read the spec key', async () => {
-      // Its own table, made on first use (the schema version is unchanged: older kapps ignore it).
-      const key = await transaction(this.#pool, async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-        await client.query(
-          'CREATE TABLE IF NOT EXISTS kapps_spec_key (id integer PRIMARY KEY CHECK (id = 1), key text NOT NULL)',
-        );
-        await client.query('INSERT INTO kapps_spec_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [
-          randomBytes(32).toString('hex'),
-        ]);
-        const found = await client.query<{ key: string }>('SELECT key FROM kapps_spec_key WHERE id = 1');
-        return found.rows[0]?.key ?? '';
-      });
+      // The first kapps that needs it makes it; `DO NOTHING` keeps the one made first.
+      await this.#pool.query('INSERT INTO kapps_spec_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [
+        randomBytes(32).toString('hex'),
+      ]);
+      const found = await this.#pool.query<{ key: string }>('SELECT key FROM kapps_spec_key WHERE id = 1');
+      const key = found.rows[0]?.key ?? '';
       if (!/^[0-9a-f]{64}$/.test(key))
         throw new ReleaseStoreError(`kapps_spec_key in ${this.description} holds no valid key`);
       return Buffer.from(key, 'hex');
     });
-  }
-
-  /** Create or migrate the schema. A failed attempt is retried by the next call. */
-  async #migrate(): Promise<void> {
-    try {
-      if ((await this.#schemaVersion()) === PG_SCHEMA_VERSION) return;
-      await transaction(this.#pool, async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-        await client.query(
-          'CREATE TABLE IF NOT EXISTS kapps_schema (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)',
-        );
-        const found = await client.query<{ version: number | string }>('SELECT version FROM kapps_schema WHERE id = 1');
-        let version = found.rows[0] ? toInt(found.rows[0].version) : 0;
-        checkNotNewer(version, this.description);
-        for (const migration of MIGRATIONS) {
-          if (migration.version <= version) continue;
-          for (const statement of migration.statements) await client.query(statement);
-          version = migration.version;
-        }
-        await client.query(
-          `INSERT INTO kapps_schema (id, version) VALUES (1, $1)
-           ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version`,
-          [version],
-        );
-      });
-    } catch (error) {
-      this.#ready = undefined;
-      throw error;
-    }
-  }
-
-  /** The stored schema version, or 0 when there is no schema table yet. */
-  async #schemaVersion(): Promise<number> {
-    try {
-      const found = await this.#pool.query<{ version: number | string }>(
-        'SELECT version FROM kapps_schema WHERE id = 1',
-      );
-      const version = found.rows[0] ? toInt(found.rows[0].version) : 0;
-      checkNotNewer(version, this.description);
-      return version;
-    } catch (error) {
-      if (pgCode(error) === '42P01') return 0; // undefined_table: first use
-      throw error;
-    }
   }
 
   #parse(record: unknown, project: string, stack: string, revision: number): Release {
@@ -376,15 +258,6 @@ export class PgReleaseStore implements ReleaseStore {
       );
     }
     return release;
-  }
-}
-
-function checkNotNewer(version: number, description: string): void {
-  if (version > PG_SCHEMA_VERSION) {
-    throw new ReleaseStoreError(
-      `the release database ${description} has schema version ${version}, newer than this kapps supports ` +
-        `(${PG_SCHEMA_VERSION}); upgrade kapps`,
-    );
   }
 }
 

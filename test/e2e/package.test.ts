@@ -4,7 +4,7 @@
  * runs it in the clone, and the README's commands use `kapps` the way every message names it.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,12 @@ describe('the kapps command', () => {
     // The web page kapps serve serves: its index and its hashed assets.
     expect(files.has('dist/web/index.html')).toBe(true);
     expect([...files.keys()].filter((f) => /^dist\/web\/assets\/index-[\w-]+\.js$/.test(f))).toHaveLength(1);
+    // The PostgreSQL migrations, read at run time from dist/pg/migrations/ (by the bundle as by the tsc output).
+    const sqlFiles = readdirSync(new URL('../../src/pg/migrations/', import.meta.url)).filter((f) =>
+      f.endsWith('.sql'),
+    );
+    expect(sqlFiles.length).toBeGreaterThan(0);
+    expect(sqlFiles.filter((f) => !files.has(`dist/pg/migrations/${f}`))).toEqual([]);
     expect(files.has('README.md')).toBe(true);
     expect([...files.keys()].filter((f) => f.startsWith('src/') || f.startsWith('test/'))).toEqual([]);
     expect(readFileSync(CLI, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');

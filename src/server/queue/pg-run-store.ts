@@ -15,17 +15,17 @@
  *   sent on commit only); one dedicated connection per instance LISTENs and reconnects when it is dropped.
  * - Submissions are serialised by a transaction-level advisory lock, so the queue limits counted in SQL hold
  *   exactly with any number of instances; idempotency keys are unique per `createdBy`.
- * - The tables are created on first use by a versioned migration (`kapps_runs_schema`) under an advisory lock, so
- *   several instances starting at once do not race.
- *
- * The password in the URL never appears in a message (`description` is the redacted URL; driver errors are scrubbed).
+ * - The tables are created on first use by the numbered SQL files of `src/pg/migrations/` (`PgDatabase`, which also
+ *   opens the pools and turns driver errors into `RunStoreError`s without the URL's password), so several instances
+ *   starting at once do not race.
  */
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { KappsError } from '../../diagnostics/errors.js';
-import { redactText, redactUrl } from '../../release/redact.js';
 import type { LogLine, RunRequestOptions, RunState, RunType } from '../../api/schemas.js';
-import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../../pg/transient.js';
+import { PgDatabase } from '../../pg/pool.js';
+import { transaction } from '../../pg/transaction.js';
+import { pgCode } from '../../pg/transient.js';
 import {
   decodeRunCursor,
   encodeRunCursor,
@@ -49,14 +49,10 @@ import {
   type SubmitOutcome,
 } from './run-store.js';
 
-/** The schema version of the run tables this kapps writes (`kapps_runs_schema.version`). */
-export const PG_RUNS_SCHEMA_VERSION = 2;
-
 /** The channel every instance LISTENs on. */
 export const RUNS_CHANNEL = 'kapps_runs';
 
-/** Advisory lock keys: migrating the run tables ("krun"), and submitting ("ksub"). */
-const MIGRATION_LOCK_KEY = 0x6b72756e;
+/** Advisory lock key of submitting ("ksub"). */
 const SUBMIT_LOCK_KEY = 0x6b737562;
 
 /** How often a claim retries after losing a stack to another instance (unique violation). */
@@ -64,63 +60,6 @@ const CLAIM_ATTEMPTS = 5;
 
 /** The suggested wait of a `429` when a queue is full. */
 const RETRY_AFTER_SECONDS = 5;
-
-const MIGRATIONS: readonly { version: number; statements: readonly string[] }[] = [
-  {
-    version: 1,
-    statements: [
-      `CREATE TABLE kapps_runs (
-         id                text        PRIMARY KEY,
-         seq               bigint      GENERATED ALWAYS AS IDENTITY UNIQUE,
-         type              text        NOT NULL,
-         project           text        NOT NULL,
-         stack             text        NOT NULL,
-         status            text        NOT NULL CHECK (status IN
-                             ('queued', 'running', 'succeeded', 'failed', 'cancelled', 'errored')),
-         created_by        text        NOT NULL,
-         created_at        timestamptz NOT NULL,
-         started_at        timestamptz,
-         finished_at       timestamptz,
-         release_revision  integer,
-         error             text,
-         options           jsonb       NOT NULL,
-         instance          text,
-         lease_until       timestamptz,
-         cancel_requested  boolean     NOT NULL DEFAULT false,
-         idempotency_key   text,
-         feed_seq          bigint      NOT NULL DEFAULT 0,
-         log_bytes         bigint      NOT NULL DEFAULT 0
-       )`,
-      // The database's guarantee: one running run per stack.
-      `CREATE UNIQUE INDEX kapps_runs_one_running ON kapps_runs (project, stack) WHERE status = 'running'`,
-      `CREATE UNIQUE INDEX kapps_runs_idempotency ON kapps_runs (created_by, idempotency_key)
-         WHERE idempotency_key IS NOT NULL`,
-      `CREATE INDEX kapps_runs_queued ON kapps_runs (seq) WHERE status = 'queued'`,
-      `CREATE INDEX kapps_runs_stack ON kapps_runs (project, stack, seq)`,
-      `CREATE INDEX kapps_runs_lease ON kapps_runs (lease_until) WHERE status = 'running'`,
-      `CREATE TABLE kapps_run_feed (
-         run_id     text    NOT NULL REFERENCES kapps_runs (id) ON DELETE CASCADE,
-         seq        bigint  NOT NULL,
-         kind       text    NOT NULL CHECK (kind IN ('run-event', 'log', 'status')),
-         data       jsonb   NOT NULL,
-         log_offset bigint,
-         log_length integer,
-         PRIMARY KEY (run_id, seq)
-       )`,
-      `CREATE INDEX kapps_run_feed_log ON kapps_run_feed (run_id, log_offset) WHERE log_offset IS NOT NULL`,
-      `CREATE TABLE kapps_run_results (
-         run_id       text PRIMARY KEY REFERENCES kapps_runs (id) ON DELETE CASCADE,
-         content_type text NOT NULL,
-         body         text NOT NULL
-       )`,
-    ],
-  },
-  {
-    version: 2,
-    // The generation of the owner's lease: each claim adds one; the owner's writes carry it.
-    statements: [`ALTER TABLE kapps_runs ADD COLUMN lease_generation bigint NOT NULL DEFAULT 0`],
-  },
-];
 
 /**
  * A driver or database failure of the run store (the message names the store by its redacted URL). `unavailable`:
@@ -157,17 +96,14 @@ interface RunRow {
   lease_generation: string | number;
 }
 
-type Queryable = pg.Pool | pg.PoolClient;
-
 /** The run store kept in a PostgreSQL database, shared by any number of instances. */
 export class PgRunStore implements RunStore {
   readonly description: string;
-  readonly #url: string;
+  readonly #db: PgDatabase;
   readonly #pool: pg.Pool;
   /** One connection of its own for renewing leases: a renewal never waits behind the feed writes. */
   readonly #leasePool: pg.Pool;
   readonly #listeners = new Set<(notice: StoreNotice) => void>();
-  #ready: Promise<void> | undefined;
   #listener: pg.Client | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
   #reconnectDelay = 100;
@@ -183,27 +119,18 @@ export class PgRunStore implements RunStore {
   >();
   readonly #flushing = new Set<string>();
   #open = false;
-  #closed = false;
 
   /** `url`: a `postgres://` or `postgresql://` URL. Nothing connects before `open` or the first call. */
   constructor(url: string, options: { maxConnections?: number } = {}) {
-    this.#url = url;
-    this.description = redactUrl(url);
-    this.#pool = new pg.Pool({
-      connectionString: url,
-      max: options.maxConnections ?? 4,
-      connectionTimeoutMillis: 15_000,
-      application_name: 'kapps-serve',
+    this.#db = new PgDatabase(url, {
+      name: 'run store',
+      applicationName: 'kapps-serve',
+      maxConnections: options.maxConnections ?? 4,
+      error: (message, unavailable) => new RunStoreError(message, { unavailable }),
     });
-    this.#leasePool = new pg.Pool({
-      connectionString: url,
-      max: 1,
-      connectionTimeoutMillis: 15_000,
-      application_name: 'kapps-serve-lease',
-    });
-    // An idle connection dropped by the server must not crash the process; the next query reconnects.
-    this.#pool.on('error', () => undefined);
-    this.#leasePool.on('error', () => undefined);
+    this.description = this.#db.description;
+    this.#pool = this.#db.pool;
+    this.#leasePool = this.#db.openPool('kapps-serve-lease', 1);
   }
 
   async open(instance: string): Promise<void> {
@@ -215,25 +142,25 @@ export class PgRunStore implements RunStore {
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#open = false;
-    this.#listeners.clear();
-    if (this.#reconnectTimer) clearTimeout(this.#reconnectTimer);
-    // This instance can no longer renew or finish the runs it still holds: their leases end now, so the next
-    // `reapExpired` of any instance errors them instead of waiting out the lease.
-    if (this.#instance !== undefined && this.#ready) {
-      await this.#pool
-        .query(`UPDATE kapps_runs SET lease_until = clock_timestamp() WHERE instance = $1 AND status = 'running'`, [
-          this.#instance,
-        ])
-        .catch(() => undefined);
-    }
-    const listener = this.#listener;
-    this.#listener = undefined;
-    await listener?.end().catch(() => undefined);
-    await this.#pool.end().catch(() => undefined);
-    await this.#leasePool.end().catch(() => undefined);
+    const instance = this.#instance;
+    const used = this.#db.used;
+    await this.#db.close(async () => {
+      this.#open = false;
+      this.#listeners.clear();
+      if (this.#reconnectTimer) clearTimeout(this.#reconnectTimer);
+      // This instance can no longer renew or finish the runs it still holds: their leases end now, so the next
+      // `reapExpired` of any instance errors them instead of waiting out the lease.
+      if (instance !== undefined && used) {
+        await this.#pool
+          .query(`UPDATE kapps_runs SET lease_until = clock_timestamp() WHERE instance = $1 AND status = 'running'`, [
+            instance,
+          ])
+          .catch(() => undefined);
+      }
+      const listener = this.#listener;
+      this.#listener = undefined;
+      await listener?.end().catch(() => undefined);
+    });
   }
 
   async submit(run: NewRun, limits: SubmitLimits): Promise<SubmitOutcome> {
@@ -678,7 +605,7 @@ export class PgRunStore implements RunStore {
   /** The dedicated LISTEN connection; when it drops, it is opened again (100 ms, doubling up to 2 s). */
   async #connectListener(): Promise<void> {
     if (!this.#open || this.#listener) return;
-    const client = new pg.Client({ connectionString: this.#url, application_name: 'kapps-serve-listen' });
+    const client = this.#db.newClient('kapps-serve-listen');
     const lost = (): void => {
       if (this.#listener !== client) return;
       this.#listener = undefined;
@@ -732,72 +659,12 @@ export class PgRunStore implements RunStore {
     return transaction(this.#pool, action);
   }
 
-  /** Run one operation after the schema is ready; turn driver errors into `RunStoreError` without secrets. */
-  async #run<T>(what: string, action: () => Promise<T>): Promise<T> {
-    if (this.#closed) throw new RunStoreError(`the run store ${this.description} is closed`);
-    try {
-      this.#ready ??= this.#migrate();
-      await this.#ready;
-      return await action();
-    } catch (error) {
-      if (error instanceof KappsError) throw error;
-      // No `cause`: the driver's error objects can carry the connection parameters.
-      throw new RunStoreError(`${what} in ${this.description}: ${redactText(describePgError(error), this.#url)}`, {
-        unavailable: isTransient(error),
-      });
-    }
+  #run<T>(what: string, action: () => Promise<T>): Promise<T> {
+    return this.#db.run(what, action);
   }
 
-  /** A write (one transaction): retried through transient failures (a restart of the database) for a while. */
   #write<T>(what: string, action: () => Promise<T>): Promise<T> {
-    return withRetry(() => this.#run(what, action), { budgetMs: WRITE_RETRY_MS });
-  }
-
-  /** Create or migrate the run tables. A failed attempt is retried by the next call. */
-  async #migrate(): Promise<void> {
-    try {
-      if ((await this.#schemaVersion(this.#pool)) === PG_RUNS_SCHEMA_VERSION) return;
-      await this.#tx(async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
-        await client.query(
-          `CREATE TABLE IF NOT EXISTS kapps_runs_schema
-             (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)`,
-        );
-        let version = await this.#schemaVersion(client);
-        for (const migration of MIGRATIONS) {
-          if (migration.version <= version) continue;
-          for (const statement of migration.statements) await client.query(statement);
-          version = migration.version;
-        }
-        await client.query(
-          `INSERT INTO kapps_runs_schema (id, version) VALUES (1, $1)
-           ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version`,
-          [version],
-        );
-      });
-    } catch (error) {
-      this.#ready = undefined;
-      throw error;
-    }
-  }
-
-  /** The stored schema version, or 0 when there is no schema table yet. */
-  async #schemaVersion(db: Queryable): Promise<number> {
-    let version: number;
-    try {
-      const found = await db.query<{ version: number }>('SELECT version FROM kapps_runs_schema WHERE id = 1');
-      version = found.rows[0] ? toInt(found.rows[0].version) : 0;
-    } catch (error) {
-      if (pgCode(error) === '42P01') return 0; // undefined_table: first use
-      throw error;
-    }
-    if (version > PG_RUNS_SCHEMA_VERSION) {
-      throw new RunStoreError(
-        `the run tables in ${this.description} have schema version ${version}, newer than this kapps supports ` +
-          `(${PG_RUNS_SCHEMA_VERSION}); upgrade kapps`,
-      );
-    }
-    return version;
+    return this.#db.write(what, action);
   }
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ReleaseRecordError, ReleaseStoreError } from '../../../src/release/errors.js';
-import { PG_SCHEMA_VERSION, PgReleaseStore } from '../../../src/release/pg-store.js';
+import { loadMigrations } from '../../../src/pg/migrate.js';
+import { PgReleaseStore } from '../../../src/release/pg-store.js';
 import { freshDatabases, pgUrl, sql } from '../../support/pg.js';
 import { makeRelease, uniqueProject } from './helpers.js';
 
@@ -9,7 +10,7 @@ const databases = freshDatabases('kapps_t');
 afterAll(() => databases.dropAll());
 
 describe('PostgreSQL release store', () => {
-  it('creates its schema on first use and records the schema version', async () => {
+  it('creates its schema on first use and records the migrations applied', async () => {
     const url = await databases.create();
     const store = new PgReleaseStore(url);
     try {
@@ -17,7 +18,10 @@ describe('PostgreSQL release store', () => {
     } finally {
       await store.close();
     }
-    expect(await sql(url, 'SELECT id, version FROM kapps_schema')).toEqual([{ id: 1, version: PG_SCHEMA_VERSION }]);
+    const migrations = await loadMigrations();
+    expect(await sql(url, 'SELECT id, name FROM kapps_migrations ORDER BY id')).toEqual(
+      migrations.map(({ id, name }) => ({ id, name })),
+    );
     const keys = await sql<{ column_name: string }>(
       url,
       `SELECT a.attname AS column_name FROM pg_index i
@@ -36,31 +40,12 @@ describe('PostgreSQL release store', () => {
         stores.map((store, i) => store.create(makeRelease(project, `s${i}`, 1))),
       );
       expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
-      expect(await sql(url, 'SELECT version FROM kapps_schema')).toEqual([{ version: PG_SCHEMA_VERSION }]);
+      expect(await sql(url, 'SELECT count(*)::int AS n, count(DISTINCT id)::int AS ids FROM kapps_migrations')).toEqual(
+        [{ n: (await loadMigrations()).length, ids: (await loadMigrations()).length }],
+      );
       expect(await sql(url, 'SELECT count(*)::int AS n FROM kapps_releases')).toEqual([{ n: 8 }]);
     } finally {
       for (const store of stores) await store.close();
-    }
-  });
-
-  it('migrates a database of schema version 1 (no release logs) to the logs table, keeping its releases', async () => {
-    const url = await databases.create();
-    const project = uniqueProject();
-    const first = new PgReleaseStore(url);
-    await first.create(makeRelease(project, 'dev', 1));
-    await first.close();
-    // As kapps before release logs left it.
-    await sql(url, 'DROP TABLE kapps_release_logs');
-    await sql(url, 'UPDATE kapps_schema SET version = 1');
-    const store = new PgReleaseStore(url);
-    try {
-      expect((await store.get(project, 'dev', 1))?.revision).toBe(1);
-      const line = { time: '2026-01-01T00:00:00.000Z', stream: 'kapps' as const, text: 'hello' };
-      await store.appendLog(project, 'dev', 1, [line]);
-      expect((await store.readLog(project, 'dev', 1, 0, 1000)).lines).toEqual([line]);
-      expect(await sql(url, 'SELECT version FROM kapps_schema')).toEqual([{ version: 2 }]);
-    } finally {
-      await store.close();
     }
   });
 
@@ -69,13 +54,13 @@ describe('PostgreSQL release store', () => {
     const first = new PgReleaseStore(url);
     await first.latest('shop', 'dev');
     await first.close();
-    await sql(url, 'UPDATE kapps_schema SET version = $1', [PG_SCHEMA_VERSION + 1]);
+    await sql(url, `INSERT INTO kapps_migrations (id, name) VALUES (99, 'later')`);
     const store = new PgReleaseStore(url);
     try {
       const error = await store.latest('shop', 'dev').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ReleaseStoreError);
       expect((error as Error).message).toContain(
-        `has schema version ${PG_SCHEMA_VERSION + 1}, newer than this kapps supports (${PG_SCHEMA_VERSION}); upgrade kapps`,
+        `has migration 99 applied, newer than this kapps knows (its latest is ${(await loadMigrations()).length}); upgrade kapps`,
       );
     } finally {
       await store.close();

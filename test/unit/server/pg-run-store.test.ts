@@ -1,12 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabases, pgUrl, sql } from '../../support/pg.js';
 import type { LogLine } from '../../../src/api/schemas.js';
-import {
-  PG_RUNS_SCHEMA_VERSION,
-  PgRunStore,
-  RunCursorError,
-  RunStoreError,
-} from '../../../src/server/queue/pg-run-store.js';
+import { loadMigrations } from '../../../src/pg/migrate.js';
+import { PgRunStore, RunCursorError, RunStoreError } from '../../../src/server/queue/pg-run-store.js';
 import {
   ownerOf,
   RunLeaseLostError,
@@ -88,25 +84,21 @@ describe('PostgreSQL run store', () => {
     const url = await databases.create();
     const opened = await Promise.all([1, 2, 3, 4].map((n) => openStore(url, `i${n}`)));
     expect(opened).toHaveLength(4);
-    expect(await sql(url, 'SELECT id, version FROM kapps_runs_schema')).toEqual([
-      { id: 1, version: PG_RUNS_SCHEMA_VERSION },
-    ]);
+    const migrations = await loadMigrations();
+    expect(await sql(url, 'SELECT id, name FROM kapps_migrations ORDER BY id')).toEqual(
+      migrations.map(({ id, name }) => ({ id, name })),
+    );
     const tables = await sql<{ tablename: string }>(
       url,
       `SELECT tablename FROM pg_tables WHERE tablename LIKE 'kapps_run%' ORDER BY tablename`,
     );
-    expect(tables.map((t) => t.tablename)).toEqual([
-      'kapps_run_feed',
-      'kapps_run_results',
-      'kapps_runs',
-      'kapps_runs_schema',
-    ]);
+    expect(tables.map((t) => t.tablename)).toEqual(['kapps_run_feed', 'kapps_run_results', 'kapps_runs']);
   });
 
-  it('refuses tables of a newer schema version, naming the database without its password', async () => {
+  it('refuses a database migrated by a newer kapps, naming the database without its password', async () => {
     const url = await databases.create();
     await openStore(url);
-    await sql(url, 'UPDATE kapps_runs_schema SET version = 99');
+    await sql(url, `INSERT INTO kapps_migrations (id, name) VALUES (99, 'later')`);
     const withPassword = new URL(url);
     withPassword.password = 'S3cret-Pa55';
     const newer = new PgRunStore(withPassword.toString());
@@ -117,7 +109,7 @@ describe('PostgreSQL run store', () => {
     );
     expect(error).toBeInstanceOf(RunStoreError);
     expect((error as Error).message).toMatch(
-      /have schema version 99, newer than this kapps supports \(2\); upgrade kapps/,
+      /has migration 99 applied, newer than this kapps knows \(its latest is \d+\); upgrade kapps/,
     );
     expect((error as Error).message).toContain(':***@');
     expect((error as Error).message).not.toContain('S3cret-Pa55');
@@ -525,20 +517,6 @@ describe('PostgreSQL run store', () => {
     expect(
       (await live.reapExpired('lease expired', { beforeErrored: () => Promise.resolve() })).map((r) => r.id),
     ).toEqual([run.id]);
-  });
-
-  it('upgrades run tables of schema version 1 in place: a running run keeps running and can be finished', async () => {
-    const url = await databases.create();
-    const first = await openStore(url, 'a');
-    const run = await submit(first, newRun('dev'));
-    await first.claim('a', 600_000);
-    // Today's tables before the lease generation: version 1 had no such column.
-    await sql(url, 'ALTER TABLE kapps_runs DROP COLUMN lease_generation');
-    await sql(url, 'UPDATE kapps_runs_schema SET version = 1');
-    const upgraded = await openStore(url, 'a');
-    expect(await upgraded.get(run.id)).toMatchObject({ status: 'running', leaseGeneration: 0 });
-    expect(await upgraded.finish(run.id, 'a', { status: 'succeeded' })).toBe(true);
-    expect(await sql(url, 'SELECT version FROM kapps_runs_schema')).toEqual([{ version: PG_RUNS_SCHEMA_VERSION }]);
   });
 
   it('a closed instance gives up its leases: its runs are errored at the next reap, not after the lease', async () => {
