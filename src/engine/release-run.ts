@@ -12,13 +12,12 @@ import type { Stack } from '../stack/stack.js';
 import { toJS } from '../go-value/value.js';
 import type { EngineContext, TargetParams } from './context.js';
 import { kappsVersion } from './version.js';
+import { viewOf } from './view.js';
 
 /** What a recorded run needs besides the target: the selectors it records, how it reads the live state. */
 export interface RecordParams extends TargetParams {
   include: string[];
   exclude: string[];
-  /** `json`: stdout holds only events, so the "Recorded as release" line is not said. */
-  reporter?: string;
   refresh?: boolean;
   workers?: number;
 }
@@ -59,7 +58,7 @@ export async function openTarget(
     legacyWarned.add(ctx);
     try {
       const hint = await legacyHistoryHint(store, resolved, stack.config.name);
-      if (hint) ctx.message(`warning: ${hint}\n`);
+      if (hint) viewOf(ctx).legacyHistory({ hint });
     } catch (e) {
       await store.close();
       throw e;
@@ -107,28 +106,21 @@ export async function previewRows(
   }
 }
 
-/** Print the preview table (and its details) before a plan; a store that cannot be read is a warning, not a failure. */
+/** Show the preview (and its details) before a plan; a store that cannot be read is a warning, not a failure. */
 export async function printPreview(
   stack: Stack,
   args: RecordParams,
   ctx: EngineContext,
   signal: AbortSignal,
 ): Promise<void> {
-  const out = { write: (text: string) => ctx.message(text) };
+  const view = viewOf(ctx);
   try {
-    const { formatNotRecorded, formatPreviewDetails, formatPreviewTable } = await import('../release/index.js');
-    const { computePreviewFor, refreshLine } = await import('./preview.js');
+    const { computePreviewFor } = await import('./preview.js');
     const { rows, revision, document } = await computePreviewFor(stack, args, ctx, signal);
-    if (document.refreshed) out.write(refreshLine(document.refreshed));
-    out.write(`Preview against ${revision === null ? 'no previous release' : `release ${revision}`}:\n`);
-    out.write(formatPreviewTable(rows));
-    const details = formatPreviewDetails(document);
-    if (details) out.write(`\n${details}`);
-    const note = formatNotRecorded(document);
-    if (note) out.write(`\n${note}`);
-    out.write('\n');
+    if (document.refreshed) view.outputsRefreshed({ kapps: document.refreshed });
+    view.previewShown({ revision, rows, document });
   } catch (e) {
-    out.write(`warning: no preview: ${redactCredentials(e instanceof Error ? e.message : String(e))}\n`);
+    view.previewUnavailable({ error: redactCredentials(e instanceof Error ? e.message : String(e)) });
   }
 }
 
@@ -140,12 +132,12 @@ export async function changedKapps(
   signal: AbortSignal,
 ): Promise<Set<string>> {
   if (args.refresh) {
-    const { changedWithRefresh, refreshLine } = await import('./preview.js');
+    const { changedWithRefresh } = await import('./preview.js');
     const { project, store } = await openTarget(stack, args, ctx);
     try {
       const state = (await store.latest(project, stack.config.name))?.state;
       const { ids, refreshed } = await changedWithRefresh(stack, state, args.workers, ctx, signal, store);
-      ctx.message(refreshLine(refreshed));
+      viewOf(ctx).outputsRefreshed({ kapps: refreshed });
       return ids;
     } finally {
       await store.close();
@@ -275,9 +267,10 @@ async function openRun(
   const logWriter = new ReleaseLogWriter(store, project, stack.config.name, recorder.revision, {
     ...(ctx.logLimits ? { limits: ctx.logLimits } : {}),
     onError: (error) =>
-      ctx.message(
-        `warning: the log of release ${recorder.revision} could not be written: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`,
-      ),
+      viewOf(ctx).releaseLogFailed({
+        revision: recorder.revision,
+        error: redactCredentials(error instanceof Error ? error.message : String(error)),
+      }),
   });
   const run: RunLock = {
     revision: recorder.revision,
@@ -326,12 +319,14 @@ async function openRun(
       // The whole log is stored before the final phase: a reader that sees the phase has the whole log.
       await logWriter.close();
       await recorder.finish(summary.status);
-      // After the summary, on stdout (the JSON reporter's stdout holds only its events).
-      if (args.reporter !== 'json') {
-        ctx.result(
-          `Recorded as release ${recorder.revision} of ${project}/${stack.config.name} (project from ${source}) in ${where}\n`,
-        );
-      }
+      // After the summary (a view showing events as JSON says nothing more).
+      viewOf(ctx).releaseRecorded({
+        revision: recorder.revision,
+        project,
+        stack: stack.config.name,
+        projectSource: source,
+        where,
+      });
     },
     async close(phase, error) {
       if (closed) return;

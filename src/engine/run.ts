@@ -13,6 +13,7 @@ import type { EngineContext, StackParams } from './context.js';
 import { openStackFor, type OpenOptions } from './open.js';
 import { inRunContext, runEnvOf } from './scope.js';
 import type { RunLock, RunRecorder } from './release-run.js';
+import { viewOf } from './view.js';
 
 /** The options of a run command (the CLI's flags). */
 export interface RunParams extends StackParams {
@@ -32,8 +33,6 @@ export interface RunParams extends StackParams {
   changedOnly?: boolean;
   refresh?: boolean;
   allowNoValue?: boolean;
-  /** The reporter the caller shows events with (`json`: no "Recorded as release" line). */
-  reporter?: string;
   /** Emit every line steps print, what `print` hides marked `hidden` (for a run's log). */
   allOutput?: boolean;
 }
@@ -145,7 +144,7 @@ async function prepareWorkspace(
       update: params.fetch === true,
       run: gitRunnerFor(ctx.env),
       signal,
-      onFetch: (id, source) => ctx.message(`Fetching ${source.id} for ${id}...\n`),
+      onFetch: (id, source) => viewOf(ctx).sourceFetching({ kapp: id, source: source.id, missing: false }),
     },
   );
   return openStackFor(params, open, ctx);
@@ -264,9 +263,8 @@ async function operate(command: RunCommand, params: RunParams, hooks: RunHooks):
       await release.printPreview(stack, params, ctx, signal);
     }
     if (release && params.changedOnly && lock && params.refresh) {
-      const { refreshLine } = await import('./preview.js');
       const changed = await lock.changedWithRefresh(stack, signal);
-      ctx.message(refreshLine(changed.refreshed));
+      viewOf(ctx).outputsRefreshed({ kapps: changed.refreshed });
       only = changed.ids;
     } else if (release && params.changedOnly)
       only = lock ? await lock.changedKapps(stack) : await release.changedKapps(stack, params, ctx, signal);

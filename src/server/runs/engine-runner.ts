@@ -77,7 +77,8 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
       argv: ['kapps', 'serve', `--run=${run.id}`, run.type, run.project, run.stack],
       runBy: run.createdBy,
       message: (text) => io.message(text),
-      result: (text) => io.message(text),
+      // The release a run recorded is in its record and its result, not in its log.
+      result: () => undefined,
       logLimits: { maxBytes: context.limits.maxLogBytes, maxLineLength: context.limits.maxLineLength },
     };
   };
@@ -171,7 +172,6 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
         yes: true,
         ...(runOptions.changedOnly ? { changedOnly: true } : {}),
         ...(runOptions.refresh ? { refresh: true } : {}),
-        reporter: 'json',
         allOutput: true,
       };
       let revision: number | null = null;
