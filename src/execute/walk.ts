@@ -39,7 +39,7 @@ export interface NodeResult {
 }
 
 /** What `run` may return: a bare status, or a status with a reason (e.g. `{status: 'skipped', reason: …}`). */
-export type RunOutcome = NodeStatus | NodeResult;
+export type NodeOutcome = NodeStatus | NodeResult;
 
 /** A node of the graph. */
 export interface WalkNode {
@@ -62,7 +62,7 @@ export interface WalkOptions {
   /** Aborting it cancels the walk. */
   readonly signal: AbortSignal;
   /** Does a node's work. Its `signal` aborts when the walk is cancelled. */
-  readonly run: (id: string, signal: AbortSignal) => Promise<RunOutcome>;
+  readonly run: (id: string, signal: AbortSignal) => Promise<NodeOutcome>;
   /** Called just before a node's `run`. */
   readonly onNodeStart?: (id: string) => void;
   /** Called once for every node when its status is final: as it finishes, or at the end for nodes never run. */
@@ -154,7 +154,7 @@ export function walkDag(options: WalkOptions): Promise<WalkResult> {
       const controller = new AbortController();
       running.set(i, controller);
       call(() => options.onNodeStart?.(id));
-      let outcome: Promise<RunOutcome>;
+      let outcome: Promise<NodeOutcome>;
       try {
         outcome = Promise.resolve(options.run(id, controller.signal));
       } catch (error) {
@@ -269,7 +269,7 @@ function assertAcyclic(ids: readonly string[], next: readonly number[][], waitin
   }
 }
 
-function normalize(outcome: RunOutcome): NodeResult {
+function normalize(outcome: NodeOutcome): NodeResult {
   const result = typeof outcome === 'string' ? { status: outcome } : outcome;
   switch (result?.status) {
     case 'succeeded':

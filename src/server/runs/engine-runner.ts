@@ -21,9 +21,9 @@ import { canonicalJson } from '../../release/canonical-json.js';
 import { redactCredentials } from '../../release/redact.js';
 import { formatDiagnostics } from '../../report/diagnostic-printer.js';
 import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOptions } from '../../api/schemas.js';
-import { STEP_STOP_MS, type RunEngine, type RunIO, type RunOutcome } from './executor.js';
+import { STEP_STOP_MS, type ExecutedRun, type RunEngine, type RunIO } from './executor.js';
 import type { StoredRun } from '../queue/run-store.js';
-import type { EngineContext as ServerEngineContext } from '../server.js';
+import type { RunEngineDeps } from '../server.js';
 import { projectRunEnv } from '../config.js';
 
 /** Between SIGTERM and SIGKILL when a cancelled (or fenced) run stops its steps. */
@@ -46,7 +46,7 @@ function userMessage(error: unknown): string | undefined {
   return undefined;
 }
 
-export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
+export function createEngine(context: RunEngineDeps): Promise<RunEngine> {
   const backend = context.backend.kind === 'file' ? context.backend.root : context.backend.url;
   const engine = import('../../engine/index.js');
 
@@ -122,7 +122,7 @@ export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
     return undefined;
   };
 
-  const execute = async (run: StoredRun, io: RunIO): Promise<RunOutcome> => {
+  const execute = async (run: StoredRun, io: RunIO): Promise<ExecutedRun> => {
     const { createRunLog, generateDocument, runOperation } = await engine;
     try {
       const ctx = engineContext(run, io);
