@@ -33,7 +33,25 @@ export default defineConfig(
     // The public contract is shared by the server, the CLI client and the page: it imports nothing of kapps.
     { files: ['src/api/**/*.ts'], ignores: [], forbid: ['cli', 'server', 'engine', 'release', 'execute'] },
     { files: ['src/cli/**/*.ts'], ignores: [], forbid: [] },
-  ].map(({ files, ignores, forbid }) => ({
+    // The YAML reader is below the configuration: it reads text into located nodes and Go values, and imports only
+    // diagnostics, Go's value model and the run vocabulary.
+    {
+      files: ['src/yaml/**/*.ts'],
+      ignores: [],
+      forbid: [
+        ...['cli', 'server', 'api', 'engine', 'stack', 'plan', 'execute', 'process', 'release', 'pg', 'report'],
+        ...['config', 'template', 'vars', 'workspace'],
+      ],
+      below: 'src/yaml/ reads YAML for the layers above it',
+    },
+    // What shows a run knows its events, not what runs it.
+    {
+      files: ['src/report/**/*.ts'],
+      ignores: [],
+      forbid: ['cli', 'server', 'engine', 'stack', 'plan', 'execute', 'process', 'pg'],
+      below: 'src/report/ shows the events the layers above it emit',
+    },
+  ].map(({ files, ignores, forbid, below }) => ({
     files,
     ignores,
     rules: {
@@ -47,7 +65,9 @@ export default defineConfig(
           ],
           patterns: forbid.map((folder) => ({
             group: [`**/${folder}/*`],
-            message: `Nothing imports src/${folder}/ (imports go one way: cli → server → engine → the rest).`,
+            message: below
+              ? `${below}: it imports nothing of src/${folder}/ (imports go one way).`
+              : `Nothing imports src/${folder}/ (imports go one way: cli → server → engine → the rest).`,
           })),
         },
       ],

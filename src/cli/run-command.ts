@@ -12,7 +12,7 @@ import type { RunRecorder } from '../engine/release-run.js';
 import type { ApplyArgs, RunArgs } from './run-args.js';
 import { flushWarnings } from './stack-args.js';
 import { closeAll, fanOut } from './reporter-fan-out.js';
-import { cliContext } from './context.js';
+import { cliContext, cliJsonContext } from './context.js';
 
 /** Close reporters (print their summaries); one that fails to is reported, and does not fail the run. */
 async function closeReporters(reporters: readonly Reporter[]): Promise<void> {
@@ -108,11 +108,13 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
   process.on('unhandledRejection', onFatal);
   try {
     const { runOperation, runMode } = await import('../engine/run.js');
+    // A JSON display's stdout holds only its events: no line saying where the run was recorded.
+    const ctx = args.reporter === 'json' ? cliJsonContext : cliContext;
     const { summary } = await runOperation(
       command,
       { ...args, killGraceMs: graceMs },
       {
-        ctx: cliContext,
+        ctx,
         signal: controller.signal,
         onRecorder: (r) => (recorder = r),
         begin: async () => {
@@ -144,7 +146,7 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
         },
         afterRun: async (stack, summary) => {
           await closeReporters(reporters.splice(0));
-          await flushWarnings(stack);
+          flushWarnings(stack, ctx);
           if (command === 'output' && !args.dryRun && args.reporter !== 'json') {
             const { outputLines } = await import('../report/outputs-table.js');
             const lines = outputLines(summary.results.values(), (id) =>

@@ -3,7 +3,7 @@
  * stack overrides, the project config. Declared here once so every command's `--help` says the same.
  */
 import type { Argv } from 'yargs';
-import type { StackParams } from '../engine/context.js';
+import type { EngineContext, StackParams } from '../engine/context.js';
 import { flushWarnings as engineFlushWarnings, openStackFor, type OpenOptions } from '../engine/open.js';
 import type { Stack } from '../stack/stack.js';
 import { cliContext } from './context.js';
@@ -110,7 +110,7 @@ export async function openStackFromArgs(args: StackArgs, options: OpenOptions = 
   return openStackFor(args, options, cliContext);
 }
 
-/** Print the stack's warnings not printed yet, on stderr. */
-export async function flushWarnings(stack: Stack): Promise<void> {
-  await engineFlushWarnings(stack, cliContext);
+/** Print the stack's warnings not printed yet (in `ctx`, the CLI's by default), on stderr. */
+export function flushWarnings(stack: Stack, ctx: EngineContext = cliContext): void {
+  engineFlushWarnings(stack, ctx);
 }

@@ -3,19 +3,21 @@
  * themselves stay plain data. The loader records locations; later stages copy them to the objects they derive
  * (`copyLocations`) and diagnostics read them (`locationOf`).
  *
- * Most objects are recorded by linking them to the YAML node they were read from (`setLocationNode`): a field's
- * location is then looked up in the node when asked for. Loading a large stack creates hundreds of thousands of
- * objects; one link per object is far cheaper than one entry per field.
+ * Most objects are recorded by linking them to the YAML node they were read from (`setLocationNode`, kept in
+ * src/yaml/node-links.ts so the YAML reader links what it reads without importing this layer): a field's location
+ * is then looked up in the node when asked for. Loading a large stack creates hundreds of thousands of objects; one
+ * link per object is far cheaper than one entry per field.
  */
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
 import type { GoKey } from '../go-value/value.js';
 import { formatGoKey } from '../yaml/scalar.js';
+import { linkedNodes as nodesOf, setLocationNode } from '../yaml/node-links.js';
 import type { YamlNode } from '../yaml/tree.js';
+
+export { setLocationNode };
 
 const selfTable = new WeakMap<object, SourceLocation>();
 const fieldTable = new WeakMap<object, Map<string | number, SourceLocation>>();
-/** The YAML node(s) an object was read from, in the order they were linked. */
-const nodeTable = new WeakMap<object, YamlNode | YamlNode[]>();
 
 /** Record where an object starts (`key` omitted) or where one of its fields' value is (`key` given). */
 export function setLocation(obj: object, loc: SourceLocation, key?: string | number): void {
@@ -29,19 +31,6 @@ export function setLocation(obj: object, loc: SourceLocation, key?: string | num
     fieldTable.set(obj, fields);
   }
   fields.set(key, loc);
-}
-
-/**
- * Record that `obj` was read from `node`: the object is where the node is, a field `k` is where the node's entry
- * `k` is (matched by key text, or by the key's value as Go's `%v` prints it), and an index `i` is where the node's
- * item (or entry) `i` is. Explicit `setLocation` records take precedence.
- */
-export function setLocationNode(obj: object, node: YamlNode): void {
-  const cur = nodeTable.get(obj);
-  if (cur === undefined) nodeTable.set(obj, node);
-  else if (Array.isArray(cur)) {
-    if (!cur.includes(node)) cur.push(node);
-  } else if (cur !== node) nodeTable.set(obj, [cur, node]);
 }
 
 function nodeFieldLocation(node: YamlNode, key: string | number): SourceLocation | undefined {
@@ -58,11 +47,6 @@ function nodeFieldLocation(node: YamlNode, key: string | number): SourceLocation
     if (e && typeof e.key.value !== 'string' && formatGoKey(e.key.value as GoKey) === key) return e.value.loc;
   }
   return undefined;
-}
-
-function nodesOf(obj: object): readonly YamlNode[] {
-  const linked = nodeTable.get(obj);
-  return linked === undefined ? [] : Array.isArray(linked) ? linked : [linked];
 }
 
 /** Where the object (or its field `key`) came from; a field falls back to its object's location. */

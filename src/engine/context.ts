@@ -1,10 +1,11 @@
 /**
  * What the engine needs from whoever drives it — the CLI (one process, one run) or the runs server (many runs in
  * one process): where relative paths start, the environment it reads its settings from and starts steps with, the
- * command line a release records, and where its messages go. Nothing in `src/engine/` reads `process.env`,
- * `process.cwd()`, `process.argv` or writes to `process.stdout`/`process.stderr` itself.
+ * command line a release records, and the view its events go to. Nothing in `src/engine/` reads `process.env`,
+ * `process.cwd()`, `process.argv` or writes to `process.stdout`/`process.stderr` itself, and it formats no text.
  */
 import type { LogLimits } from '../release/log-budget.js';
+import type { EngineView } from './view.js';
 
 export interface EngineContext {
   /** The directory relative paths (stack file, config, workspace, backend) are resolved against. */
@@ -26,9 +27,14 @@ export interface EngineContext {
   readonly readRoots?: readonly string[];
   /** The command line recorded in a release (redacted before it is recorded). */
   readonly argv: readonly string[];
-  /** Messages about the run a CLI prints on stderr: warnings, fetches, the preview before a plan. Whole lines. */
+  /**
+   * What the engine tells the driver (warnings, fetches, the preview before a plan, the release recorded), as typed
+   * events. Unset: the text view, writing to `message` and `result`.
+   */
+  readonly view?: EngineView;
+  /** The text view's messages about the run (a CLI prints them on stderr). Whole lines. */
   message(text: string): void;
-  /** The line saying where a run was recorded (a CLI prints it on stdout). Whole lines. */
+  /** The text view's line saying where a run was recorded (a CLI prints it on stdout). Whole lines. */
   result(text: string): void;
   /** Who asked for the run when not the user running kapps (the runs server: the token's name); a release's owner. */
   readonly runBy?: string;

@@ -27,7 +27,7 @@ async function generateInContext(
   const { redactStackSpec } = await import('../release/spec-diff.js');
   // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them.
   const spec = redactStackSpec(stack.spec(options.phases?.length ? { phases: [...options.phases] } : {}));
-  await flushWarnings(stack, ctx);
+  flushWarnings(stack, ctx);
   if (options.format === 'json') return `${JSON.stringify(spec, null, 2)}\n`;
   const { stringify } = await import('../yaml/stringify.js');
   return stringify(spec, { lineWidth: 0 });

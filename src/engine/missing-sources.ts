@@ -9,6 +9,7 @@ import { KappsError } from '../diagnostics/errors.js';
 import { formatCommandLine } from '../report/format.js';
 import type { Stack } from '../stack/stack.js';
 import type { EngineContext, StackParams } from './context.js';
+import { viewOf } from './view.js';
 
 /** The unfetched kapps the command would read: those of the selection's sub-graph. */
 export function missingKapps(stack: Stack): string[] {
@@ -37,8 +38,8 @@ export function missingSourcesError(stack: Stack, ids: readonly string[], args: 
 }
 
 /**
- * Fetch the git sources of the kapps `missingKapps` names (only what is missing; nothing is updated), saying so as
- * a message.
+ * Fetch the git sources of the kapps `missingKapps` names (only what is missing; nothing is updated), telling the
+ * view.
  */
 export async function fetchMissingSources(
   stack: Stack,
@@ -55,7 +56,7 @@ export async function fetchMissingSources(
       update: false,
       run: gitRunnerFor(ctx.env),
       ...(signal ? { signal } : {}),
-      onFetch: (id, source) => ctx.message(`Fetching ${source.id} for ${id} (not in the workspace)...\n`),
+      onFetch: (id, source) => viewOf(ctx).sourceFetching({ kapp: id, source: source.id, missing: true }),
     },
   );
 }

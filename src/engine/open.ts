@@ -5,6 +5,7 @@ import type { OpenStackRequest } from '../stack/open-stack.js';
 import type { Stack } from '../stack/stack.js';
 import type { EngineContext, StackParams } from './context.js';
 import { inRunContext, runEnvOf } from './scope.js';
+import { viewOf } from './view.js';
 
 /** How a command uses the stack it opens. */
 export interface OpenOptions {
@@ -57,7 +58,7 @@ export function stackRequest(params: StackParams, options: OpenOptions, ctx: Eng
 const said = new WeakMap<EngineContext, { counts: WeakMap<Stack, number>; keys: Set<string> }>();
 
 /** Say the stack's warnings not said yet in this context. */
-export async function flushWarnings(stack: Stack, ctx: EngineContext): Promise<void> {
+export function flushWarnings(stack: Stack, ctx: EngineContext): void {
   let memory = said.get(ctx);
   if (!memory) said.set(ctx, (memory = { counts: new WeakMap(), keys: new Set() }));
   const from = memory.counts.get(stack) ?? 0;
@@ -71,8 +72,7 @@ export async function flushWarnings(stack: Stack, ctx: EngineContext): Promise<v
     return true;
   });
   if (fresh.length === 0) return;
-  const { formatDiagnostics } = await import('../report/diagnostic-printer.js');
-  ctx.message(`${formatDiagnostics(fresh, { cwd: ctx.cwd })}\n`);
+  viewOf(ctx).stackWarnings({ diagnostics: fresh, cwd: ctx.cwd });
 }
 
 /** Open the stack (fetching the sources a planning command needs) and say its warnings so far. */
@@ -96,6 +96,6 @@ async function openInContext(params: StackParams, options: OpenOptions, ctx: Eng
       stack = openStack(stackRequest(params, options, ctx));
     }
   }
-  await flushWarnings(stack, ctx);
+  flushWarnings(stack, ctx);
   return stack;
 }

@@ -182,10 +182,3 @@ export async function changedWithRefresh(
     .map((r) => r.id);
   return { ids: new Set(ids), refreshed: [...live.keys()] };
 }
-
-/** The line saying which kapps a refresh read. */
-export function refreshLine(refreshed: readonly string[]): string {
-  return refreshed.length
-    ? `Refresh: ran the output phase of ${refreshed.join(', ')} to read their live outputs (nothing was changed).\n`
-    : 'Refresh: no installed, unchanged kapp declares outputs; nothing was read.\n';
-}

@@ -5,6 +5,8 @@
 import path from 'node:path';
 import { redactArgv, redactCredentials } from '../release/redact.js';
 import type { ReleaseLogLine, ReleaseStore } from '../release/store-types.js';
+import type * as ReleaseModule from '../release/index.js';
+import type { ReleaseLogWriter } from '../release/log-writer.js';
 import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
 import type { KappResult, RunSummary } from '../execute/types.js';
 import { SPEC_FORMAT, type StackSpec } from '../plan/spec.js';
@@ -12,13 +14,12 @@ import type { Stack } from '../stack/stack.js';
 import { toJS } from '../go-value/value.js';
 import type { EngineContext, TargetParams } from './context.js';
 import { kappsVersion } from './version.js';
+import { viewOf } from './view.js';
 
 /** What a recorded run needs besides the target: the selectors it records, how it reads the live state. */
 export interface RecordParams extends TargetParams {
   include: string[];
   exclude: string[];
-  /** `json`: stdout holds only events, so the "Recorded as release" line is not said. */
-  reporter?: string;
   refresh?: boolean;
   workers?: number;
 }
@@ -59,7 +60,7 @@ export async function openTarget(
     legacyWarned.add(ctx);
     try {
       const hint = await legacyHistoryHint(store, resolved, stack.config.name);
-      if (hint) ctx.message(`warning: ${hint}\n`);
+      if (hint) viewOf(ctx).legacyHistory({ hint });
     } catch (e) {
       await store.close();
       throw e;
@@ -107,28 +108,21 @@ export async function previewRows(
   }
 }
 
-/** Print the preview table (and its details) before a plan; a store that cannot be read is a warning, not a failure. */
+/** Show the preview (and its details) before a plan; a store that cannot be read is a warning, not a failure. */
 export async function printPreview(
   stack: Stack,
   args: RecordParams,
   ctx: EngineContext,
   signal: AbortSignal,
 ): Promise<void> {
-  const out = { write: (text: string) => ctx.message(text) };
+  const view = viewOf(ctx);
   try {
-    const { formatNotRecorded, formatPreviewDetails, formatPreviewTable } = await import('../release/index.js');
-    const { computePreviewFor, refreshLine } = await import('./preview.js');
+    const { computePreviewFor } = await import('./preview.js');
     const { rows, revision, document } = await computePreviewFor(stack, args, ctx, signal);
-    if (document.refreshed) out.write(refreshLine(document.refreshed));
-    out.write(`Preview against ${revision === null ? 'no previous release' : `release ${revision}`}:\n`);
-    out.write(formatPreviewTable(rows));
-    const details = formatPreviewDetails(document);
-    if (details) out.write(`\n${details}`);
-    const note = formatNotRecorded(document);
-    if (note) out.write(`\n${note}`);
-    out.write('\n');
+    if (document.refreshed) view.outputsRefreshed({ kapps: document.refreshed });
+    view.previewShown({ revision, rows, document });
   } catch (e) {
-    out.write(`warning: no preview: ${redactCredentials(e instanceof Error ? e.message : String(e))}\n`);
+    view.previewUnavailable({ error: redactCredentials(e instanceof Error ? e.message : String(e)) });
   }
 }
 
@@ -140,12 +134,12 @@ export async function changedKapps(
   signal: AbortSignal,
 ): Promise<Set<string>> {
   if (args.refresh) {
-    const { changedWithRefresh, refreshLine } = await import('./preview.js');
+    const { changedWithRefresh } = await import('./preview.js');
     const { project, store } = await openTarget(stack, args, ctx);
     try {
       const state = (await store.latest(project, stack.config.name))?.state;
       const { ids, refreshed } = await changedWithRefresh(stack, state, args.workers, ctx, signal, store);
-      ctx.message(refreshLine(refreshed));
+      viewOf(ctx).outputsRefreshed({ kapps: refreshed });
       return ids;
     } finally {
       await store.close();
@@ -246,14 +240,14 @@ async function openRun(
   specRecorded: boolean,
   ctx: EngineContext,
 ): Promise<RunLock> {
-  const { beginRelease, computePreview, ownerFor, specDigest } = await import('../release/index.js');
+  const release = await import('../release/index.js');
   const { ReleaseLogWriter } = await import('../release/log-writer.js');
-  const { project, store, where, source } = await openTarget(stack, args, ctx);
+  const target = await openTarget(stack, args, ctx);
   let recorder: ReleaseRecorder;
   try {
-    recorder = await beginRelease({
-      store,
-      project,
+    recorder = await release.beginRelease({
+      store: target.store,
+      project: target.project,
       stack: stack.config.name,
       operation,
       spec: initialSpec,
@@ -261,93 +255,146 @@ async function openRun(
       selectors: { include: args.include, exclude: args.exclude },
       kappsVersion: kappsVersion(),
       stackFile: args.stackFile,
-      owner: ownerFor(ctx.runBy),
+      owner: release.ownerFor(ctx.runBy),
     });
   } catch (e) {
-    await store.close();
+    await target.store.close();
     throw e;
   }
-  // The state this release began with: the previous release's, copied by `beginRelease`.
-  const previousState = recorder.release.state;
-  let digests = new Map(initialSpec.kapps.map((k) => [k.id, specDigest(k)] as const));
-  let started = specRecorded;
-  let closed = false;
-  const logWriter = new ReleaseLogWriter(store, project, stack.config.name, recorder.revision, {
+  const logWriter = new ReleaseLogWriter(target.store, target.project, stack.config.name, recorder.revision, {
     ...(ctx.logLimits ? { limits: ctx.logLimits } : {}),
     onError: (error) =>
-      ctx.message(
-        `warning: the log of release ${recorder.revision} could not be written: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`,
-      ),
+      viewOf(ctx).releaseLogFailed({
+        revision: recorder.revision,
+        error: redactCredentials(error instanceof Error ? error.message : String(error)),
+      }),
   });
-  const run: RunLock = {
-    revision: recorder.revision,
-    previousState,
-    async changedKapps(current) {
-      const { completeSpecOf, previewKappsOf } = await import('./spec.js');
-      const complete = await completeSpecOf(current, new Set(processedIds(current)), store, ctx, { record: true });
-      const rows = computePreview(await previewKappsOf(current, complete), previousState);
-      return new Set(rows.filter((r) => r.action === 'Create' || r.action === 'Update').map((r) => r.id));
-    },
-    async changedWithRefresh(current, signal) {
-      const { changedWithRefresh } = await import('./preview.js');
-      return changedWithRefresh(current, previousState, args.workers, ctx, signal, store);
-    },
-    async start(current, only) {
-      if (!started) {
-        const spec = await runSpec(current, only, store, ctx);
-        digests = new Map(spec.kapps.map((k) => [k.id, specDigest(k)] as const));
-        await recorder.setSpec(spec);
+  return new ReleaseRun(
+    { stack, args, operation, ctx, target, recorder, logWriter, release },
+    initialSpec,
+    specRecorded,
+  );
+}
+
+/** What a `ReleaseRun` is made of: the release begun (revision N+1) in its store, and what records into it. */
+interface ReleaseRunParts {
+  readonly stack: Stack;
+  readonly args: RecordParams;
+  readonly operation: 'install' | 'delete';
+  readonly ctx: EngineContext;
+  readonly target: Awaited<ReturnType<typeof openTarget>>;
+  readonly recorder: ReleaseRecorder;
+  /** The release's log, written in batches. */
+  readonly logWriter: ReleaseLogWriter;
+  readonly release: Pick<typeof ReleaseModule, 'computePreview' | 'specDigest'>;
+}
+
+/**
+ * A run's release: the lock (revision N+1, taken when it was begun), then the recorder of the spec, each kapp, the
+ * log and the final phase. `close` releases the store (after closing the release if `finish` did not).
+ */
+class ReleaseRun implements RunLock {
+  readonly revision: number;
+  /** The state this release began with: the previous release's, copied by `beginRelease`. */
+  readonly previousState: ReleaseState;
+  readonly #parts: ReleaseRunParts;
+  readonly #logWriter: ReleaseLogWriter;
+  #digests: Map<string, string>;
+  #started: boolean;
+  #closed = false;
+
+  constructor(parts: ReleaseRunParts, initialSpec: StackSpec, specRecorded: boolean) {
+    const { recorder } = parts;
+    this.#parts = parts;
+    this.revision = recorder.revision;
+    this.previousState = recorder.release.state;
+    this.#digests = this.#digestsOf(initialSpec);
+    this.#started = specRecorded;
+    this.#logWriter = parts.logWriter;
+  }
+
+  #digestsOf(spec: StackSpec): Map<string, string> {
+    return new Map(spec.kapps.map((k) => [k.id, this.#parts.release.specDigest(k)] as const));
+  }
+
+  async changedKapps(current: Stack): Promise<Set<string>> {
+    const { ctx, target, release } = this.#parts;
+    const { completeSpecOf, previewKappsOf } = await import('./spec.js');
+    const complete = await completeSpecOf(current, new Set(processedIds(current)), target.store, ctx, {
+      record: true,
+    });
+    const rows = release.computePreview(await previewKappsOf(current, complete), this.previousState);
+    return new Set(rows.filter((r) => r.action === 'Create' || r.action === 'Update').map((r) => r.id));
+  }
+
+  async changedWithRefresh(current: Stack, signal: AbortSignal): Promise<{ ids: Set<string>; refreshed: string[] }> {
+    const { changedWithRefresh } = await import('./preview.js');
+    const { args, ctx, target } = this.#parts;
+    return changedWithRefresh(current, this.previousState, args.workers, ctx, signal, target.store);
+  }
+
+  async start(current: Stack, only: ReadonlySet<string> | undefined): Promise<RunRecorder> {
+    if (!this.#started) {
+      const spec = await runSpec(current, only, this.#parts.target.store, this.#parts.ctx);
+      this.#digests = this.#digestsOf(spec);
+      await this.#parts.recorder.setSpec(spec);
+    }
+    this.#started = true;
+    return this;
+  }
+
+  async record(result: KappResult): Promise<void> {
+    // Kapps the run did not touch keep their previous state (a skipped kapp is not uninstalled).
+    if (result.role !== 'selected' || result.status === 'skipped') return;
+    const { operation, recorder } = this.#parts;
+    const status = result.status === 'succeeded' ? (operation === 'install' ? 'installed' : 'deleted') : result.status;
+    await recorder.recordKapp(result.id, {
+      status,
+      ...(status !== 'installed' && status !== 'deleted' && result.reason !== undefined
+        ? { error: boundedError(redactCredentials(result.reason)) }
+        : {}),
+      outputs: (result.outputs ? toJS(result.outputs) : {}) as never,
+      steps: [...result.steps],
+      ...(this.#digests.has(result.id) ? { specDigest: this.#digests.get(result.id), specFormat: SPEC_FORMAT } : {}),
+    });
+  }
+
+  flush(): void {
+    this.#parts.recorder.flush();
+  }
+
+  log(line: ReleaseLogLine): void {
+    this.#logWriter.write(line);
+  }
+
+  async finish(summary: RunSummary): Promise<void> {
+    const { recorder, target, stack, ctx } = this.#parts;
+    // The whole log is stored before the final phase: a reader that sees the phase has the whole log.
+    await this.#logWriter.close();
+    await recorder.finish(summary.status);
+    // After the summary.
+    viewOf(ctx).releaseRecorded({
+      revision: recorder.revision,
+      project: target.project,
+      stack: stack.config.name,
+      projectSource: target.source,
+      where: target.where,
+    });
+  }
+
+  async close(phase: 'failed' | 'cancelled', error?: string): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      const why = error === undefined ? undefined : boundedError(redactCredentials(error));
+      if (why !== undefined) {
+        const time = new Date().toISOString();
+        for (const text of `error: ${why}`.split('\n')) this.#logWriter.write({ time, stream: 'kapps', text });
       }
-      started = true;
-      return run;
-    },
-    async record(result) {
-      // Kapps the run did not touch keep their previous state (a skipped kapp is not uninstalled).
-      if (result.role !== 'selected' || result.status === 'skipped') return;
-      const status =
-        result.status === 'succeeded' ? (operation === 'install' ? 'installed' : 'deleted') : result.status;
-      await recorder.recordKapp(result.id, {
-        status,
-        ...(status !== 'installed' && status !== 'deleted' && result.reason !== undefined
-          ? { error: boundedError(redactCredentials(result.reason)) }
-          : {}),
-        outputs: (result.outputs ? toJS(result.outputs) : {}) as never,
-        steps: [...result.steps],
-        ...(digests.has(result.id) ? { specDigest: digests.get(result.id), specFormat: SPEC_FORMAT } : {}),
-      });
-    },
-    flush() {
-      recorder.flush();
-    },
-    log(line) {
-      logWriter.write(line);
-    },
-    async finish(summary) {
-      // The whole log is stored before the final phase: a reader that sees the phase has the whole log.
-      await logWriter.close();
-      await recorder.finish(summary.status);
-      // After the summary, on stdout (the JSON reporter's stdout holds only its events).
-      if (args.reporter !== 'json') {
-        ctx.result(
-          `Recorded as release ${recorder.revision} of ${project}/${stack.config.name} (project from ${source}) in ${where}\n`,
-        );
-      }
-    },
-    async close(phase, error) {
-      if (closed) return;
-      closed = true;
-      try {
-        const why = error === undefined ? undefined : boundedError(redactCredentials(error));
-        if (why !== undefined) {
-          const time = new Date().toISOString();
-          for (const text of `error: ${why}`.split('\n')) logWriter.write({ time, stream: 'kapps', text });
-        }
-        await logWriter.close();
-        await recorder.finish(phase, why);
-      } finally {
-        await store.close();
-      }
-    },
-  };
-  return run;
+      await this.#logWriter.close();
+      await this.#parts.recorder.finish(phase, why);
+    } finally {
+      await this.#parts.target.store.close();
+    }
+  }
 }

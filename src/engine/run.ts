@@ -5,14 +5,18 @@
  * and exit codes); the runs server drives it for many runs at once (each with its own abort signal and sinks).
  */
 import { CancelledError, KappsError } from '../diagnostics/errors.js';
-import type { KappResult, RunCommand, RunMode, RunOptions, RunSummary } from '../execute/types.js';
-import type { RunEvent } from '../report/events.js';
+import type { KappResult, RunCommand, RunOptions, RunSummary } from '../execute/types.js';
+import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
 import { urlSecrets } from '../release/redact.js';
 import type { EngineContext, StackParams } from './context.js';
 import { openStackFor, type OpenOptions } from './open.js';
+import { operationPlan, type OperationPlan } from './operation-plan.js';
 import { inRunContext, runEnvOf } from './scope.js';
 import type { RunLock, RunRecorder } from './release-run.js';
+import { viewOf } from './view.js';
+
+export { runMode } from './operation-plan.js';
 
 /** The options of a run command (the CLI's flags). */
 export interface RunParams extends StackParams {
@@ -32,8 +36,6 @@ export interface RunParams extends StackParams {
   changedOnly?: boolean;
   refresh?: boolean;
   allowNoValue?: boolean;
-  /** The reporter the caller shows events with (`json`: no "Recorded as release" line). */
-  reporter?: string;
   /** Emit every line steps print, what `print` hides marked `hidden` (for a run's log). */
   allOutput?: boolean;
 }
@@ -56,11 +58,6 @@ export interface RunOutcome {
   readonly summary: RunSummary;
   /** The release this run recorded, if it recorded one. */
   readonly revision?: number;
-}
-
-export function runMode(params: Pick<RunParams, 'oneShot' | 'yes'>): RunMode {
-  if (params.oneShot) return 'one-shot';
-  return params.yes ? 'apply' : 'plan';
 }
 
 function workersFrom(params: RunParams, stack: Stack, ctx: EngineContext): number {
@@ -145,7 +142,7 @@ async function prepareWorkspace(
       update: params.fetch === true,
       run: gitRunnerFor(ctx.env),
       signal,
-      onFetch: (id, source) => ctx.message(`Fetching ${source.id} for ${id}...\n`),
+      onFetch: (id, source) => viewOf(ctx).sourceFetching({ kapp: id, source: source.id, missing: false }),
     },
   );
   return openStackFor(params, open, ctx);
@@ -179,105 +176,101 @@ async function noValueCheck(stack: Stack, options: RunOptions): Promise<void> {
  * (the summary's status says failed or cancelled). The release is always closed before this returns or throws.
  */
 export function runOperation(command: RunCommand, params: RunParams, hooks: RunHooks): Promise<RunOutcome> {
-  return inRunContext(hooks.ctx, () => operate(command, params, hooks));
+  return inRunContext(hooks.ctx, () => new Operation(operationPlan(command, params), params, hooks).run());
 }
 
-async function operate(command: RunCommand, params: RunParams, hooks: RunHooks): Promise<RunOutcome> {
-  const { ctx, signal } = hooks;
-  const { runStack } = await import('../execute/run-stack.js');
-  const mode = runMode(params);
-  if (params.changedOnly && mode === 'plan') throw new KappsError('--changed-only needs --yes or --one-shot');
-  const operation = command === 'install' || command === 'delete' ? command : undefined;
-  const records = operation !== undefined;
-  let recorder: RunRecorder | undefined;
-  try {
-    // A dry run reads every kapp it reports on: missing git sources are fetched (or --no-fetch fails).
-    // An apply stops on `<no value>` in a step before anything runs (unless --allow-no-value).
-    const open: OpenOptions = {
-      planning: params.dryRun,
-      applyNoValue: records && mode !== 'plan' && !params.dryRun && !params.allowNoValue,
-      signal,
-    };
-    let stack = await openStackFor(params, open, ctx);
-    const release = records ? await import('./release-run.js') : undefined;
-    // The release lock is taken before anything is touched (the workspace included): a run refused by the lock
-    // changes nothing. The spec is recorded once the workspace is filled and the stack complete.
-    let lock: RunLock | undefined;
-    const runOptions = (s: Stack): RunOptions => ({
-      command,
-      mode,
-      dryRun: params.dryRun,
-      workers: workersFrom(params, s, ctx),
-      keepGoing: params.keepGoing,
-      ignoreErrors: params.ignoreErrors ?? false,
-      verbose: params.verbose,
-      env: stepEnv(backendOf(params, s, ctx), ctx),
-      secrets: ownSecrets(backendOf(params, s, ctx), ctx),
-      killGraceMs: params.killGraceMs,
-      // A recorded run keeps every line its steps print in the release's log, what `print` hides too.
-      ...(params.allOutput || (records && mode !== 'plan' && !params.dryRun) ? { allOutput: true } : {}),
-    });
-    // Checked before the lock, so a refused apply records no release (and again once the workspace is filled).
-    if (open.applyNoValue) await noValueCheck(stack, runOptions(stack));
-    if (release && operation && mode !== 'plan' && !params.dryRun) {
-      lock = await release.lockRun(stack, params, operation, ctx);
-      recorder = lock;
-      hooks.onRecorder?.(lock, lock.revision);
-    }
-    if (!params.dryRun) {
-      try {
-        stack = await prepareWorkspace(stack, params, open, ctx, signal);
-      } catch (e) {
-        // A fetch stopped by an abort fails; the interruption is what the user needs to hear about.
-        if (signal.aborted) throw new CancelledError('interrupted while fetching sources');
-        throw e;
+/** One run command following its plan: open, lock, fill the workspace, check, run, record. */
+class Operation {
+  readonly #plan: OperationPlan;
+  readonly #params: RunParams;
+  readonly #hooks: RunHooks;
+  readonly #open: OpenOptions;
+  /** The release lock, once taken. */
+  #lock: RunLock | undefined;
+  /** What records the run, until the release is closed. */
+  #recorder: RunRecorder | undefined;
+
+  constructor(plan: OperationPlan, params: RunParams, hooks: RunHooks) {
+    this.#plan = plan;
+    this.#params = params;
+    this.#hooks = hooks;
+    this.#open = { planning: plan.planning, applyNoValue: plan.applyNoValue, signal: hooks.signal };
+  }
+
+  async run(): Promise<RunOutcome> {
+    const { signal } = this.#hooks;
+    try {
+      const stack = await this.#prepare();
+      return await this.#runKapps(stack);
+    } catch (e) {
+      // The release a run opened and did not get to finish records why (a cancellation says so by its phase).
+      const open = this.#recorder;
+      if (open && !signal.aborted && !(e instanceof CancelledError)) {
+        this.#recorder = undefined;
+        await open.close('failed', await errorText(e, this.#hooks.ctx));
       }
+      throw e;
+    } finally {
+      if (this.#recorder) await this.#recorder.close(signal.aborted ? 'cancelled' : 'failed');
     }
+  }
+
+  /**
+   * Open the stack, take the lock (before anything is touched, the workspace included: a run refused by the lock
+   * changes nothing), fill the workspace and check the commands. Returns the complete stack.
+   */
+  async #prepare(): Promise<Stack> {
+    const { ctx, signal } = this.#hooks;
+    let stack = await openStackFor(this.#params, this.#open, ctx);
+    // Checked before the lock, so a refused apply records no release (and again once the workspace is filled).
+    if (this.#plan.applyNoValue) await noValueCheck(stack, this.#runOptions(stack));
+    if (this.#plan.takesLock && this.#plan.operation) {
+      const { lockRun } = await import('./release-run.js');
+      const lock = await lockRun(stack, this.#params, this.#plan.operation, ctx);
+      this.#lock = lock;
+      this.#recorder = lock;
+      this.#hooks.onRecorder?.(lock, lock.revision);
+    }
+    if (this.#plan.fillsWorkspace) stack = await this.#fillWorkspace(stack);
     if (signal.aborted) throw new CancelledError('interrupted');
-    const options = runOptions(stack);
-    if (open.applyNoValue) await noValueCheck(stack, options);
-    if (params.validate) await preflight(stack, options);
+    const options = this.#runOptions(stack);
+    if (this.#plan.applyNoValue) await noValueCheck(stack, options);
+    if (this.#plan.checksCommands) await preflight(stack, options);
+    return stack;
+  }
 
-    const show = await hooks.begin(stack);
-    // The release's log: the plain reporter's lines and every line the steps print, whatever the caller shows.
-    const log = lock;
-    const runLog = log
-      ? (await import('./run-log.js')).createRunLog((line) => log.log(line), {
-          verbose: params.verbose,
-          command,
-          ...(ctx.logLimits ? { maxLineLength: ctx.logLimits.maxLineLength } : {}),
-        })
-      : undefined;
-    const emit = runLog
-      ? (event: RunEvent): void => {
-          show(event);
-          try {
-            runLog.onEvent(event);
-          } catch {
-            // The log is not worth failing the run for; the display showed the event.
-          }
-        }
-      : show;
-
-    let only: ReadonlySet<string> | undefined;
-    if (release && command === 'install' && mode === 'plan' && !params.dryRun) {
-      await release.printPreview(stack, params, ctx, signal);
+  async #fillWorkspace(stack: Stack): Promise<Stack> {
+    const { ctx, signal } = this.#hooks;
+    try {
+      return await prepareWorkspace(stack, this.#params, this.#open, ctx, signal);
+    } catch (e) {
+      // A fetch stopped by an abort fails; the interruption is what the user needs to hear about.
+      if (signal.aborted) throw new CancelledError('interrupted while fetching sources');
+      throw e;
     }
-    if (release && params.changedOnly && lock && params.refresh) {
-      const { refreshLine } = await import('./preview.js');
-      const changed = await lock.changedWithRefresh(stack, signal);
-      ctx.message(refreshLine(changed.refreshed));
-      only = changed.ids;
-    } else if (release && params.changedOnly)
-      only = lock ? await lock.changedKapps(stack) : await release.changedKapps(stack, params, ctx, signal);
+  }
+
+  /** Show the run, pick its kapps, start recording, run them and close the release. */
+  async #runKapps(stack: Stack): Promise<RunOutcome> {
+    const { runStack } = await import('../execute/run-stack.js');
+    const { signal } = this.#hooks;
+    const show = await this.#hooks.begin(stack);
+    const runLog = await this.#releaseLog();
+    const emit = runLog ? logToo(show, runLog) : show;
+    if (this.#plan.showsPreview) {
+      const { printPreview } = await import('./release-run.js');
+      await printPreview(stack, this.#params, this.#hooks.ctx, signal);
+    }
+    const only = await this.#changedKapps(stack);
+    const lock = this.#lock;
     if (lock) {
-      recorder = await lock.start(stack, only);
-      hooks.onRecorder?.(recorder, lock.revision);
+      this.#recorder = await lock.start(stack, only);
+      this.#hooks.onRecorder?.(this.#recorder, lock.revision);
     }
-    const active = recorder;
+    const active = this.#recorder;
     const summary = await runStack(
       stack,
-      { ...options, ...(only ? { only } : {}) },
+      { ...this.#runOptions(stack), ...(only ? { only } : {}) },
       {
         emit,
         signal,
@@ -286,20 +279,76 @@ async function operate(command: RunCommand, params: RunParams, hooks: RunHooks):
       },
     );
     await runLog?.close().catch(() => undefined);
-    await hooks.afterRun?.(stack, summary);
-    if (recorder) await recorder.finish(summary);
+    await this.#hooks.afterRun?.(stack, summary);
+    if (this.#recorder) await this.#recorder.finish(summary);
     return { stack, summary, ...(lock ? { revision: lock.revision } : {}) };
-  } catch (e) {
-    // The release a run opened and did not get to finish records why (a cancellation says so by its phase).
-    if (recorder && !signal.aborted && !(e instanceof CancelledError)) {
-      const open = recorder;
-      recorder = undefined;
-      await open.close('failed', await errorText(e, ctx));
-    }
-    throw e;
-  } finally {
-    if (recorder) await recorder.close(signal.aborted ? 'cancelled' : 'failed');
   }
+
+  /** The release's log: the plain reporter's lines and every line the steps print, whatever the caller shows. */
+  async #releaseLog(): Promise<Reporter | undefined> {
+    const log = this.#lock;
+    if (!log) return undefined;
+    const { createRunLog } = await import('./run-log.js');
+    const { logLimits } = this.#hooks.ctx;
+    return createRunLog((line) => log.log(line), {
+      verbose: this.#params.verbose,
+      command: this.#plan.command,
+      ...(logLimits ? { maxLineLength: logLimits.maxLineLength } : {}),
+    });
+  }
+
+  /** `--changed-only`: the kapps to process (undefined: every processed kapp). */
+  async #changedKapps(stack: Stack): Promise<ReadonlySet<string> | undefined> {
+    const { ctx, signal } = this.#hooks;
+    const lock = this.#lock;
+    switch (this.#plan.changed) {
+      case 'all':
+        return undefined;
+      case 'latest': {
+        const { changedKapps } = await import('./release-run.js');
+        return changedKapps(stack, this.#params, ctx, signal);
+      }
+      case 'lock':
+        return lock?.changedKapps(stack);
+      case 'lock-refresh': {
+        if (!lock) return undefined;
+        const changed = await lock.changedWithRefresh(stack, signal);
+        viewOf(ctx).outputsRefreshed({ kapps: changed.refreshed });
+        return changed.ids;
+      }
+    }
+  }
+
+  #runOptions(stack: Stack): RunOptions {
+    const params = this.#params;
+    const { ctx } = this.#hooks;
+    const backend = backendOf(params, stack, ctx);
+    return {
+      command: this.#plan.command,
+      mode: this.#plan.mode,
+      dryRun: params.dryRun,
+      workers: workersFrom(params, stack, ctx),
+      keepGoing: params.keepGoing,
+      ignoreErrors: params.ignoreErrors ?? false,
+      verbose: params.verbose,
+      env: stepEnv(backend, ctx),
+      secrets: ownSecrets(backend, ctx),
+      killGraceMs: params.killGraceMs,
+      ...(this.#plan.allOutput ? { allOutput: true } : {}),
+    };
+  }
+}
+
+/** Events shown and written to the release's log; the log is not worth failing the run for. */
+function logToo(show: (event: RunEvent) => void, log: Reporter): (event: RunEvent) => void {
+  return (event) => {
+    show(event);
+    try {
+      log.onEvent(event);
+    } catch {
+      // The display showed the event.
+    }
+  };
 }
 
 /** An error as the release records it: diagnostics as the CLI prints them, else the message. */

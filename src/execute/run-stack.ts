@@ -26,6 +26,7 @@ import type { GoMap } from '../go-value/value.js';
 import { visitKapp, viewFor, type OutputLoading, type VisitContext, type VisitPlan } from './kapp-visit.js';
 import { redactEvent, Redactor } from './redact.js';
 import { currentRenderContext, processEnvContext, withRenderContext } from '../template/index.js';
+import type { RunEvent } from '../report/events.js';
 import type { EmitEvent, KappResult, RunOptions, RunSummary } from './types.js';
 
 export interface RunDeps {
@@ -176,74 +177,182 @@ export function runStack(stack: Stack, options: RunOptions, deps: RunDeps): Prom
   return withRenderContext({ ...outer, watch: redactor }, () => runWatched(stack, options, deps, redactor));
 }
 
-async function runWatched(stack: Stack, options: RunOptions, deps: RunDeps, redactor: Redactor): Promise<RunSummary> {
-  const started = Date.now();
-  const nodes = stack.selection.nodes;
-  const emit: EmitEvent = (event) => deps.emit(redactEvent(event, redactor));
-  const ctx: VisitContext = {
-    stack,
-    options,
-    emit,
-    redactor,
-    ownOutputs: new Map<string, GoMap>(),
-    views: new Map<string, GoMap>(),
-    startedAt: new Map<string, number>(),
-  };
-  const visits = planVisits(stack, options);
+function runWatched(stack: Stack, options: RunOptions, deps: RunDeps, redactor: Redactor): Promise<RunSummary> {
+  return new StackRun(stack, options, deps, redactor).run();
+}
+
+/**
+ * One run of a command over a stack: the walks, the results as each kapp ends, and the saves of those results
+ * (started at once so dependents do not wait; awaited before the run ends, a failed one failing the run).
+ */
+class StackRun {
+  readonly #stack: Stack;
+  readonly #options: RunOptions;
+  readonly #deps: RunDeps;
+  readonly #redactor: Redactor;
+  readonly #ctx: VisitContext;
+  readonly #visits: Map<string, KappVisits>;
   /** Kapps the run reports on: those it visits, and selected kapps whose conditions are false (skipped). */
-  const reported = nodes.filter((n) => visits.has(n.id) || (n.selected && !n.conditionsOk)).map((n) => n.id);
-  const isReported = new Set(reported);
-  const results = new Map<string, KappResult>();
-  const pending: Promise<unknown>[] = [];
-
-  const dependsOn: Record<string, string[]> = {};
-  for (const n of nodes) if (isReported.has(n.id)) dependsOn[n.id] = n.dependsOn.filter((d) => isReported.has(d));
-  emit({
-    type: 'run-started',
-    time: now(),
-    command: options.command,
-    stack: stack.config.name,
-    phases: phasesFor(options),
-    kapps: reported,
-    workers: options.workers,
-    dryRun: options.dryRun,
-    dependsOn,
-  });
-
-  /**
-   * Record a visit's result (the visit emitted its own events). The save is not awaited here, so dependents start
-   * at once; saves are collected and awaited before the run ends, and a failed save fails the run.
-   */
-  const recordVisit = (result: KappResult): void => {
-    results.set(result.id, result);
-    save(result);
-  };
+  readonly #reported: string[];
+  readonly #isReported: ReadonlySet<string>;
+  readonly #walkNodes: WalkNode[];
+  readonly #results = new Map<string, KappResult>();
+  readonly #pending: Promise<unknown>[] = [];
   /** A save failed: the release no longer records this run (unlocked by hand, store gone), so no kapp starts. */
-  let saveFailed = false;
-  /**
-   * Start saving a result. The promise is marked handled at once: a save that fails before the run's end awaits
-   * it (the release closed by a second Ctrl-C, a full disk) must not crash the process as an unhandled rejection.
-   */
-  const save = (result: KappResult): void => {
-    const saving = (async () => deps.onKappFinished?.(result))();
-    saving.catch(() => {
-      saveFailed = true;
+  #saveFailed = false;
+
+  constructor(stack: Stack, options: RunOptions, deps: RunDeps, redactor: Redactor) {
+    this.#stack = stack;
+    this.#options = options;
+    this.#deps = deps;
+    this.#redactor = redactor;
+    this.#ctx = {
+      stack,
+      options,
+      emit: (event) => this.#emit(event),
+      redactor,
+      ownOutputs: new Map<string, GoMap>(),
+      views: new Map<string, GoMap>(),
+      startedAt: new Map<string, number>(),
+    };
+    this.#visits = planVisits(stack, options);
+    const nodes = stack.selection.nodes;
+    this.#reported = nodes.filter((n) => this.#visits.has(n.id) || (n.selected && !n.conditionsOk)).map((n) => n.id);
+    this.#isReported = new Set(this.#reported);
+    this.#walkNodes = nodes.map((n) => ({ id: n.id, deps: n.dependsOn }));
+  }
+
+  async run(): Promise<RunSummary> {
+    const started = Date.now();
+    this.#announce();
+    // delete: first load the outputs walking down, so kapps being deleted (dependents first) can read them.
+    const stopped = await this.#loadWalk();
+    if (stopped === undefined) await this.#mainWalk();
+    else {
+      for (const id of this.#reported) {
+        const reason = this.#visits.has(id) ? stopped : 'conditions failed';
+        this.#finishUnvisited(id, { status: 'skipped', reason });
+      }
+    }
+    this.#deps.onKappsDone?.();
+    const saveErrors = await this.#awaitSaves();
+    const counts: Record<KappStatus, number> = { succeeded: 0, failed: 0, skipped: 0, cancelled: 0 };
+    for (const r of this.#results.values()) counts[r.status]++;
+    const status = this.#deps.signal.aborted
+      ? 'cancelled'
+      : counts.failed > 0 || saveErrors > 0
+        ? 'failed'
+        : 'succeeded';
+    this.#emit({ type: 'run-finished', time: now(), status, counts, durationMs: Date.now() - started });
+    return { status, results: this.#results };
+  }
+
+  #emit(event: RunEvent): void {
+    this.#deps.emit(redactEvent(event, this.#redactor));
+  }
+
+  #announce(): void {
+    const stack = this.#stack;
+    const options = this.#options;
+    const dependsOn: Record<string, string[]> = {};
+    for (const n of stack.selection.nodes)
+      if (this.#isReported.has(n.id)) dependsOn[n.id] = n.dependsOn.filter((d) => this.#isReported.has(d));
+    this.#emit({
+      type: 'run-started',
+      time: now(),
+      command: options.command,
+      stack: stack.config.name,
+      phases: phasesFor(options),
+      kapps: this.#reported,
+      workers: options.workers,
+      dryRun: options.dryRun,
+      dependsOn,
     });
-    pending.push(saving);
-  };
+  }
+
+  /** delete's walk down loading outputs; the reason the main walk is not made, if it is not. */
+  async #loadWalk(): Promise<string | undefined> {
+    const visits = this.#visits;
+    if (this.#options.command !== 'delete' || ![...visits.values()].some((v) => v.load)) return undefined;
+    const load = await walkDag({
+      nodes: this.#walkNodes,
+      direction: 'down',
+      concurrency: this.#options.workers,
+      keepGoing: false,
+      signal: this.#deps.signal,
+      run: (id, signal) => this.#visitOrSkip(id, visits.get(id)?.load, signal, visits.get(id)?.main === undefined),
+      // Kapps that only provide outputs end here; the others end in the walk up (or in `run`, when that is not made).
+      onNodeFinish: (id, result) => {
+        if (visits.get(id)?.main === undefined) this.#finishUnvisited(id, result);
+      },
+    });
+    const failed = [...load.statuses].find(([, r]) => r.status === 'failed');
+    if (failed) return `not started: the outputs of ${failed[0]} could not be loaded`;
+    if (this.#deps.signal.aborted) return 'not started: the run was cancelled';
+    return undefined;
+  }
+
+  async #mainWalk(): Promise<void> {
+    await walkDag({
+      nodes: this.#walkNodes,
+      direction: this.#options.command === 'delete' ? 'up' : 'down',
+      concurrency: this.#options.workers,
+      keepGoing: this.#options.keepGoing,
+      signal: this.#deps.signal,
+      run: (id, signal) => this.#visitOrSkip(id, this.#visits.get(id)?.main, signal, true),
+      // Kapps not visited: conditions failed, a dependency failed, the run stopped or was cancelled. A kapp whose
+      // own conditions are false would not have run anyway: that is its reason, not the dependency's failure.
+      onNodeFinish: (id, result) => {
+        const node = this.#stack.planNode(id);
+        const own = result.status === 'skipped' && node?.selected === true && !node.conditionsOk;
+        this.#finishUnvisited(id, own ? { status: 'skipped', reason: 'conditions failed' } : result);
+      },
+    });
+  }
+
+  async #visitOrSkip(
+    id: string,
+    plan: VisitPlan | undefined,
+    signal: AbortSignal,
+    record: boolean,
+  ): Promise<NodeResult> {
+    const ctx = this.#ctx;
+    const node = this.#stack.planNode(id);
+    const kapp = this.#stack.kapp(id);
+    if (!plan) {
+      if (!ctx.views.has(id)) ctx.views.set(id, viewFor(ctx, kapp));
+      return node?.selected && !node.conditionsOk
+        ? { status: 'skipped', reason: 'conditions failed' }
+        : { status: 'skipped' };
+    }
+    if (this.#saveFailed) return { status: 'skipped', reason: 'not started: the run could not record its release' };
+    const result = await visitKapp(ctx, kapp, plan, signal);
+    // The visit emitted its own events.
+    if (record || result.status !== 'succeeded') {
+      this.#results.set(result.id, result);
+      this.#save(result);
+    }
+    return result.reason ? { status: result.status, reason: result.reason } : { status: result.status };
+  }
+
+  #roleOf(id: string): KappResult['role'] {
+    const visits = this.#visits.get(id);
+    return visits?.main?.role ?? visits?.load?.role ?? 'selected';
+  }
+
   /** Report a kapp that ends without (further) visits: skipped, or cancelled if it had started. */
-  const finishUnvisited = (id: string, result: NodeResult, role: KappResult['role']): void => {
-    if (results.has(id) || !isReported.has(id)) return;
+  #finishUnvisited(id: string, result: NodeResult): void {
+    if (this.#results.has(id) || !this.#isReported.has(id)) return;
     const r: KappResult = {
       id,
       status: result.status,
-      ...(result.reason ? { reason: redactor.text(result.reason) } : {}),
-      role,
+      ...(result.reason ? { reason: this.#redactor.text(result.reason) } : {}),
+      role: this.#roleOf(id),
       steps: [],
     };
-    results.set(id, r);
-    const began = ctx.startedAt.get(id);
-    emit({
+    this.#results.set(id, r);
+    const began = this.#ctx.startedAt.get(id);
+    this.#emit({
       type: 'kapp-finished',
       time: now(),
       kapp: id,
@@ -251,88 +360,34 @@ async function runWatched(stack: Stack, options: RunOptions, deps: RunDeps, reda
       ...(r.reason ? { reason: r.reason } : {}),
       durationMs: began === undefined ? 0 : Date.now() - began,
     });
-    save(r);
-  };
-  const roleOf = (id: string): KappResult['role'] =>
-    visits.get(id)?.main?.role ?? visits.get(id)?.load?.role ?? 'selected';
-  const walkNodes: WalkNode[] = nodes.map((n) => ({ id: n.id, deps: n.dependsOn }));
-  const visitOrSkip = async (
-    id: string,
-    plan: VisitPlan | undefined,
-    signal: AbortSignal,
-    record: boolean,
-  ): Promise<NodeResult> => {
-    const node = stack.planNode(id);
-    const kapp = stack.kapp(id);
-    if (!plan) {
-      if (!ctx.views.has(id)) ctx.views.set(id, viewFor(ctx, kapp));
-      return node?.selected && !node.conditionsOk
-        ? { status: 'skipped', reason: 'conditions failed' }
-        : { status: 'skipped' };
-    }
-    if (saveFailed) return { status: 'skipped', reason: 'not started: the run could not record its release' };
-    const result = await visitKapp(ctx, kapp, plan, signal);
-    if (record || result.status !== 'succeeded') recordVisit(result);
-    return result.reason ? { status: result.status, reason: result.reason } : { status: result.status };
-  };
+    this.#save(r);
+  }
 
-  // delete: first load the outputs walking down, so kapps being deleted (dependents first) can read them.
-  let stopped: string | undefined;
-  if (options.command === 'delete' && [...visits.values()].some((v) => v.load)) {
-    const load = await walkDag({
-      nodes: walkNodes,
-      direction: 'down',
-      concurrency: options.workers,
-      keepGoing: false,
-      signal: deps.signal,
-      run: (id, signal) => visitOrSkip(id, visits.get(id)?.load, signal, visits.get(id)?.main === undefined),
-      // Kapps that only provide outputs end here; the others end in the walk up (or below, when it is not made).
-      onNodeFinish: (id, result) => {
-        if (visits.get(id)?.main === undefined) finishUnvisited(id, result, roleOf(id));
-      },
+  /**
+   * Start saving a result. The promise is marked handled at once: a save that fails before the run's end awaits
+   * it (the release closed by a second Ctrl-C, a full disk) must not crash the process as an unhandled rejection.
+   */
+  #save(result: KappResult): void {
+    const saving = (async () => this.#deps.onKappFinished?.(result))();
+    saving.catch(() => {
+      this.#saveFailed = true;
     });
-    const failed = [...load.statuses].find(([, r]) => r.status === 'failed');
-    if (failed) stopped = `not started: the outputs of ${failed[0]} could not be loaded`;
-    else if (deps.signal.aborted) stopped = 'not started: the run was cancelled';
+    this.#pending.push(saving);
   }
 
-  if (stopped === undefined) {
-    await walkDag({
-      nodes: walkNodes,
-      direction: options.command === 'delete' ? 'up' : 'down',
-      concurrency: options.workers,
-      keepGoing: options.keepGoing,
-      signal: deps.signal,
-      run: (id, signal) => visitOrSkip(id, visits.get(id)?.main, signal, true),
-      // Kapps not visited: conditions failed, a dependency failed, the run stopped or was cancelled. A kapp whose
-      // own conditions are false would not have run anyway: that is its reason, not the dependency's failure.
-      onNodeFinish: (id, result) => {
-        const node = stack.planNode(id);
-        const own = result.status === 'skipped' && node?.selected === true && !node.conditionsOk;
-        finishUnvisited(id, own ? { status: 'skipped', reason: 'conditions failed' } : result, roleOf(id));
-      },
-    });
-  } else {
-    for (const id of reported) {
-      const reason = visits.has(id) ? stopped : 'conditions failed';
-      finishUnvisited(id, { status: 'skipped', reason }, roleOf(id));
+  /** Await every save; each failure is said as an error event. Returns how many failed. */
+  async #awaitSaves(): Promise<number> {
+    const saves = await Promise.allSettled(this.#pending);
+    const saveErrors = saves.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    for (const e of saveErrors) {
+      const message = e.reason instanceof Error ? e.reason.message : String(e.reason);
+      this.#emit({
+        type: 'log',
+        time: now(),
+        level: 'error',
+        message: `cannot record the run: ${this.#redactor.text(message)}`,
+      });
     }
+    return saveErrors.length;
   }
-
-  deps.onKappsDone?.();
-  const saves = await Promise.allSettled(pending);
-  const saveErrors = saves.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-  for (const e of saveErrors) {
-    const message = e.reason instanceof Error ? e.reason.message : String(e.reason);
-    emit({ type: 'log', time: now(), level: 'error', message: `cannot record the run: ${redactor.text(message)}` });
-  }
-  const counts: Record<KappStatus, number> = { succeeded: 0, failed: 0, skipped: 0, cancelled: 0 };
-  for (const r of results.values()) counts[r.status]++;
-  const status = deps.signal.aborted
-    ? 'cancelled'
-    : counts.failed > 0 || saveErrors.length > 0
-      ? 'failed'
-      : 'succeeded';
-  emit({ type: 'run-finished', time: now(), status, counts, durationMs: Date.now() - started });
-  return { status, results };
 }

@@ -39,7 +39,7 @@ export interface NodeResult {
 }
 
 /** What `run` may return: a bare status, or a status with a reason (e.g. `{status: 'skipped', reason: …}`). */
-export type RunOutcome = NodeStatus | NodeResult;
+export type NodeOutcome = NodeStatus | NodeResult;
 
 /** A node of the graph. */
 export interface WalkNode {
@@ -62,7 +62,7 @@ export interface WalkOptions {
   /** Aborting it cancels the walk. */
   readonly signal: AbortSignal;
   /** Does a node's work. Its `signal` aborts when the walk is cancelled. */
-  readonly run: (id: string, signal: AbortSignal) => Promise<RunOutcome>;
+  readonly run: (id: string, signal: AbortSignal) => Promise<NodeOutcome>;
   /** Called just before a node's `run`. */
   readonly onNodeStart?: (id: string) => void;
   /** Called once for every node when its status is final: as it finishes, or at the end for nodes never run. */
@@ -91,93 +91,112 @@ interface Graph {
  * after every running node has finished.
  */
 export function walkDag(options: WalkOptions): Promise<WalkResult> {
-  const { direction, keepGoing, signal } = options;
   if (!(options.concurrency >= 1))
     throw new InternalError(`walk concurrency must be at least 1, got ${options.concurrency}`);
-  const graph = buildGraph(options.nodes, direction);
-  const { ids, next, waitingOn } = graph;
-  const results: (NodeResult | undefined)[] = new Array<NodeResult | undefined>(ids.length);
-  const ready = new IndexHeap();
-  waitingOn.forEach((count, i) => count === 0 && ready.push(i));
-  const running = new Map<number, AbortController>();
-  /** Nodes that reported `cancelled` while the walk itself was not cancelled: their followers are skipped. */
-  const selfCancelled = new Set<number>();
-  /** Why the walk stopped starting nodes, once it has. */
-  let stoppedBy: StopCause | undefined;
-  let callbackError: unknown;
+  return new Walk(options, buildGraph(options.nodes, options.direction)).run();
+}
 
-  const call = (fn: () => void): void => {
+/** One walk over a graph: which nodes are ready, running and done, and why it stopped starting nodes. */
+class Walk {
+  readonly #options: WalkOptions;
+  readonly #graph: Graph;
+  readonly #results: (NodeResult | undefined)[];
+  readonly #ready = new IndexHeap();
+  readonly #running = new Map<number, AbortController>();
+  /** Nodes that reported `cancelled` while the walk itself was not cancelled: their followers are skipped. */
+  readonly #selfCancelled = new Set<number>();
+  /** Why the walk stopped starting nodes, once it has. */
+  #stoppedBy: StopCause | undefined;
+  #callbackError: unknown;
+  #settle: { resolve: (result: WalkResult) => void; reject: (error: Error) => void } | undefined;
+  readonly #onAbort = (): void => {
+    this.#stoppedBy ??= { kind: 'cancel' };
+    for (const controller of this.#running.values()) controller.abort(this.#options.signal.reason);
+  };
+
+  constructor(options: WalkOptions, graph: Graph) {
+    this.#options = options;
+    this.#graph = graph;
+    this.#results = new Array<NodeResult | undefined>(graph.ids.length);
+    graph.waitingOn.forEach((count, i) => count === 0 && this.#ready.push(i));
+  }
+
+  run(): Promise<WalkResult> {
+    return new Promise<WalkResult>((resolve, reject) => {
+      this.#settle = { resolve, reject };
+      const { signal } = this.#options;
+      if (signal.aborted) this.#stoppedBy = { kind: 'cancel' };
+      else signal.addEventListener('abort', this.#onAbort, { once: true });
+      this.#pump();
+    });
+  }
+
+  #call(fn: () => void): void {
     try {
       fn();
     } catch (error) {
-      callbackError ??= error;
+      this.#callbackError ??= error;
     }
-  };
+  }
 
-  return new Promise<WalkResult>((resolve, reject) => {
-    const onAbort = (): void => {
-      stoppedBy ??= { kind: 'cancel' };
-      for (const controller of running.values()) controller.abort(signal.reason);
-    };
+  #pump(): void {
+    while (this.#stoppedBy === undefined && this.#running.size < this.#options.concurrency && this.#ready.size > 0) {
+      this.#start(this.#ready.pop() as number);
+    }
+    if (this.#running.size === 0) this.#finish();
+  }
 
-    const finish = (): void => {
-      signal.removeEventListener('abort', onAbort);
-      const late = settleUnstarted(graph, results, selfCancelled, direction, stoppedBy);
-      for (const i of late) call(() => options.onNodeFinish?.(ids[i] as string, results[i] as NodeResult));
-      if (callbackError !== undefined) {
-        reject(callbackError instanceof Error ? callbackError : new InternalError(message(callbackError)));
-        return;
+  #start(i: number): void {
+    const id = this.#graph.ids[i] as string;
+    const controller = new AbortController();
+    this.#running.set(i, controller);
+    this.#call(() => this.#options.onNodeStart?.(id));
+    let outcome: Promise<NodeOutcome>;
+    try {
+      outcome = Promise.resolve(this.#options.run(id, controller.signal));
+    } catch (error) {
+      outcome = Promise.reject(error instanceof Error ? error : new Error(message(error)));
+    }
+    outcome.then(
+      (value) => this.#complete(i, normalize(value)),
+      (error: unknown) =>
+        this.#complete(i, { status: controller.signal.aborted ? 'cancelled' : 'failed', reason: message(error) }),
+    );
+  }
+
+  #complete(i: number, result: NodeResult): void {
+    const { ids, next, waitingOn } = this.#graph;
+    this.#running.delete(i);
+    this.#results[i] = result;
+    this.#call(() => this.#options.onNodeFinish?.(ids[i] as string, result));
+    if (result.status === 'succeeded' || result.status === 'skipped') {
+      for (const n of next[i] as number[]) {
+        if (--(waitingOn[n] as number) === 0) this.#ready.push(n);
       }
-      const statuses = new Map<string, NodeResult>();
-      ids.forEach((id, i) => statuses.set(id, results[i] as NodeResult));
-      resolve({ statuses });
-    };
+    } else if (!this.#options.signal.aborted) {
+      // A failure, or a node that cancelled itself while the walk was not cancelled.
+      if (result.status === 'cancelled') this.#selfCancelled.add(i);
+      if (!this.#options.keepGoing)
+        this.#stoppedBy ??= { kind: 'node', id: ids[i] as string, cancelled: result.status === 'cancelled' };
+    }
+    this.#pump();
+  }
 
-    const complete = (i: number, result: NodeResult): void => {
-      running.delete(i);
-      results[i] = result;
-      call(() => options.onNodeFinish?.(ids[i] as string, result));
-      if (result.status === 'succeeded' || result.status === 'skipped') {
-        for (const n of next[i] as number[]) {
-          if (--(waitingOn[n] as number) === 0) ready.push(n);
-        }
-      } else if (!signal.aborted) {
-        // A failure, or a node that cancelled itself while the walk was not cancelled.
-        if (result.status === 'cancelled') selfCancelled.add(i);
-        if (!keepGoing) stoppedBy ??= { kind: 'node', id: ids[i] as string, cancelled: result.status === 'cancelled' };
-      }
-      pump();
-    };
-
-    const start = (i: number): void => {
-      const id = ids[i] as string;
-      const controller = new AbortController();
-      running.set(i, controller);
-      call(() => options.onNodeStart?.(id));
-      let outcome: Promise<RunOutcome>;
-      try {
-        outcome = Promise.resolve(options.run(id, controller.signal));
-      } catch (error) {
-        outcome = Promise.reject(error instanceof Error ? error : new Error(message(error)));
-      }
-      outcome.then(
-        (value) => complete(i, normalize(value)),
-        (error: unknown) =>
-          complete(i, { status: controller.signal.aborted ? 'cancelled' : 'failed', reason: message(error) }),
-      );
-    };
-
-    const pump = (): void => {
-      while (stoppedBy === undefined && running.size < options.concurrency && ready.size > 0) {
-        start(ready.pop() as number);
-      }
-      if (running.size === 0) finish();
-    };
-
-    if (signal.aborted) stoppedBy = { kind: 'cancel' };
-    else signal.addEventListener('abort', onAbort, { once: true });
-    pump();
-  });
+  #finish(): void {
+    const { ids } = this.#graph;
+    const results = this.#results;
+    this.#options.signal.removeEventListener('abort', this.#onAbort);
+    const late = settleUnstarted(this.#graph, results, this.#selfCancelled, this.#options.direction, this.#stoppedBy);
+    for (const i of late) this.#call(() => this.#options.onNodeFinish?.(ids[i] as string, results[i] as NodeResult));
+    const error = this.#callbackError;
+    if (error !== undefined) {
+      this.#settle?.reject(error instanceof Error ? error : new InternalError(message(error)));
+      return;
+    }
+    const statuses = new Map<string, NodeResult>();
+    ids.forEach((id, i) => statuses.set(id, results[i] as NodeResult));
+    this.#settle?.resolve({ statuses });
+  }
 }
 
 /**
@@ -269,7 +288,7 @@ function assertAcyclic(ids: readonly string[], next: readonly number[][], waitin
   }
 }
 
-function normalize(outcome: RunOutcome): NodeResult {
+function normalize(outcome: NodeOutcome): NodeResult {
   const result = typeof outcome === 'string' ? { status: outcome } : outcome;
   switch (result?.status) {
     case 'succeeded':

@@ -4,8 +4,16 @@
  * sensitive ones are masked; an output declared `sensitive: true` is never shown (it is not even kept in memory after
  * the run). Values are shown as compact JSON, cut at 100 characters.
  */
-import type { KappResult } from '../execute/types.js';
-import { toJS } from '../go-value/value.js';
+import { toJS, type GoMap } from '../go-value/value.js';
+import type { KappRole } from '../vocabulary.js';
+
+/** What the table reads of a kapp's result (a run's `KappResult`). */
+export interface KappOutputs {
+  readonly id: string;
+  readonly role: KappRole;
+  /** Non-sensitive outputs loaded in this run, by output id. */
+  readonly outputs?: GoMap;
+}
 
 const MAX = 100;
 
@@ -29,7 +37,7 @@ function isTerraformDocument(v: unknown): v is Record<string, { value?: unknown;
  * sensitive.
  */
 export function outputLines(
-  results: Iterable<KappResult>,
+  results: Iterable<KappOutputs>,
   sensitiveIds: (kapp: string) => readonly string[],
 ): string[] {
   const rows: [string, string, string][] = [];

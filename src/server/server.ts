@@ -46,11 +46,11 @@ export interface ServeOptions {
   /** Where messages go (stderr). */
   readonly say: (text: string) => void;
   /** Builds the engine the runs use, once the stores are open. */
-  readonly engine: (context: EngineContext) => Promise<RunEngine>;
+  readonly engine: (deps: RunEngineDeps) => Promise<RunEngine>;
 }
 
-/** What the engine of the server's runs is given. */
-export interface EngineContext {
+/** What the engine of the server's runs is built from (each run's `EngineContext` is made from it). */
+export interface RunEngineDeps {
   readonly backend: BackendSpec;
   readonly releases: ReleaseStore;
   readonly projects: ProjectRegistry;

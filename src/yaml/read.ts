@@ -12,9 +12,9 @@
 import { error as errorDiag } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { GoIfaceMap, newGoMap, type GoKey, type GoMap, type GoValue } from '../go-value/value.js';
-import { setLocationNode } from '../config/locations.js';
 import { parseFast } from './fast-parse.js';
 import { parseWithYamlLib } from './lib-parse.js';
+import { setLocationNode } from './node-links.js';
 import { formatGoKey } from './scalar.js';
 import { depthError, type YamlMapEntry, type YamlMapNode, type YamlNode } from './tree.js';
 

@@ -58,7 +58,8 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
   handler: async (args) => {
     try {
       if (await runRemotely('preview', args)) return;
-      const { computePreviewFor, refreshLine } = await import('../../engine/preview.js');
+      const { computePreviewFor } = await import('../../engine/preview.js');
+      const { refreshLine } = await import('../../report/engine-text.js');
       const { formatNotRecorded, formatPreviewDetails, formatPreviewTable } = await import('../../release/index.js');
       const stack = await openStackFromArgs(args, { planning: true });
       // Ctrl-C (or SIGTERM) stops the output steps of a refresh cleanly, then the command ends as interrupted (130).

@@ -29,7 +29,7 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
     const { formatDiagnostics } = await import('../../report/diagnostic-printer.js');
     const stack = await openStackFromArgs(args, { planning: true });
     const report = validateStack(stack, process.env.PATH);
-    await flushWarnings(stack);
+    flushWarnings(stack);
     const out: string[] = [];
     for (const k of report.kapps) {
       out.push(`* ${k.id}${k.requires.length ? ` requires: ${k.requires.join(', ')}` : ''}`);

@@ -54,6 +54,6 @@ export const varsCommand: CommandModule<object, VarsArgs> = {
         process.stdout.write(`***** End config for kapp '${r.id}' *****\n`);
       }
     }
-    await flushWarnings(stack);
+    flushWarnings(stack);
   },
 };

@@ -25,9 +25,9 @@ import { canonicalJson } from '../../release/canonical-json.js';
 import { redactCredentials } from '../../release/redact.js';
 import { formatDiagnostics } from '../../report/diagnostic-printer.js';
 import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOptions } from '../../api/schemas.js';
-import { STEP_STOP_MS, type RunEngine, type RunIO, type RunOutcome } from './executor.js';
+import { STEP_STOP_MS, type RunEngine, type RunIO, type ExecutedRun } from './executor.js';
 import type { StoredRun } from '../queue/run-store.js';
-import type { EngineContext as ServerEngineContext } from '../server.js';
+import type { RunEngineDeps } from '../server.js';
 import { projectRunEnv } from '../config.js';
 import { RunRefused, StalePreviewError } from './errors.js';
 import { runPlan, type RunPlan } from './run-plan.js';
@@ -57,22 +57,22 @@ export function previewBasis(document: Pick<PreviewDocument, 'basedOnRevision' |
 }
 
 /** The engine of `kapps serve`'s runs. */
-export function createEngine(context: ServerEngineContext): Promise<RunEngine> {
+export function createEngine(context: RunEngineDeps): Promise<RunEngine> {
   return Promise.resolve(new EngineAdapter(context));
 }
 
 export class EngineAdapter implements RunEngine {
-  readonly #context: ServerEngineContext;
+  readonly #context: RunEngineDeps;
   readonly #backend: string;
   readonly #engine: Promise<typeof Engine>;
 
-  constructor(context: ServerEngineContext) {
+  constructor(context: RunEngineDeps) {
     this.#context = context;
     this.#backend = context.backend.kind === 'file' ? context.backend.root : context.backend.url;
     this.#engine = import('../../engine/index.js');
   }
 
-  async execute(run: StoredRun, io: RunIO): Promise<RunOutcome> {
+  async execute(run: StoredRun, io: RunIO): Promise<ExecutedRun> {
     try {
       const ctx = this.#engineContext(run, io);
       const options = checkedOptions(run);
@@ -92,7 +92,7 @@ export class EngineAdapter implements RunEngine {
   }
 
   /** The `kapps generate` document of the stack. */
-  async generate({ run, io, options, plan, ctx }: EngineJob): Promise<RunOutcome> {
+  async generate({ run, io, options, plan, ctx }: EngineJob): Promise<ExecutedRun> {
     const { generateDocument } = await this.#engine;
     const body = await generateDocument(this.#stackParams(run, options), ctx, { format: 'yaml', signal: io.signal });
     io.message(`Generated the spec of ${run.project}/${run.stack}.`);
@@ -100,7 +100,7 @@ export class EngineAdapter implements RunEngine {
   }
 
   /** The `kapps preview -o json` document of the stack. */
-  async preview({ run, io, options, plan }: EngineJob): Promise<RunOutcome> {
+  async preview({ run, io, options, plan }: EngineJob): Promise<ExecutedRun> {
     const { document } = await this.#previewNow(run, options, io, io.signal);
     const changed = document.kapps.filter((k) => k.action !== 'UnChanged').length;
     const against = document.basedOnRevision === null ? 'no previous release' : `release ${document.basedOnRevision}`;
@@ -114,7 +114,7 @@ export class EngineAdapter implements RunEngine {
   }
 
   /** `install -y` or `delete -y` of the stack, recorded as a release; an approved apply only while its preview holds. */
-  async operate(job: EngineJob, command: 'install' | 'delete'): Promise<RunOutcome> {
+  async operate(job: EngineJob, command: 'install' | 'delete'): Promise<ExecutedRun> {
     const { run, io, plan, ctx } = job;
     const options = plan.approvedBy === undefined ? job.options : await this.#approvedOptions(job, plan.approvedBy);
     const { createRunLog, runOperation } = await this.#engine;
@@ -194,7 +194,6 @@ export class EngineAdapter implements RunEngine {
       yes: true,
       ...(options.changedOnly ? { changedOnly: true } : {}),
       ...(options.refresh ? { refresh: true } : {}),
-      reporter: 'json',
       allOutput: true,
     };
   }
@@ -230,7 +229,8 @@ export class EngineAdapter implements RunEngine {
       argv: ['kapps', 'serve', `--run=${run.id}`, run.type, run.project, run.stack],
       runBy: run.createdBy,
       message: (text) => io.message(text),
-      result: (text) => io.message(text),
+      // The release a run recorded is in its record and its result, not in its log.
+      result: () => undefined,
       logLimits: { maxBytes: this.#context.limits.maxLogBytes, maxLineLength: this.#context.limits.maxLineLength },
     };
   }
@@ -246,7 +246,7 @@ function operationOutcome(
   plan: RunPlan,
   summary: OperationSummary,
   releaseRevision: number | null,
-): RunOutcome {
+): ExecutedRun {
   const counts = { succeeded: 0, failed: 0, skipped: 0, cancelled: 0 };
   let firstFailure: string | undefined;
   for (const r of summary.results.values()) {
@@ -273,7 +273,7 @@ function operationOutcome(
  * The outcome of a run stopped by `error`: cancelled; failed as a stale preview (nothing applied); failed on a
  * mistake a user can act on, its diagnostics in the log and their first line in `error`. A bug is thrown on.
  */
-function outcomeOfError(error: unknown, io: RunIO): RunOutcome {
+function outcomeOfError(error: unknown, io: RunIO): ExecutedRun {
   if (error instanceof StalePreviewError) {
     io.message(`kapps: ${error.message}; nothing was applied.`);
     return { status: 'failed', error: error.message };

@@ -35,8 +35,8 @@ export interface RunIO {
   onRelease(revision: number): void;
 }
 
-/** How a run ended, as the engine says it. */
-export interface RunOutcome {
+/** A run the engine executed: how it ended (as the store records it) and its result. */
+export interface ExecutedRun {
   readonly status: 'succeeded' | 'failed' | 'cancelled';
   readonly error?: string | null;
   readonly releaseRevision?: number | null;
@@ -45,7 +45,7 @@ export interface RunOutcome {
 
 /** Runs one run (src/engine behind it). */
 export interface RunEngine {
-  execute(run: StoredRun, io: RunIO): Promise<RunOutcome>;
+  execute(run: StoredRun, io: RunIO): Promise<ExecutedRun>;
 }
 
 export interface ExecutorOptions {

@@ -14,7 +14,7 @@ import {
   type RunResult,
   type StoredRun,
 } from '../queue/run-store.js';
-import type { ExecutorOptions, RunIO, RunOutcome } from './executor.js';
+import type { ExecutorOptions, RunIO, ExecutedRun } from './executor.js';
 import { oneLine, OwnerStopError } from './errors.js';
 import { RunFeed } from './run-feed.js';
 
@@ -110,7 +110,7 @@ export class RunAttempt {
   }
 
   /** How the run ended: as the engine says, unless it was stopped (cancelled, or failed when its owner stopped it). */
-  #endingOf(outcome: RunOutcome): RunEnding {
+  #endingOf(outcome: ExecutedRun): RunEnding {
     const signal = this.controller.signal;
     const fenced = signal.reason instanceof OwnerStopError;
     const status = fenced ? 'failed' : signal.aborted && outcome.status !== 'failed' ? 'cancelled' : outcome.status;

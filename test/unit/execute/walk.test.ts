@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   walkDag,
   type NodeResult,
-  type RunOutcome,
+  type NodeOutcome,
   type WalkNode,
   type WalkOptions,
 } from '../../../src/execute/walk.js';
@@ -28,7 +28,7 @@ const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
  */
 async function walkRecorded(
   nodes: WalkNode[],
-  options: Partial<WalkOptions> & { outcomes?: Record<string, RunOutcome> } = {},
+  options: Partial<WalkOptions> & { outcomes?: Record<string, NodeOutcome> } = {},
 ): Promise<{ trace: string[]; statuses: Record<string, NodeResult> }> {
   const trace: string[] = [];
   const { outcomes = {}, ...rest } = options;
@@ -244,7 +244,7 @@ describe('walkDag: failures', () => {
 
   it('fails a node whose run returns something that is not a status', async () => {
     const { statuses } = await walkRecorded(graph({ a: [] }), {
-      outcomes: { a: 'done' as unknown as RunOutcome },
+      outcomes: { a: 'done' as unknown as NodeOutcome },
     });
     expect(statuses.a).toEqual({ status: 'failed', reason: 'internal error: run returned "done"' });
   });
@@ -358,7 +358,7 @@ describe('walkDag: callbacks', () => {
 });
 
 describe('walkDag: size', () => {
-  const run = (): Promise<RunOutcome> => Promise.resolve('succeeded');
+  const run = (): Promise<NodeOutcome> => Promise.resolve('succeeded');
 
   it('walks a 10,000-node chain without overflowing the stack', async () => {
     const n = 10_000;
@@ -433,7 +433,7 @@ describe('walkDag: broken invariants', () => {
     concurrency: 1,
     keepGoing: false,
     signal: new AbortController().signal,
-    run: (): Promise<RunOutcome> => Promise.resolve('succeeded'),
+    run: (): Promise<NodeOutcome> => Promise.resolve('succeeded'),
   };
 
   it('rejects an unknown dependency', () => {

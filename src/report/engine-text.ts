@@ -1,0 +1,78 @@
+/**
+ * The engine's events as text: the lines the CLI prints (messages on stderr, the release line on stdout) and the
+ * runs server keeps in a run's log. See `EngineView` (src/engine/view.ts), which this view implements.
+ */
+import type { Diagnostic } from '../diagnostics/diagnostic.js';
+import type { PreviewDocument, PreviewRow } from '../release/preview.js';
+import { formatNotRecorded, formatPreviewDetails, formatPreviewTable } from '../release/preview.js';
+import { formatDiagnostics } from './diagnostic-printer.js';
+
+/** Where the text goes: messages about the run, and the line saying where it was recorded. Whole lines. */
+export interface EngineTextStreams {
+  message(text: string): void;
+  result(text: string): void;
+}
+
+/** The line saying which kapps a refresh read. */
+export function refreshLine(refreshed: readonly string[]): string {
+  return refreshed.length
+    ? `Refresh: ran the output phase of ${refreshed.join(', ')} to read their live outputs (nothing was changed).\n`
+    : 'Refresh: no installed, unchanged kapp declares outputs; nothing was read.\n';
+}
+
+export class TextEngineView {
+  constructor(private readonly streams: EngineTextStreams) {}
+
+  stackWarnings(event: { readonly diagnostics: readonly Diagnostic[]; readonly cwd: string }): void {
+    this.streams.message(`${formatDiagnostics(event.diagnostics, { cwd: event.cwd })}\n`);
+  }
+
+  sourceFetching(event: { readonly kapp: string; readonly source: string; readonly missing: boolean }): void {
+    this.streams.message(
+      `Fetching ${event.source} for ${event.kapp}${event.missing ? ' (not in the workspace)' : ''}...\n`,
+    );
+  }
+
+  legacyHistory(event: { readonly hint: string }): void {
+    this.streams.message(`warning: ${event.hint}\n`);
+  }
+
+  outputsRefreshed(event: { readonly kapps: readonly string[] }): void {
+    this.streams.message(refreshLine(event.kapps));
+  }
+
+  previewShown(event: {
+    readonly revision: number | null;
+    readonly rows: readonly PreviewRow[];
+    readonly document: PreviewDocument;
+  }): void {
+    const say = (text: string): void => this.streams.message(text);
+    say(`Preview against ${event.revision === null ? 'no previous release' : `release ${event.revision}`}:\n`);
+    say(formatPreviewTable(event.rows));
+    const details = formatPreviewDetails(event.document);
+    if (details) say(`\n${details}`);
+    const note = formatNotRecorded(event.document);
+    if (note) say(`\n${note}`);
+    say('\n');
+  }
+
+  previewUnavailable(event: { readonly error: string }): void {
+    this.streams.message(`warning: no preview: ${event.error}\n`);
+  }
+
+  releaseLogFailed(event: { readonly revision: number; readonly error: string }): void {
+    this.streams.message(`warning: the log of release ${event.revision} could not be written: ${event.error}\n`);
+  }
+
+  releaseRecorded(event: {
+    readonly revision: number;
+    readonly project: string;
+    readonly stack: string;
+    readonly projectSource: string;
+    readonly where: string;
+  }): void {
+    this.streams.result(
+      `Recorded as release ${event.revision} of ${event.project}/${event.stack} (project from ${event.projectSource}) in ${event.where}\n`,
+    );
+  }
+}
