@@ -235,16 +235,16 @@ class StackRun {
       }
     }
     this.#deps.onKappsDone?.();
-    const saveErrors = await this.#awaitSaves();
+    const recordError = await this.#awaitSaves();
     const counts: Record<KappStatus, number> = { succeeded: 0, failed: 0, skipped: 0, cancelled: 0 };
     for (const r of this.#results.values()) counts[r.status]++;
     const status = this.#deps.signal.aborted
       ? 'cancelled'
-      : counts.failed > 0 || saveErrors > 0
+      : counts.failed > 0 || recordError !== undefined
         ? 'failed'
         : 'succeeded';
     this.#emit({ type: 'run-finished', time: now(), status, counts, durationMs: Date.now() - started });
-    return { status, results: this.#results };
+    return { status, results: this.#results, ...(recordError !== undefined ? { recordError } : {}) };
   }
 
   #emit(event: RunEvent): void {
@@ -375,19 +375,16 @@ class StackRun {
     this.#pending.push(saving);
   }
 
-  /** Await every save; each failure is said as an error event. Returns how many failed. */
-  async #awaitSaves(): Promise<number> {
+  /** Await every save; each failure is said as an error event. Returns the first failure's cause, redacted. */
+  async #awaitSaves(): Promise<string | undefined> {
     const saves = await Promise.allSettled(this.#pending);
-    const saveErrors = saves.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-    for (const e of saveErrors) {
-      const message = e.reason instanceof Error ? e.reason.message : String(e.reason);
-      this.#emit({
-        type: 'log',
-        time: now(),
-        level: 'error',
-        message: `cannot record the run: ${this.#redactor.text(message)}`,
-      });
+    let first: string | undefined;
+    for (const e of saves) {
+      if (e.status !== 'rejected') continue;
+      const message = this.#redactor.text(e.reason instanceof Error ? e.reason.message : String(e.reason));
+      first ??= message;
+      this.#emit({ type: 'log', time: now(), level: 'error', message: `cannot record the run: ${message}` });
     }
-    return saveErrors.length;
+    return first;
   }
 }

@@ -61,6 +61,8 @@ export interface KappResult {
 export interface RunSummary {
   readonly status: RunStatus;
   readonly results: ReadonlyMap<string, KappResult>;
+  /** Why the run's release could not be recorded (the first save that failed, redacted), when one failed. */
+  readonly recordError?: string;
 }
 
 /** Where events go. */

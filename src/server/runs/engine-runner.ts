@@ -241,7 +241,7 @@ export class EngineAdapter implements RunEngine {
 }
 
 /** How an apply or destroy ended: its status, the kapps per outcome, the release, and the first failure. */
-function operationOutcome(
+export function operationOutcome(
   run: StoredRun,
   plan: RunPlan,
   summary: OperationSummary,
@@ -260,12 +260,14 @@ function operationOutcome(
     `${counts.succeeded} succeeded, ${counts.failed} failed, ${counts.skipped} skipped, ${counts.cancelled} cancelled` +
     (releaseRevision !== null ? `; release ${releaseRevision}` : '');
   const result: ApplyResult = { message, releaseRevision, kapps: counts };
-  const error =
-    status === 'failed'
-      ? `${counts.failed} kapp(s) failed${firstFailure ? `; ${firstFailure}` : ''}`
-      : status === 'cancelled'
-        ? 'cancelled'
-        : null;
+  // A run whose release could not be recorded says so with the cause, whether or not a kapp failed too.
+  const failure = [
+    ...(counts.failed > 0 || summary.recordError === undefined
+      ? [`${counts.failed} kapp(s) failed${firstFailure ? `; ${firstFailure}` : ''}`]
+      : []),
+    ...(summary.recordError !== undefined ? [`its release could not be recorded: ${summary.recordError}`] : []),
+  ].join('; ');
+  const error = status === 'failed' ? failure : status === 'cancelled' ? 'cancelled' : null;
   return { status, error, releaseRevision, result: { contentType: plan.resultType, body: JSON.stringify(result) } };
 }
 

@@ -12,7 +12,8 @@ import { DEFAULT_LIMITS } from '../../../src/server/config.js';
 import { ProjectRegistry } from '../../../src/server/projects.js';
 import { FileRunStore } from '../../../src/server/queue/file-run-store.js';
 import type { StoredRun } from '../../../src/server/queue/run-store.js';
-import { createEngine } from '../../../src/server/runs/engine-runner.js';
+import { createEngine, operationOutcome } from '../../../src/server/runs/engine-runner.js';
+import { runPlan } from '../../../src/server/runs/run-plan.js';
 import type { RunIO } from '../../../src/server/runs/executor.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -93,5 +94,41 @@ describe('engine adapter', () => {
       outcome: { status: 'failed', error: 'stale preview: preview run p-9 is gone' },
       log: ['kapps: stale preview: preview run p-9 is gone; nothing was applied.'],
     });
+  });
+});
+
+describe('the outcome of an apply', () => {
+  const run = { id: 'r-1', type: 'apply', project: 'shop', stack: 'dev', options: {} } as unknown as StoredRun;
+  const plan = runPlan('apply', {});
+  const result = (id: string, status: 'succeeded' | 'failed', reason?: string) =>
+    [id, { id, role: 'selected', status, steps: [], ...(reason ? { reason } : {}) }] as const;
+
+  it('says why the release could not be recorded, not "0 kapp(s) failed"', () => {
+    const outcome = operationOutcome(
+      run,
+      plan,
+      {
+        status: 'failed',
+        results: new Map([result('web:db', 'succeeded')]),
+        recordError: 'connection terminated',
+      } as never,
+      3,
+    );
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toBe('its release could not be recorded: connection terminated');
+  });
+
+  it('names the failed kapps first and the recording failure after them', () => {
+    const outcome = operationOutcome(
+      run,
+      plan,
+      {
+        status: 'failed',
+        results: new Map([result('web:db', 'failed', 'exit 1\nmore')]),
+        recordError: 'disk full',
+      } as never,
+      3,
+    );
+    expect(outcome.error).toBe('1 kapp(s) failed; web:db: exit 1; its release could not be recorded: disk full');
   });
 });
