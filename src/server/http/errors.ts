@@ -2,11 +2,13 @@
  * The one error handler of the server: every error answer is a problem document (`application/problem+json`,
  * src/server/http/problems.ts) — what a handler throws, a request the schemas refuse, the backend unavailable, an
  * unknown route, and fastify's own answers (a body that is not JSON, too large, an unsupported media type, a
- * request that cannot be parsed, the server closing). Anything else is a 500 `internal` without its stack.
+ * request node cannot parse, the server closing). Anything else is a 500 `internal` without its stack.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { isUnavailable } from '../../pg/transient.js';
+import { SECURITY_HEADERS } from './http-guard.js';
 import { backendUnavailable, HttpProblem, notFound, OUTAGE_GAP_MS, PROBLEM_SLUGS } from './problems.js';
 
 export function sendProblem(reply: FastifyReply, problem: HttpProblem, instance: string): FastifyReply {
@@ -56,10 +58,38 @@ function problemOf(error: FastifyError, request: FastifyRequest, outage: () => v
   return new HttpProblem(500, 'internal', 'the server failed to answer this request');
 }
 
+/**
+ * A request node's parser refused before fastify saw it (a malformed request line or header, headers too large):
+ * answered as a problem document too, then the connection is closed.
+ */
+function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const problem = new HttpProblem(
+    status,
+    'invalid-request',
+    status === 431 ? 'the request headers are too large' : 'the request is not valid HTTP',
+  ).toProblem();
+  const body = JSON.stringify(problem);
+  const headers = {
+    ...SECURITY_HEADERS,
+    'content-type': 'application/problem+json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  };
+  const head = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n${head}\r\n${body}`,
+  );
+}
+
 /** The fastify options that route its own answers here. */
 export const problemServerOptions = {
   // While closing, requests answer 503 problem+json (the authentication hook), not fastify's own format.
   return503OnClosing: false,
+  clientErrorHandler,
 } as const;
 
 /** Every error answer of `app`, and the 404 of a route it does not have, as problem documents. */
