@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunEvent } from '../../report/events.js';
-import { FINAL_RUN_STATES, logLineSchema, runSchema, type LogLine, type Run } from '../../api/schemas.js';
+import { FINAL_RUN_STATES, logLineSchema, runSchema, type LogLine, type Run } from '../../api/index.js';
 import { ServerError, openStream, unreachable, type ServerClient } from './http.js';
 
 /** One message of an event stream. */

@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { nameSchema, problemSchema, runIdSchema, type Role } from '../../api/schemas.js';
+import { nameSchema, problemSchema, runIdSchema, type Role } from '../../api/index.js';
 import type { ServerLimits } from '../config.js';
 import type { ProjectRegistry } from '../projects.js';
 import type { RunStore, StoredRun } from '../queue/run-store.js';

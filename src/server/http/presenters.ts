@@ -2,7 +2,7 @@
  * Presenters: stored records (runs, releases, the result of an unlock) as the API answers them. Only what the API
  * promises (src/api/) is shown; secrets in release records are shown as `(sensitive)`.
  */
-import type { Run } from '../../api/schemas.js';
+import type { Release as ApiRelease, Run } from '../../api/index.js';
 import type { RunStore, StoredRun } from '../queue/run-store.js';
 import { orderRelease } from '../../release/record-order.js';
 import { redactArgv } from '../../release/redact.js';
@@ -84,12 +84,13 @@ export async function presentStack(
  * A release record as `kapps release show -o json` shows it. Secrets are recorded as keyed masks, answered as
  * `(sensitive)`; values named as secrets in older records are masked as in a preview.
  */
-export function presentRelease(release: Release): Release {
+export function presentRelease(release: Release): ApiRelease {
+  // The stored record's types have no index signatures; the API's say records may hold more fields.
   return orderRelease({
     ...release,
     command: redactArgv(release.command),
     spec: redactStackSpec(showMasks(release.spec, null)),
-  });
+  }) as unknown as ApiRelease;
 }
 
 type Unlocked = Extract<UnlockResult, { unlocked: true }>;

@@ -3,7 +3,7 @@
  * kind of problem. Handlers throw `HttpProblem`; the app's error handler writes it (and turns anything else into a
  * 500 `internal` without its stack).
  */
-import type { Problem } from '../../api/schemas.js';
+import { PROBLEM_TYPE_PREFIX, type Problem } from '../../api/index.js';
 
 export const PROBLEM_SLUGS = {
   400: 'invalid-request',
@@ -45,7 +45,7 @@ const TITLES: Record<ProblemSlug, string> = {
 };
 
 export function problemType(slug: ProblemSlug): string {
-  return `https://kapps.dev/problems/${slug}`;
+  return `${PROBLEM_TYPE_PREFIX}${slug}`;
 }
 
 /** An error answer a handler throws. */

@@ -5,7 +5,7 @@
  * nothing happened for a while, and ends after the `status` event with a final status.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FINAL_RUN_STATES, type Run, type SSE_EVENT_NAMES } from '../../api/schemas.js';
+import { FINAL_RUN_STATES, type Run, type SSE_EVENT_NAMES } from '../../api/index.js';
 import type { FeedEntry, RunStore, StoredRun } from '../queue/run-store.js';
 
 export interface StreamOptions {

@@ -24,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { KappsError } from '../../diagnostics/errors.js';
 import { redactText, redactUrl } from '../../release/redact.js';
-import type { LogLine, RunRequestOptions, RunState, RunType } from '../../api/schemas.js';
+import type { LogLine, RunRequestOptions, RunState, RunType } from '../../api/index.js';
 import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../../pg/transient.js';
 import {
   decodeRunCursor,

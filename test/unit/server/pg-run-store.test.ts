@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabases, pgUrl, sql } from '../../support/pg.js';
-import type { LogLine } from '../../../src/api/schemas.js';
+import type { LogLine } from '../../../src/api/index.js';
 import {
   PG_RUNS_SCHEMA_VERSION,
   PgRunStore,

@@ -1,6 +1,6 @@
 /** The server itself: `/healthz`, `/readyz`, who the caller is, and the OpenAPI document of the API. */
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
-import { whoamiSchema } from '../../../api/schemas.js';
+import { whoamiSchema } from '../../../api/index.js';
 import { callerOf, problemResponses, type RouteContext } from '../context.js';
 import { HttpProblem } from '../problems.js';
 

@@ -1,6 +1,6 @@
 /** Projects and their stacks: `GET /projects`, `GET /projects/{p}/stacks/{s}` (latest release, lock, active runs). */
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
-import { projectListSchema, stackSummarySchema } from '../../../api/schemas.js';
+import { projectListSchema, stackSummarySchema } from '../../../api/index.js';
 import { reaches } from '../auth.js';
 import { callerOf, problemResponses, stackOr404, stackParams, type RouteContext } from '../context.js';
 import { presentStack } from '../presenters.js';

@@ -1,7 +1,14 @@
 /** The releases of a stack: list (bare or by pages), show one, unlock the stack (admin). */
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { releaseListEntrySchema, releaseListQuerySchema, releasePageSchema } from '../../../api/schemas.js';
+import {
+  DEFAULT_PAGE_LIMIT,
+  RELEASE_CURSOR_PATTERN,
+  releaseListQuerySchema,
+  releaseListSchema,
+  releaseSchema,
+  unlockResultSchema,
+} from '../../../api/index.js';
 import { releaseListEntries } from '../../../release/history.js';
 import { unlockRelease } from '../../../release/recorder.js';
 import { callerOf, problemResponses, stackOr404, stackParams, type RouteContext } from '../context.js';
@@ -22,7 +29,7 @@ export const releaseRoutes =
         schema: {
           params: stackParams,
           querystring: releaseListQuerySchema,
-          response: { 200: z.union([releasePageSchema, z.array(releaseListEntrySchema)]), ...problemResponses },
+          response: { 200: releaseListSchema, ...problemResponses },
         },
       },
       async (request) => {
@@ -31,27 +38,34 @@ export const releaseRoutes =
         stackOr404(ctx, request, p, s);
         const project = ctx.projects.releaseProject(p);
         if (limit === undefined && cursor === undefined) return releaseListEntries(await ctx.releases.list(project, s));
-        if (cursor !== undefined && !/^[1-9][0-9]{0,14}$/.test(cursor))
+        if (cursor !== undefined && !RELEASE_CURSOR_PATTERN.test(cursor))
           throw invalid('query.cursor', 'not a cursor this server gave');
-        return releasePages.page(project, s, limit ?? 50, cursor === undefined ? null : Number(cursor));
+        return releasePages.page(project, s, limit ?? DEFAULT_PAGE_LIMIT, cursor === undefined ? null : Number(cursor));
       },
     );
 
     app.get(
       '/api/v1/projects/:p/stacks/:s/releases/:rev',
-      { config: { role: 'read' }, schema: { params: revisionParams } },
-      async (request) => {
+      {
+        config: { role: 'read' },
+        schema: { params: revisionParams, response: { 200: releaseSchema, ...problemResponses } },
+      },
+      async (request, reply) => {
         const { p, s, rev } = request.params;
         stackOr404(ctx, request, p, s);
         const release = await ctx.releases.get(ctx.projects.releaseProject(p), s, rev);
         if (!release) throw notFound(`${p}/${s} has no release ${rev}`);
-        return presentRelease(release);
+        // The record is sent as stored (its fields in the order the CLI shows them); the schema documents it.
+        return reply.serializer((body: unknown) => JSON.stringify(body)).send(presentRelease(release));
       },
     );
 
     app.post(
       '/api/v1/projects/:p/stacks/:s/unlock',
-      { config: { role: 'admin' }, schema: { params: stackParams } },
+      {
+        config: { role: 'admin' },
+        schema: { params: stackParams, response: { 200: unlockResultSchema, ...problemResponses } },
+      },
       async (request) => {
         const caller = callerOf(request);
         const { p, s } = request.params;

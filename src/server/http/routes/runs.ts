@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import {
   applyResultSchema,
+  DEFAULT_PAGE_LIMIT,
   FINAL_RUN_STATES,
   previewSelection,
   runListQuerySchema,
@@ -15,7 +16,7 @@ import {
   type Run,
   type RunRequestOptions,
   type SubmitRun,
-} from '../../../api/schemas.js';
+} from '../../../api/index.js';
 import { canonicalJson } from '../../../release/canonical-json.js';
 import type { ServerLimits } from '../../config.js';
 import { encodeRunCursor, type StoredRun, type SubmitOutcome } from '../../queue/run-store.js';
@@ -199,7 +200,7 @@ export const runRoutes =
         if (query.project !== undefined) projectAllowed(request, query.project);
         const page = await ctx.store.list({
           ...query,
-          limit: query.limit ?? 50,
+          limit: query.limit ?? DEFAULT_PAGE_LIMIT,
           ...(caller.projects ? { projects: caller.projects } : {}),
         });
         return boundedPage(ctx, page);
