@@ -20,6 +20,7 @@ import type {
   Whoami,
 } from '../../src/api/index';
 import { isFinalRunState, roleAllows } from '../../src/api/constants';
+import { SseParser, type SseMessage } from '../../src/api/sse-parse';
 
 const TOKEN_KEY = 'kapps.token';
 
@@ -175,17 +176,13 @@ export async function followEvents(
       if (!res.body) return;
       onConnection(true);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = '';
+      const parser = new SseParser();
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        buffer += value;
         const batch: StreamMessage[] = [];
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const message = parseBlock(block);
+        for (const received of parser.push(value)) {
+          const message = streamMessage(received);
           if (!message) continue;
           if (message.id !== null) lastId = message.id;
           batch.push(message);
@@ -205,22 +202,11 @@ export async function followEvents(
   }
 }
 
-function parseBlock(block: string): StreamMessage | null {
-  let id: number | null = null;
-  let event = 'message';
-  const data: string[] = [];
-  for (const line of block.replace(/\r/g, '').split('\n')) {
-    if (line.startsWith(':') || line === '') continue;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'id') id = Number(value);
-    else if (field === 'event') event = value;
-    else if (field === 'data') data.push(value);
-  }
-  if (!data.length) return null;
+/** A message with its JSON data (one whose data is not JSON is skipped). */
+function streamMessage(message: SseMessage): StreamMessage | null {
+  const id = message.id !== undefined && /^[0-9]+$/.test(message.id) ? Number(message.id) : null;
   try {
-    return { id, event, data: JSON.parse(data.join('\n')) as unknown };
+    return { id, event: message.event, data: JSON.parse(message.data) as unknown };
   } catch {
     return null;
   }
