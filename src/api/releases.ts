@@ -23,7 +23,6 @@ export const releaseListEntrySchema = z.object({
   /** finishedAt − createdAt in milliseconds; null while running. */
   durationMs: z.number().nullable(),
 });
-export type ReleaseListEntry = z.infer<typeof releaseListEntrySchema>;
 
 /** The query of a release list: `limit` (default 50 when paged) and the `nextCursor` of the page before. */
 export const releaseListQuerySchema = z
@@ -74,7 +73,6 @@ const kappStateSchema = z.looseObject({
 
 /** One kapp of a release's spec (the `kapps generate` document, sensitive values shown as `(sensitive)`). */
 const specKappSchema = z.looseObject({ id: z.string(), dependsOn: z.array(z.string()) });
-export type SpecKapp = z.infer<typeof specKappSchema>;
 
 /**
  * `GET …/releases/{rev}`: one release as `kapps release show -o json` shows it: its summary, the command that made

@@ -10,7 +10,6 @@ import type {
   Release,
   ReleaseList,
   ReleasePage,
-  Role,
   Run,
   RunList,
   RunListQuery,
@@ -214,4 +213,4 @@ function streamMessage(message: SseMessage): StreamMessage | null {
 
 export const isFinal = isFinalRunState;
 
-export type { LogLine, Release, ReleasePage, Run, Role, StackSummary, Whoami };
+export type { LogLine, Release, ReleasePage, Run, StackSummary, Whoami };

@@ -5,7 +5,7 @@
  * nothing happened for a while, and ends after the `status` event with a final status.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FINAL_RUN_STATES, type Run, type SSE_EVENT_NAMES } from '../../api/index.js';
+import { FINAL_RUN_STATES, type Run, type SseEventName } from '../../api/index.js';
 import type { FeedEntry, RunStore, StoredRun } from '../queue/run-store.js';
 
 export interface StreamOptions {
@@ -22,7 +22,7 @@ export interface StreamOptions {
 
 const PAGE = 500;
 
-function frame(id: number, event: (typeof SSE_EVENT_NAMES)[number], data: unknown): string {
+function frame(id: number, event: SseEventName, data: unknown): string {
   return `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
