@@ -56,7 +56,10 @@ export const releaseRoutes =
         const release = await ctx.releases.get(ctx.projects.releaseProject(p), s, rev);
         if (!release) throw notFound(`${p}/${s} has no release ${rev}`);
         // The record is sent as stored (its fields in the order the CLI shows them); the schema documents it.
-        return reply.serializer((body: unknown) => JSON.stringify(body)).send(presentRelease(release));
+        return reply
+          .type('application/json; charset=utf-8')
+          .serializer((body: unknown) => JSON.stringify(body))
+          .send(presentRelease(release));
       },
     );
 
