@@ -1,6 +1,48 @@
 import eslint from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
+import { dirname, relative, resolve } from 'node:path';
+
+const repoSrc = resolve(import.meta.dirname, 'src');
+const inside = (dir, path) => {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith('..') && !rel.startsWith('/'));
+};
+
+/** web/ imports the repository's src/ only through src/api/, and values only from its zod-free modules. */
+const webImports = {
+  meta: { type: 'problem', schema: [] },
+  create(context) {
+    const check = (node, typeOnly) => {
+      const source = node.source?.value;
+      if (typeof source !== 'string' || !source.startsWith('.')) return;
+      const target = resolve(dirname(context.filename), source);
+      if (!inside(repoSrc, target)) return;
+      const api = resolve(repoSrc, 'api');
+      if (!inside(api, target)) {
+        context.report({
+          node,
+          message: `web/ imports from src/ only through src/api/ (the public contract): ${source}`,
+        });
+      } else if (!typeOnly && !['constants', 'sse-parse'].includes(relative(api, target).replace(/\.(js|ts)$/, ''))) {
+        context.report({
+          node,
+          message: `web/ takes values from src/api/constants or src/api/sse-parse only (the schemas pull zod in); use \`import type\` for ${source}`,
+        });
+      }
+    };
+    return {
+      ImportDeclaration: (node) =>
+        check(
+          node,
+          node.importKind === 'type' ||
+            (node.specifiers.length > 0 && node.specifiers.every((s) => s.importKind === 'type')),
+        ),
+      ExportNamedDeclaration: (node) => check(node, node.exportKind === 'type'),
+      ExportAllDeclaration: (node) => check(node, node.exportKind === 'type'),
+    };
+  },
+};
 
 export default defineConfig(
   {
@@ -73,6 +115,13 @@ export default defineConfig(
       ],
     },
   })),
+  // The page talks only to the public API: of the repository's src/ it imports src/api/ alone, and of that, at run
+  // time, only what needs no zod (the constants, the event stream parser); the schemas' types are `import type`.
+  {
+    files: ['web/**/*.ts', 'web/**/*.tsx'],
+    plugins: { kapps: { rules: { 'web-imports': webImports } } },
+    rules: { 'kapps/web-imports': 'error' },
+  },
   {
     files: ['src/vocabulary.ts'],
     rules: {

@@ -4,7 +4,7 @@
  */
 import type { Argv } from 'yargs';
 import { UsageError } from '../diagnostics/errors.js';
-import type { RunType } from '../api/schemas.js';
+import type { RunType } from '../api/index.js';
 import type { RemoteRunArgs } from './remote/remote-run.js';
 
 export interface ServerOptionArgs {

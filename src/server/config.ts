@@ -12,7 +12,7 @@ import { UsageError } from '../diagnostics/errors.js';
 import { readConfigText, throwIfErrors } from '../config/read-file.js';
 import { sortByLocation, validateTree } from '../config/validate.js';
 import { parseYamlTree, type YamlNode } from '../yaml/read.js';
-import { nameSchema, ROLES, type Role } from '../api/schemas.js';
+import { nameSchema, ROLES, type Role } from '../api/index.js';
 
 const tokenSchema = z
   .object({

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabases } from '../support/pg.js';
-import type { LogLine } from '../../src/api/schemas.js';
+import type { LogLine } from '../../src/api/index.js';
 import { cleanupProjects, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun, type TestServer } from '../support/server.js';
 

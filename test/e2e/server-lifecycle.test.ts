@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Run } from '../../src/api/schemas.js';
+import type { Run } from '../../src/api/index.js';
 import {
   cleanupProjects,
   fake,

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { Run } from '../../src/api/schemas.js';
+import type { Run } from '../../src/api/index.js';
 import { cleanupProjects, fake, fixtureProject, kapp } from '../support/project.js';
 import { api, readEvents, startServer, stopAllServers, waitForRun } from '../support/server.js';
 

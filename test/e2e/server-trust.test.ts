@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabases, pgUrl, sql } from '../support/pg.js';
-import type { Run } from '../../src/api/schemas.js';
+import type { Run } from '../../src/api/index.js';
 import { cleanupProjects, fake, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun, type TestServer } from '../support/server.js';
 

@@ -18,7 +18,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LogLine, Problem, Run } from '../../src/api/schemas.js';
+import type { LogLine, Problem, Run } from '../../src/api/index.js';
 import { CLI, cliEnv } from './cli.js';
 
 export interface StartServerOptions {

@@ -2,20 +2,24 @@
  * The page's only way to the server: the public `/api/v1` API, with the token from the session as
  * `Authorization: Bearer`. The event stream is read with fetch streaming (EventSource cannot send headers).
  */
-import type { z } from 'zod';
 import type {
   LogChunk,
   LogLine,
   Problem,
-  Role,
+  ProjectList,
+  Release,
+  ReleaseList,
+  ReleasePage,
   Run,
+  RunList,
   RunListQuery,
+  StackSummary,
   SubmitRun,
-  projectListSchema,
-  runListSchema,
-  stackSummarySchema,
-  whoamiSchema,
-} from '../../src/api/schemas';
+  UnlockResult,
+  Whoami,
+} from '../../src/api/index';
+import { isFinalRunState, roleAllows } from '../../src/api/constants';
+import { SseParser, type SseMessage } from '../../src/api/sse-parse';
 
 const TOKEN_KEY = 'kapps.token';
 
@@ -107,32 +111,8 @@ export async function postJson<T>(path: string, body: unknown = {}): Promise<T> 
   return (await (await request('POST', path, body)).json()) as T;
 }
 
-export type Whoami = z.infer<typeof whoamiSchema>;
-export type ProjectList = z.infer<typeof projectListSchema>;
-export type StackSummary = z.infer<typeof stackSummarySchema>;
-export type RunList = z.infer<typeof runListSchema>;
-/** A release as `kapps release list -o json` shows it. */
-export interface ReleaseEntry {
-  revision: number;
-  operation: string;
-  phase: string;
-  kappsCount: number;
-  owner: { user: string; host: string; pid?: number };
-  createdAt: string;
-  modifiedAt?: string;
-  finishedAt?: string;
-  durationMs?: number | null;
-  unlocked?: { by: string; at: string };
-}
-export interface ReleaseList {
-  releases: ReleaseEntry[];
-  nextCursor: string | null;
-}
-
-export const ROLE_ORDER: readonly Role[] = ['read', 'plan', 'apply', 'admin'];
-export function roleAtLeast(role: Role | undefined, needed: Role): boolean {
-  return role !== undefined && ROLE_ORDER.indexOf(role) >= ROLE_ORDER.indexOf(needed);
-}
+/** Whether `role` includes `needed` (read < plan < apply < admin). */
+export const roleAtLeast = roleAllows;
 
 export const api = {
   whoami: () => getJson<Whoami>('/api/v1/whoami'),
@@ -144,39 +124,15 @@ export const api = {
   cancel: (id: string) => postJson<Run>(`/api/v1/runs/${enc(id)}/cancel`),
   result: (id: string) => getText(`/api/v1/runs/${enc(id)}/result`),
   logs: (id: string, offset: number) => getJson<LogChunk>(`/api/v1/runs/${enc(id)}/logs?offset=${offset}`),
-  releases: async (p: string, s: string, query: { limit?: number; cursor?: string } = {}): Promise<ReleaseList> => {
-    const data = await getJson<unknown>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/releases?${qs(query)}`);
-    // The list may come bare (as `kapps release list -o json`) or paged.
-    if (Array.isArray(data)) return { releases: data as ReleaseEntry[], nextCursor: null };
-    const d = data as { releases?: ReleaseEntry[]; nextCursor?: string | null };
-    return { releases: d.releases ?? [], nextCursor: d.nextCursor ?? null };
+  /** One page of a stack's releases: with `limit` or `cursor` the server pages; without, it answers them all. */
+  releases: async (p: string, s: string, query: { limit?: number; cursor?: string } = {}): Promise<ReleasePage> => {
+    const data = await getJson<ReleaseList>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/releases?${qs(query)}`);
+    return Array.isArray(data) ? { releases: data, nextCursor: null } : data;
   },
   release: (p: string, s: string, rev: number) =>
     getJson<Release>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/releases/${rev}`),
-  unlock: (p: string, s: string) => postJson<unknown>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/unlock`),
+  unlock: (p: string, s: string) => postJson<UnlockResult>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/unlock`),
 };
-
-/** A release as `kapps release show -o json` shows it (the parts the page uses). */
-export interface Release extends ReleaseEntry {
-  project: string;
-  stack: string;
-  command?: string[];
-  state: Record<
-    string,
-    {
-      status: string;
-      outputs: unknown;
-      steps: { phase: string; name: string; status: string; exitCode: number | null; durationMs: number }[];
-      revision: number;
-    }
-  >;
-  spec: { stack: string; kapps: SpecKapp[] };
-}
-export interface SpecKapp {
-  id: string;
-  dependsOn: string[];
-  [key: string]: unknown;
-}
 
 function enc(s: string): string {
   return encodeURIComponent(s);
@@ -219,17 +175,13 @@ export async function followEvents(
       if (!res.body) return;
       onConnection(true);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = '';
+      const parser = new SseParser();
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        buffer += value;
         const batch: StreamMessage[] = [];
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const message = parseBlock(block);
+        for (const received of parser.push(value)) {
+          const message = streamMessage(received);
           if (!message) continue;
           if (message.id !== null) lastId = message.id;
           batch.push(message);
@@ -249,30 +201,16 @@ export async function followEvents(
   }
 }
 
-function parseBlock(block: string): StreamMessage | null {
-  let id: number | null = null;
-  let event = 'message';
-  const data: string[] = [];
-  for (const line of block.replace(/\r/g, '').split('\n')) {
-    if (line.startsWith(':') || line === '') continue;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'id') id = Number(value);
-    else if (field === 'event') event = value;
-    else if (field === 'data') data.push(value);
-  }
-  if (!data.length) return null;
+/** A message with its JSON data (one whose data is not JSON is skipped). */
+function streamMessage(message: SseMessage): StreamMessage | null {
+  const id = message.id !== undefined && /^[0-9]+$/.test(message.id) ? Number(message.id) : null;
   try {
-    return { id, event, data: JSON.parse(data.join('\n')) as unknown };
+    return { id, event: message.event, data: JSON.parse(message.data) as unknown };
   } catch {
     return null;
   }
 }
 
-export const FINAL_STATES = ['succeeded', 'failed', 'cancelled', 'errored'];
-export function isFinal(status: string): boolean {
-  return FINAL_STATES.includes(status);
-}
+export const isFinal = isFinalRunState;
 
-export type { LogLine, Run, Role };
+export type { LogLine, Release, ReleasePage, Run, StackSummary, Whoami };

@@ -3,7 +3,7 @@
  * changed only). It takes the focus, Escape closes it; a destroy waits for the stack's name.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { RunType, SubmitRun } from '../../src/api/schemas';
+import type { RunType, SubmitRun } from '../../src/api/index';
 
 export function StartRunDialog(props: {
   project: string;

@@ -5,48 +5,22 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunEvent } from '../../report/events.js';
-import { FINAL_RUN_STATES, logLineSchema, runSchema, type LogLine, type Run } from '../../api/schemas.js';
+import { FINAL_RUN_STATES, logLineSchema, runSchema, type LogLine, type Run } from '../../api/index.js';
+import { SseParser, type SseMessage } from '../../api/sse-parse.js';
 import { ServerError, openStream, unreachable, type ServerClient } from './http.js';
 
-/** One message of an event stream. */
-export interface SseMessage {
-  readonly id: string | undefined;
-  readonly event: string;
-  readonly data: string;
-}
+export type { SseMessage };
 
-/** Parse an event stream (text/event-stream) into its messages; comments (`: keep-alive`) are skipped. */
+/** Parse an event stream (text/event-stream) into its messages (src/api/sse-parse.ts); comments are skipped. */
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
-  let buffer = '';
-  let id: string | undefined;
-  let event = '';
-  let data: string[] = [];
+  const parser = new SseParser();
   const reader = body.getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      for (let nl = buffer.search(/\r\n|\r|\n/); nl >= 0; nl = buffer.search(/\r\n|\r|\n/)) {
-        // A CR last in the buffer may be the first half of a CRLF: wait for the next chunk.
-        if (nl === buffer.length - 1 && buffer.endsWith('\r')) break;
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(buffer.startsWith('\r\n', nl) ? nl + 2 : nl + 1);
-        if (line === '') {
-          if (data.length > 0) yield { id, event: event || 'message', data: data.join('\n') };
-          event = '';
-          data = [];
-          continue;
-        }
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'data') data.push(value);
-        else if (field === 'event') event = value;
-        else if (field === 'id' && !value.includes('\u0000')) id = value;
-      }
+      yield* parser.push(decoder.decode(value, { stream: true }));
     }
   } finally {
     reader.releaseLock();

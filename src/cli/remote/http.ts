@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 import { KappsError, UsageError } from '../../diagnostics/errors.js';
-import { problemSchema } from '../../api/schemas.js';
+import { problemSchema } from '../../api/index.js';
 
 /** A request to the server failed: printed as one line, exit 1. */
 export class ServerError extends KappsError {

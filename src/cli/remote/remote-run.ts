@@ -15,7 +15,7 @@ import {
   type Run,
   type RunType,
   type SubmitRun,
-} from '../../api/schemas.js';
+} from '../../api/index.js';
 import { followRun } from './events.js';
 import { ServerClient, serverUrl } from './http.js';
 

@@ -11,7 +11,7 @@ import {
   type Run,
   type RunListQuery,
   type RunType,
-} from '../../api/schemas.js';
+} from '../../api/index.js';
 import { followRun } from './events.js';
 import type { ServerClient } from './http.js';
 import { checkName, submitBody, type RemoteRunArgs } from './remote-run.js';

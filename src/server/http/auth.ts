@@ -4,7 +4,7 @@
  * listens on loopback only).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ROLES, type Role } from '../../api/schemas.js';
+import { ROLES, type Role } from '../../api/index.js';
 import type { TokenEntry } from '../config.js';
 import { projectMatches } from '../queue/run-store.js';
 

@@ -3,7 +3,7 @@
  * kind of problem. Handlers throw `HttpProblem`; the app's error handler writes it (and turns anything else into a
  * 500 `internal` without its stack).
  */
-import type { Problem } from '../../api/schemas.js';
+import { PROBLEM_TYPE_PREFIX, type Problem } from '../../api/index.js';
 
 export const PROBLEM_SLUGS = {
   400: 'invalid-request',
@@ -11,6 +11,7 @@ export const PROBLEM_SLUGS = {
   403: 'forbidden',
   404: 'not-found',
   409: 'conflict',
+  413: 'too-large',
   415: 'unsupported-media-type',
   421: 'misdirected',
   429: 'queue-full',
@@ -34,6 +35,7 @@ const TITLES: Record<ProblemSlug, string> = {
   'not-finished': 'The run is not finished',
   'stale-preview': 'The preview is stale',
   'queue-full': 'The queue is full',
+  'too-large': 'The request is too large',
   'unsupported-media-type': 'Send JSON or no body',
   misdirected: 'This server does not answer that host name',
   'cross-origin': 'A request from another origin may not change anything',
@@ -43,7 +45,7 @@ const TITLES: Record<ProblemSlug, string> = {
 };
 
 export function problemType(slug: ProblemSlug): string {
-  return `https://kapps.dev/problems/${slug}`;
+  return `${PROBLEM_TYPE_PREFIX}${slug}`;
 }
 
 /** An error answer a handler throws. */

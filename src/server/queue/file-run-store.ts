@@ -16,7 +16,7 @@ import { EventEmitter } from 'node:events';
 import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { LogLine } from '../../api/schemas.js';
+import type { LogLine } from '../../api/index.js';
 import {
   decodeRunCursor,
   encodeRunCursor,

@@ -22,7 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { KappsError } from '../../diagnostics/errors.js';
-import type { LogLine, RunRequestOptions, RunState, RunType } from '../../api/schemas.js';
+import type { LogLine, RunRequestOptions, RunState, RunType } from '../../api/index.js';
 import { PgDatabase } from '../../pg/pool.js';
 import { transaction } from '../../pg/transaction.js';
 import { pgCode } from '../../pg/transient.js';

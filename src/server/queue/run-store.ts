@@ -12,7 +12,7 @@
  */
 import { KappsError } from '../../diagnostics/errors.js';
 import type { RunEvent } from '../../report/events.js';
-import type { LogLine, Run, RunListQuery, RunRequestOptions, RunState, RunType } from '../../api/schemas.js';
+import type { LogLine, Run, RunListQuery, RunRequestOptions, RunState, RunType } from '../../api/index.js';
 
 /** A run as stored: the API's fields (without the derived queue position) and what only the servers use. */
 export interface StoredRun extends Omit<Run, 'queuePosition' | 'blockedBy' | 'actions'> {

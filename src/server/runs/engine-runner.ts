@@ -24,7 +24,7 @@ import type { PreviewDocument } from '../../release/preview.js';
 import { canonicalJson } from '../../release/canonical-json.js';
 import { redactCredentials } from '../../release/redact.js';
 import { formatDiagnostics } from '../../report/diagnostic-printer.js';
-import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOptions } from '../../api/schemas.js';
+import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOptions } from '../../api/index.js';
 import { STEP_STOP_MS, type RunEngine, type RunIO, type ExecutedRun } from './executor.js';
 import type { StoredRun } from '../queue/run-store.js';
 import type { RunEngineDeps } from '../server.js';

@@ -16,7 +16,7 @@
  * run was reaped. Feed writes retry transient failures in the store; a run whose feed could not be written ends
  * `failed` with the cause.
  */
-import type { LogLine } from '../../api/schemas.js';
+import type { LogLine } from '../../api/index.js';
 import type { LogLimits } from '../../release/log-budget.js';
 import type { RunEvent } from '../../report/events.js';
 import type { RunResult, RunStore, StoredRun } from '../queue/run-store.js';

@@ -6,7 +6,7 @@
  * The first write that fails stops the writing: nothing the run prints may be dropped while it goes on, so the
  * feed says so (`onWriteError`) and the run is stopped.
  */
-import type { LogLine } from '../../api/schemas.js';
+import type { LogLine } from '../../api/index.js';
 import { LogBudget, splitLongLine, type LogLimits } from '../../release/log-budget.js';
 import type { RunEvent } from '../../report/events.js';
 import type { FeedItem, RunOwner, RunStore } from '../queue/run-store.js';

@@ -4,7 +4,7 @@
  * what the run's options decide (an apply that names a preview is approved by that preview, and applies only while
  * it still holds). The executor and the engine adapter ask the plan; nothing else tests a run's type.
  */
-import type { Role, RunRequestOptions, RunType } from '../../api/schemas.js';
+import type { Role, RunRequestOptions, RunType } from '../../api/index.js';
 import { RunRefused } from './errors.js';
 
 /** What one type of run does. */

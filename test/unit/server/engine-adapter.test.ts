@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LogLine } from '../../../src/api/schemas.js';
+import type { LogLine } from '../../../src/api/index.js';
 import { DEFAULT_LIMITS } from '../../../src/server/config.js';
 import { ProjectRegistry } from '../../../src/server/projects.js';
 import { FileRunStore } from '../../../src/server/queue/file-run-store.js';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabases, pgUrl, sql } from '../../support/pg.js';
-import type { LogLine } from '../../../src/api/schemas.js';
+import type { LogLine } from '../../../src/api/index.js';
 import { loadMigrations } from '../../../src/pg/migrate.js';
 import { PgRunStore, RunCursorError, RunStoreError } from '../../../src/server/queue/pg-run-store.js';
 import {

@@ -3,7 +3,7 @@
  * starts taking the lock) fails here and has to be made on purpose.
  */
 import { describe, expect, it } from 'vitest';
-import { RUN_TYPES } from '../../../src/api/schemas.js';
+import { RUN_TYPES } from '../../../src/api/index.js';
 import { RunRefused } from '../../../src/server/runs/errors.js';
 import { RUN_KINDS, runPlan } from '../../../src/server/runs/run-plan.js';
 

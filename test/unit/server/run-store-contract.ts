@@ -9,7 +9,7 @@
  * the checks of what survives a restart.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LogLine } from '../../../src/api/schemas.js';
+import type { LogLine } from '../../../src/api/index.js';
 import {
   ownerOf,
   RunLeaseLostError,

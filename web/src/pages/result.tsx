@@ -1,6 +1,6 @@
 /** The result of a finished run: generate's spec, preview's actions and side-by-side changes, apply's outcome. */
 import { useState } from 'preact/hooks';
-import type { ApplyResult } from '../../../src/api/schemas';
+import type { ApplyResult } from '../../../src/api/index';
 import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
 import { ChangeList, KappChanges, OPEN_AT_FIRST } from '../change-list';
 import { asText } from '../diff-view';

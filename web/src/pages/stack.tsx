@@ -3,7 +3,7 @@
  * cursor) and its release history (paged), with a diff of two revisions.
  */
 import { useState } from 'preact/hooks';
-import type { RunType, SubmitRun } from '../../../src/api/schemas';
+import type { RunType, SubmitRun } from '../../../src/api/index';
 import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
 import { durationBetween, formatDuration, formatTime, href } from '../format';
 import { Confirm } from '../confirm';

@@ -1,0 +1,51 @@
+/**
+ * The public contract's constants, without zod (the web page imports these without pulling zod in): run types and
+ * states, roles, the event names of a run's stream, the problem type URLs and the page and cursor rules.
+ */
+
+export const RUN_TYPES = ['generate', 'preview', 'apply', 'destroy'] as const;
+export type RunType = (typeof RUN_TYPES)[number];
+
+/** `queued → running → succeeded | failed | cancelled`; `errored`: the server running it died under it. */
+export const RUN_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'errored'] as const;
+export type RunState = (typeof RUN_STATES)[number];
+export const FINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed', 'cancelled', 'errored'];
+
+/** Whether a run in `status` is finished (it never changes again). */
+export function isFinalRunState(status: string): boolean {
+  return (FINAL_RUN_STATES as readonly string[]).includes(status);
+}
+
+/** Roles, each including the ones before it: read < plan (generate, preview) < apply (apply, destroy, cancel) < admin (unlock). */
+export const ROLES = ['read', 'plan', 'apply', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Whether `role` includes `needed`. */
+export function roleAllows(role: Role | undefined, needed: Role): boolean {
+  return role !== undefined && ROLES.indexOf(role) >= ROLES.indexOf(needed);
+}
+
+/**
+ * The `event:` names of `GET /api/v1/runs/{id}/events` (Server-Sent Events, each with an `id:`, a sequence number
+ * per run, for `Last-Event-ID`, and JSON `data:`):
+ * - `run-event`: a run event as `--reporter json` prints it (src/report/events.ts);
+ * - `log`: a `LogLine`;
+ * - `status`: the run as `GET /runs/{id}` answers, whenever its status changes; the stream ends after the one with
+ *   a final status.
+ */
+export const SSE_EVENT_NAMES = ['run-event', 'log', 'status'] as const;
+export type SseEventName = (typeof SSE_EVENT_NAMES)[number];
+
+/** Every error answer is `application/problem+json` with a `type` of this prefix and a slug (`…/not-found`). */
+export const PROBLEM_TYPE_PREFIX = 'https://kapps.dev/problems/';
+
+/** Lists by pages: `limit` defaults to this, at most `MAX_PAGE_LIMIT`. */
+export const DEFAULT_PAGE_LIMIT = 50;
+export const MAX_PAGE_LIMIT = 500;
+
+/**
+ * A cursor is opaque: a client sends back the `nextCursor` of a page, never builds one. A run list's cursor is
+ * decimal digits, at most 15; a release list's a revision (no leading zero), at most 15 digits.
+ */
+export const RUN_CURSOR_PATTERN = /^[0-9]{1,15}$/;
+export const RELEASE_CURSOR_PATTERN = /^[1-9][0-9]{0,14}$/;

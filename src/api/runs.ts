@@ -1,0 +1,129 @@
+/** Runs: submit, list, show, result; the options a run takes. */
+import { z } from 'zod';
+import { nameSchema, runIdSchema } from './common.js';
+import { MAX_PAGE_LIMIT, RUN_CURSOR_PATTERN, RUN_STATES, RUN_TYPES } from './constants.js';
+
+/** A selector as `-i/-x` take it: `manifest:kapp` or `manifest:*`. */
+const selectorSchema = z.string().min(1).max(300);
+
+/**
+ * One stack override: a name (or empty, no override). Overrides become values templates read and steps receive, so
+ * nothing else is taken: no template source, no spaces to split into arguments, no leading `-` to read as an option.
+ */
+export const overrideValueSchema = z
+  .string()
+  .max(128)
+  .regex(
+    /^(?:[A-Za-z0-9][A-Za-z0-9._-]*)?$/,
+    'a name: letters, digits, ".", "_" and "-", not starting with "." or "-" (at most 128 characters)',
+  );
+
+/** The stack overrides of the CLI (`--provider`, `--account`, …). */
+export const overridesSchema = z
+  .object({
+    provider: overrideValueSchema,
+    provisioner: overrideValueSchema,
+    account: overrideValueSchema,
+    region: overrideValueSchema,
+    profile: overrideValueSchema,
+    cluster: overrideValueSchema,
+  })
+  .partial()
+  .strict();
+
+/** The options of a run, as submitted and as the run shows them. */
+export const runOptionsSchema = z
+  .object({
+    include: z.array(selectorSchema).max(1000),
+    exclude: z.array(selectorSchema).max(1000),
+    parents: z.boolean(),
+    changedOnly: z.boolean(),
+    keepGoing: z.boolean(),
+    workers: z.number().int().min(1).max(64),
+    overrides: overridesSchema,
+    /** Preview: read the live outputs of installed kapps (3-way preview, `kapps preview --refresh`). */
+    refresh: z.boolean(),
+    /** Apply: apply exactly what this finished preview run showed (409 "stale preview" when the stack changed since). */
+    previewRunId: runIdSchema,
+  })
+  .partial()
+  .strict();
+export type RunRequestOptions = z.infer<typeof runOptionsSchema>;
+
+/** The options of a preview an apply of it takes over: what it selected and the overrides. */
+export function previewSelection(options: RunRequestOptions): RunRequestOptions {
+  const { include, exclude, parents, overrides } = options;
+  return {
+    ...(include ? { include } : {}),
+    ...(exclude ? { exclude } : {}),
+    ...(parents !== undefined ? { parents } : {}),
+    ...(overrides ? { overrides } : {}),
+  };
+}
+
+/** `POST /api/v1/runs`. */
+export const submitRunSchema = runOptionsSchema.extend({
+  type: z.enum(RUN_TYPES),
+  project: nameSchema,
+  stack: nameSchema,
+});
+export type SubmitRun = z.infer<typeof submitRunSchema>;
+
+/** A run, as `GET /api/v1/runs/{id}` answers. */
+export const runSchema = z.object({
+  id: runIdSchema,
+  type: z.enum(RUN_TYPES),
+  project: z.string(),
+  stack: z.string(),
+  status: z.enum(RUN_STATES),
+  /** The name of the token that submitted it (`anonymous` on a loopback server without tokens). */
+  createdBy: z.string(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  /** 1 for the next run of its stack to start; null unless queued. */
+  queuePosition: z.number().int().nullable(),
+  /** The id of the run it waits for (the active or an earlier queued run of its stack), or null. */
+  blockedBy: z.string().nullable(),
+  /** The release an apply/destroy recorded, once known. */
+  releaseRevision: z.number().int().nullable(),
+  /** Why it failed, was cancelled or errored, in one line. */
+  error: z.string().nullable(),
+  options: runOptionsSchema,
+  /** What a client may do with it now (buttons are taken from here). */
+  actions: z.object({ cancelable: z.boolean() }),
+});
+export type Run = z.infer<typeof runSchema>;
+
+/** `GET /api/v1/runs`. */
+export const runListSchema = z.object({ runs: z.array(runSchema), nextCursor: z.string().nullable() });
+export type RunList = z.infer<typeof runListSchema>;
+export const runListQuerySchema = z
+  .object({
+    project: nameSchema,
+    stack: nameSchema,
+    type: z.enum(RUN_TYPES),
+    status: z.enum(RUN_STATES),
+    createdBy: z.string().max(128),
+    since: z.iso.datetime({ offset: true }),
+    until: z.iso.datetime({ offset: true }),
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT),
+    /** The `nextCursor` of a page: decimal digits, at most 15 (src/server/queue/run-store.ts, one rule for both stores). */
+    cursor: z.string().regex(RUN_CURSOR_PATTERN, 'not a cursor this server gave (use the nextCursor of a page)'),
+  })
+  .partial()
+  .strict();
+export type RunListQuery = z.infer<typeof runListQuerySchema>;
+
+/** The result of an apply or destroy (`GET /api/v1/runs/{id}/result`). */
+export const applyResultSchema = z.object({
+  message: z.string(),
+  releaseRevision: z.number().int().nullable(),
+  kapps: z.object({
+    succeeded: z.number().int(),
+    failed: z.number().int(),
+    skipped: z.number().int(),
+    cancelled: z.number().int(),
+  }),
+});
+export type ApplyResult = z.infer<typeof applyResultSchema>;

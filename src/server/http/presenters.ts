@@ -1,0 +1,107 @@
+/**
+ * Presenters: stored records (runs, releases, the result of an unlock) as the API answers them. Only what the API
+ * promises (src/api/) is shown; secrets in release records are shown as `(sensitive)`.
+ */
+import type { Release as ApiRelease, Run } from '../../api/index.js';
+import type { RunStore, StoredRun } from '../queue/run-store.js';
+import { orderRelease } from '../../release/record-order.js';
+import { redactArgv } from '../../release/redact.js';
+import { redactStackSpec, showMasks } from '../../release/spec-diff.js';
+import { describeHolder, type UnlockResult } from '../../release/recorder.js';
+import { isRunningPhase, type Release } from '../../release/types.js';
+
+/**
+ * A run as the API shows it. A run read as queued may have been claimed before its queue position was computed:
+ * then it is read again, so a queued run always has a position (except in the feed's past status entries).
+ */
+export async function apiRun(store: RunStore, run: StoredRun, options: { snapshot?: boolean } = {}): Promise<Run> {
+  let queue = await store.queueInfo(run);
+  if (!options.snapshot && run.status === 'queued' && queue.queuePosition === null) {
+    run = (await store.get(run.id)) ?? run;
+    queue = await store.queueInfo(run);
+  }
+  return {
+    id: run.id,
+    type: run.type,
+    project: run.project,
+    stack: run.stack,
+    status: run.status,
+    createdBy: run.createdBy,
+    createdAt: run.createdAt,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+    queuePosition: queue.queuePosition,
+    blockedBy: queue.blockedBy,
+    releaseRevision: run.releaseRevision,
+    error: run.error,
+    options: run.options,
+    actions: { cancelable: run.status === 'queued' || (run.status === 'running' && !run.cancelRequested) },
+  };
+}
+
+/** The lock of a stack: its latest release while that one is applying or deleting, else null. */
+function stackLock(latest: Release | undefined) {
+  if (!latest || !isRunningPhase(latest.phase)) return null;
+  const holder = describeHolder(latest, new Date());
+  return {
+    revision: latest.revision,
+    operation: latest.operation,
+    phase: latest.phase,
+    owner: latest.owner,
+    since: latest.createdAt,
+    ownerLooksDead: holder.looksDead ? holder.text : null,
+  };
+}
+
+/** `GET /projects/{p}/stacks/{s}`: the latest release, the lock, the active runs. */
+export async function presentStack(
+  store: RunStore,
+  stack: { project: string; stack: string; latest: Release | undefined; active: readonly StoredRun[] },
+) {
+  const { latest, active } = stack;
+  const running = await Promise.all(active.filter((r) => r.status === 'running').map((r) => apiRun(store, r)));
+  const queued = await Promise.all(active.filter((r) => r.status === 'queued').map((r) => apiRun(store, r)));
+  return {
+    project: stack.project,
+    stack: stack.stack,
+    latestRelease: latest
+      ? {
+          revision: latest.revision,
+          operation: latest.operation,
+          phase: latest.phase,
+          createdAt: latest.createdAt,
+          modifiedAt: latest.modifiedAt,
+          owner: latest.owner,
+        }
+      : null,
+    lock: stackLock(latest),
+    running,
+    queued,
+  };
+}
+
+/**
+ * A release record as `kapps release show -o json` shows it. Secrets are recorded as keyed masks, answered as
+ * `(sensitive)`; values named as secrets in older records are masked as in a preview.
+ */
+export function presentRelease(release: Release): ApiRelease {
+  // The stored record's types have no index signatures; the API's say records may hold more fields.
+  return orderRelease({
+    ...release,
+    command: redactArgv(release.command),
+    spec: redactStackSpec(showMasks(release.spec, null)),
+  }) as unknown as ApiRelease;
+}
+
+type Unlocked = Extract<UnlockResult, { unlocked: true }>;
+
+/** What `POST …/unlock` answers. */
+export function presentUnlock(result: Unlocked, by: string) {
+  return {
+    unlocked: true as const,
+    revision: result.release.revision,
+    previousPhase: result.previousPhase,
+    holder: result.holder.text,
+    by,
+  };
+}

@@ -1,0 +1,249 @@
+/** Runs: submit (`POST /runs`), list, show, result and cancel. */
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import {
+  applyResultSchema,
+  DEFAULT_PAGE_LIMIT,
+  FINAL_RUN_STATES,
+  previewSelection,
+  runListQuerySchema,
+  runListSchema,
+  runOptionsSchema,
+  runSchema,
+  submitRunSchema,
+  type Role,
+  type Run,
+  type RunRequestOptions,
+  type SubmitRun,
+} from '../../../api/index.js';
+import { canonicalJson } from '../../../release/canonical-json.js';
+import type { ServerLimits } from '../../config.js';
+import { encodeRunCursor, type StoredRun, type SubmitOutcome } from '../../queue/run-store.js';
+import { allows } from '../auth.js';
+import { callerOf, idParams, problemResponses, projectAllowed, runOr404, type RouteContext } from '../context.js';
+import { apiRun } from '../presenters.js';
+import { HttpProblem, invalid, notFound } from '../problems.js';
+
+/** A result: an apply's JSON, or the text a generate or preview wrote. */
+const resultResponses = { 200: z.union([applyResultSchema, z.string(), z.unknown()]), ...problemResponses };
+const submitHeaders = z.object({ 'idempotency-key': z.string().min(1).max(200).optional() }).passthrough();
+
+/** The selectors of a run within the server's limits (a 400 naming the field otherwise). */
+function checkSelectors(body: { include?: string[]; exclude?: string[] }, limits: ServerLimits): void {
+  const count = (body.include?.length ?? 0) + (body.exclude?.length ?? 0);
+  if (count > limits.maxSelectors) {
+    throw invalid(
+      body.include && body.include.length > 0 ? 'body.include' : 'body.exclude',
+      `${count} selectors; a run takes at most ${limits.maxSelectors} (limits.max_selectors)`,
+    );
+  }
+  for (const key of ['include', 'exclude'] as const) {
+    (body[key] ?? []).forEach((selector, i) => {
+      if (selector.length > limits.maxSelectorLength)
+        throw invalid(
+          `body.${key}.${i}`,
+          `${selector.length} characters; a selector has at most ${limits.maxSelectorLength} (limits.max_selector_length)`,
+        );
+    });
+  }
+}
+
+/** What a submit asked for, to compare a repeated `Idempotency-Key` with the request that first used it. */
+function requestOf(run: Pick<StoredRun, 'type' | 'project' | 'stack' | 'options'>): unknown {
+  return { type: run.type, project: run.project, stack: run.stack, options: run.options };
+}
+
+/** A submit the caller may make, of a registered stack, within the limits, while the server takes runs. */
+function checkSubmit(ctx: RouteContext, request: FastifyRequest, body: SubmitRun): void {
+  const caller = callerOf(request);
+  const needed: Role = body.type === 'generate' || body.type === 'preview' ? 'plan' : 'apply';
+  if (!allows(caller.role, needed))
+    throw new HttpProblem(
+      403,
+      'forbidden',
+      `${caller.name} has role ${caller.role}; a ${body.type} run needs ${needed}`,
+    );
+  projectAllowed(request, body.project);
+  checkSelectors(body, ctx.limits);
+  if (ctx.stopping()) throw new HttpProblem(503, 'unavailable', 'the server is stopping');
+  if (!ctx.projects.get(body.project)) throw invalid('body.project', `no project \`${body.project}\` is registered`);
+  if (!ctx.projects.stacks(body.project).includes(body.stack))
+    throw invalid('body.stack', `project \`${body.project}\` has no stack \`${body.stack}\``);
+}
+
+/**
+ * The options of the preview an apply names (`previewRunId`), checked for cheap facts only: whether the preview is
+ * still what it showed is checked by the run itself, in the stack's turn (it then fails as a stale preview).
+ */
+async function previewOptionsOf(ctx: RouteContext, body: SubmitRun): Promise<RunRequestOptions | undefined> {
+  if (body.previewRunId === undefined) return undefined;
+  if (body.type !== 'apply') throw invalid('body.previewRunId', 'only an apply run may name a preview run');
+  for (const field of ['include', 'exclude', 'parents', 'overrides'] as const) {
+    if (body[field] !== undefined)
+      throw invalid(`body.${field}`, "an apply of a preview run takes the preview's selection and overrides");
+  }
+  const preview = await ctx.store.get(body.previewRunId);
+  if (!preview || preview.type !== 'preview') throw invalid('body.previewRunId', `no preview run ${body.previewRunId}`);
+  if (preview.project !== body.project || preview.stack !== body.stack)
+    throw invalid('body.previewRunId', `preview run ${preview.id} is of ${preview.project}/${preview.stack}`);
+  if (preview.status !== 'succeeded')
+    throw new HttpProblem(409, 'conflict', `preview run ${preview.id} is ${preview.status}, not succeeded`);
+  // A preview stored by an older server may hold what requests may no longer send: it is not applied.
+  const checked = runOptionsSchema.safeParse(preview.options);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    throw new HttpProblem(
+      409,
+      'conflict',
+      `preview run ${preview.id} has options no request may send (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); nothing was queued`,
+    );
+  }
+  return checked.data;
+}
+
+/** A full queue (429) or a reused `Idempotency-Key` of another request (409); else the run submitted. */
+function submitted(
+  ctx: RouteContext,
+  outcome: SubmitOutcome,
+  asked: Pick<StoredRun, 'type' | 'project' | 'stack' | 'options'>,
+  key: string | undefined,
+): Exclude<SubmitOutcome, { kind: 'full' }> {
+  if (outcome.kind === 'full') {
+    throw new HttpProblem(
+      429,
+      'queue-full',
+      outcome.scope === 'stack'
+        ? `${asked.project}/${asked.stack} has ${ctx.limits.maxQueuedPerStack} queued runs already`
+        : `the server has ${ctx.limits.maxQueuedTotal} queued runs already`,
+      { headers: { 'retry-after': String(outcome.retryAfterSeconds) } },
+    );
+  }
+  if (outcome.kind === 'existing' && canonicalJson(requestOf(outcome.run)) !== canonicalJson(requestOf(asked))) {
+    throw new HttpProblem(
+      409,
+      'conflict',
+      `Idempotency-Key ${JSON.stringify(key)} was used for another request (run ${outcome.run.id}); use a new key for a new run`,
+    );
+  }
+  return outcome;
+}
+
+/** `POST /runs`: the run created, or the one an earlier request with the same `Idempotency-Key` created. */
+async function submit(
+  ctx: RouteContext,
+  request: FastifyRequest<{ Body: SubmitRun }>,
+): Promise<Exclude<SubmitOutcome, { kind: 'full' }>> {
+  const body = request.body;
+  checkSubmit(ctx, request, body);
+  const previewOptions = await previewOptionsOf(ctx, body);
+  const { type, project, stack, ...given } = body;
+  // An apply of a preview runs with the preview's selection and overrides, and records them as its own.
+  const options = previewOptions ? { ...given, ...previewSelection(previewOptions) } : given;
+  const header = request.headers['idempotency-key'];
+  const key = typeof header === 'string' ? header : undefined;
+  const outcome = await ctx.store.submit(
+    { type, project, stack, createdBy: callerOf(request).name, options },
+    {
+      maxQueuedPerStack: ctx.limits.maxQueuedPerStack,
+      maxQueuedTotal: ctx.limits.maxQueuedTotal,
+      ...(key !== undefined ? { idempotencyKey: key } : {}),
+    },
+  );
+  return submitted(ctx, outcome, { type, project, stack, options }, key);
+}
+
+/** One page of runs within max_list_bytes: a page that would be larger is cut, its cursor after the last run shown. */
+async function boundedPage(ctx: RouteContext, page: { runs: StoredRun[]; nextCursor: string | null }) {
+  const runs: Run[] = [];
+  let bytes = 0;
+  for (const stored of page.runs) {
+    const shown = await apiRun(ctx.store, stored);
+    bytes += Buffer.byteLength(JSON.stringify(shown)) + 1;
+    if (runs.length > 0 && bytes > ctx.limits.maxListBytes) {
+      return { runs, nextCursor: encodeRunCursor(page.runs[runs.length - 1]!.seq) };
+    }
+    runs.push(shown);
+  }
+  return { runs, nextCursor: page.nextCursor };
+}
+
+export const runRoutes =
+  (ctx: RouteContext): FastifyPluginCallbackZod =>
+  (app, _options, done) => {
+    app.post(
+      '/api/v1/runs',
+      {
+        config: { role: 'read' },
+        schema: {
+          body: submitRunSchema,
+          headers: submitHeaders,
+          response: { 202: runSchema, 200: runSchema, ...problemResponses },
+        },
+      },
+      async (request, reply) => {
+        const { kind, run } = await submit(ctx, request);
+        void reply.header('location', `/api/v1/runs/${run.id}`);
+        return reply.code(kind === 'created' ? 202 : 200).send(await apiRun(ctx.store, run));
+      },
+    );
+
+    app.get(
+      '/api/v1/runs',
+      {
+        config: { role: 'read' },
+        schema: { querystring: runListQuerySchema, response: { 200: runListSchema, ...problemResponses } },
+      },
+      async (request) => {
+        const query = request.query;
+        const caller = callerOf(request);
+        if (query.project !== undefined) projectAllowed(request, query.project);
+        const page = await ctx.store.list({
+          ...query,
+          limit: query.limit ?? DEFAULT_PAGE_LIMIT,
+          ...(caller.projects ? { projects: caller.projects } : {}),
+        });
+        return boundedPage(ctx, page);
+      },
+    );
+
+    app.get(
+      '/api/v1/runs/:id',
+      { config: { role: 'read' }, schema: { params: idParams, response: { 200: runSchema, ...problemResponses } } },
+      async (request) => apiRun(ctx.store, await runOr404(ctx, request, request.params.id)),
+    );
+
+    app.get(
+      '/api/v1/runs/:id/result',
+      {
+        config: { role: 'read' },
+        schema: { params: idParams, response: resultResponses },
+      },
+      async (request, reply) => {
+        const run = await runOr404(ctx, request, request.params.id);
+        if (!FINAL_RUN_STATES.includes(run.status))
+          throw new HttpProblem(409, 'not-finished', `run ${run.id} is ${run.status}`);
+        const result = await ctx.store.getResult(run.id);
+        if (!result) throw notFound(`run ${run.id} (${run.status}) has no result`);
+        return reply
+          .type(result.contentType)
+          .serializer((b: unknown) => b as string)
+          .send(result.body);
+      },
+    );
+
+    app.post(
+      '/api/v1/runs/:id/cancel',
+      { config: { role: 'apply' }, schema: { params: idParams, response: { 200: runSchema, ...problemResponses } } },
+      async (request) => {
+        const caller = callerOf(request);
+        const run = await runOr404(ctx, request, request.params.id);
+        if (FINAL_RUN_STATES.includes(run.status))
+          throw new HttpProblem(409, 'conflict', `run ${run.id} is ${run.status} already`);
+        const changed = await ctx.store.requestCancel(run.id, caller.name);
+        if (!changed) throw notFound(`no run ${run.id}`);
+        return apiRun(ctx.store, changed);
+      },
+    );
+    done();
+  };
