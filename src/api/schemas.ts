@@ -123,6 +123,12 @@ export const runSchema = z.object({
 });
 export type Run = z.infer<typeof runSchema>;
 
+/**
+ * The one rule of a page's cursor, runs and releases alike: 1 to 15 decimal digits (a safe integer), as the server
+ * gives it in `nextCursor` (src/server/queue/policy.ts).
+ */
+export const CURSOR_PATTERN = /^[0-9]{1,15}$/;
+
 /** `GET /api/v1/runs`. */
 export const runListSchema = z.object({ runs: z.array(runSchema), nextCursor: z.string().nullable() });
 export const runListQuerySchema = z
@@ -135,8 +141,8 @@ export const runListQuerySchema = z
     since: z.iso.datetime({ offset: true }),
     until: z.iso.datetime({ offset: true }),
     limit: z.coerce.number().int().min(1).max(500),
-    /** The `nextCursor` of a page: decimal digits, at most 15 (src/server/queue/run-store.ts, one rule for both stores). */
-    cursor: z.string().regex(/^[0-9]{1,15}$/, 'not a cursor this server gave (use the nextCursor of a page)'),
+    /** The `nextCursor` of a page (`CURSOR_PATTERN`). */
+    cursor: z.string().regex(CURSOR_PATTERN, 'not a cursor this server gave (use the nextCursor of a page)'),
   })
   .partial()
   .strict();
@@ -259,7 +265,7 @@ export const releaseListEntrySchema = z.object({
 export const releaseListQuerySchema = z
   .object({
     limit: z.coerce.number().int().min(1).max(500),
-    cursor: z.string().max(20),
+    cursor: z.string().regex(CURSOR_PATTERN, 'not a cursor this server gave (use the nextCursor of a page)'),
   })
   .partial()
   .strict();

@@ -4,7 +4,8 @@
  */
 import path from 'node:path';
 import { redactArgv, redactCredentials } from '../release/redact.js';
-import type { ReleaseLogLine, ReleaseStore } from '../release/store-types.js';
+import type { LogLine } from '../log/line.js';
+import type { ReleaseStore } from '../release/store-types.js';
 import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
 import type { KappResult, RunSummary } from '../execute/types.js';
 import { SPEC_FORMAT, type StackSpec } from '../plan/spec.js';
@@ -165,7 +166,7 @@ export interface RunRecorder {
    * Add a line to the release's log (written in batches; every line given before `finish`/`close` is stored before
    * the release's final phase).
    */
-  log(line: ReleaseLogLine): void;
+  log(line: LogLine): void;
   /** Close the release with the run's outcome (never `succeeded` while a recorded kapp failed or was cancelled). */
   finish(summary: RunSummary): Promise<void>;
   /**

@@ -20,21 +20,25 @@
  *
  * The password in the URL never appears in a message (`description` is the redacted URL; driver errors are scrubbed).
  */
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { KappsError } from '../../diagnostics/errors.js';
 import { redactText, redactUrl } from '../../release/redact.js';
-import type { LogLine, RunRequestOptions, RunState, RunType } from '../../api/schemas.js';
+import type { RunRequestOptions, RunState, RunType } from '../../api/schemas.js';
+import { storableJson, storableText } from '../../log/line.js';
+import {
+  pageLog,
+  rowLines,
+  stderrReport,
+  type DamageReport,
+  type LogChunk,
+  type StoredLine,
+} from '../../log/ndjson.js';
+import { feedWindow, RunStorePolicy, type InsertOutcome, type RunSelection } from './policy.js';
 import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../../pg/transient.js';
 import {
-  decodeRunCursor,
-  encodeRunCursor,
   RunLeaseLostError,
-  storableJson,
-  storableText,
   type FeedEntry,
   type FeedItem,
-  type RunListFilter,
   type RetentionPolicy,
   type NewRun,
   type QueueInfo,
@@ -46,7 +50,6 @@ import {
   type StoreNotice,
   type StoredRun,
   type SubmitLimits,
-  type SubmitOutcome,
 } from './run-store.js';
 
 /** The schema version of the run tables this kapps writes (`kapps_runs_schema.version`). */
@@ -61,9 +64,6 @@ const SUBMIT_LOCK_KEY = 0x6b737562;
 
 /** How often a claim retries after losing a stack to another instance (unique violation). */
 const CLAIM_ATTEMPTS = 5;
-
-/** The suggested wait of a `429` when a queue is full. */
-const RETRY_AFTER_SECONDS = 5;
 
 const MIGRATIONS: readonly { version: number; statements: readonly string[] }[] = [
   {
@@ -134,7 +134,7 @@ export class RunStoreError extends KappsError {
   }
 }
 
-export { RunCursorError } from './run-store.js';
+export { RunCursorError } from './policy.js';
 
 interface RunRow {
   id: string;
@@ -160,7 +160,7 @@ interface RunRow {
 type Queryable = pg.Pool | pg.PoolClient;
 
 /** The run store kept in a PostgreSQL database, shared by any number of instances. */
-export class PgRunStore implements RunStore {
+export class PgRunStore extends RunStorePolicy implements RunStore {
   readonly description: string;
   readonly #url: string;
   readonly #pool: pg.Pool;
@@ -184,10 +184,16 @@ export class PgRunStore implements RunStore {
   readonly #flushing = new Set<string>();
   #open = false;
   #closed = false;
+  readonly #report: DamageReport;
 
-  /** `url`: a `postgres://` or `postgresql://` URL. Nothing connects before `open` or the first call. */
-  constructor(url: string, options: { maxConnections?: number } = {}) {
+  /**
+   * `url`: a `postgres://` or `postgresql://` URL. Nothing connects before `open` or the first call.
+   * `onDamagedLine` is told of each damaged log line skipped (once; standard error by default).
+   */
+  constructor(url: string, options: { maxConnections?: number; onDamagedLine?: DamageReport } = {}) {
+    super();
     this.#url = url;
+    this.#report = options.onDamagedLine ?? stderrReport();
     this.description = redactUrl(url);
     this.#pool = new pg.Pool({
       connectionString: url,
@@ -236,7 +242,7 @@ export class PgRunStore implements RunStore {
     await this.#leasePool.end().catch(() => undefined);
   }
 
-  async submit(run: NewRun, limits: SubmitLimits): Promise<SubmitOutcome> {
+  protected async insertRun(run: NewRun & { readonly id: string }, limits: SubmitLimits): Promise<InsertOutcome> {
     return this.#run('cannot submit a run', () =>
       this.#tx(async (client) => {
         await client.query('SELECT pg_advisory_xact_lock($1)', [SUBMIT_LOCK_KEY]);
@@ -254,17 +260,13 @@ export class PgRunStore implements RunStore {
           [run.project, run.stack],
         );
         const row = counts.rows[0];
-        if (row && Number(row.stack) >= limits.maxQueuedPerStack) {
-          return { kind: 'full', scope: 'stack', retryAfterSeconds: RETRY_AFTER_SECONDS };
-        }
-        if (row && Number(row.total) >= limits.maxQueuedTotal) {
-          return { kind: 'full', scope: 'total', retryAfterSeconds: RETRY_AFTER_SECONDS };
-        }
+        if (row && Number(row.stack) >= limits.maxQueuedPerStack) return { kind: 'full', scope: 'stack' };
+        if (row && Number(row.total) >= limits.maxQueuedTotal) return { kind: 'full', scope: 'total' };
         const inserted = await client.query<RunRow>(
           `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, options, idempotency_key,
                                    feed_seq)
            VALUES ($1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7, 1) RETURNING *`,
-          [newRunId(), run.type, run.project, run.stack, run.createdBy, JSON.stringify(run.options), key ?? null],
+          [run.id, run.type, run.project, run.stack, run.createdBy, JSON.stringify(run.options), key ?? null],
         );
         const created = toRun(firstRow(inserted));
         await appendStatus(client, created, 1);
@@ -300,7 +302,7 @@ export class PgRunStore implements RunStore {
     });
   }
 
-  async list(query: RunListFilter): Promise<{ runs: StoredRun[]; nextCursor: string | null }> {
+  protected async selectRuns(query: RunSelection): Promise<StoredRun[]> {
     const where: string[] = [];
     const values: unknown[] = [];
     const add = (sql: string, value: unknown): void => {
@@ -314,18 +316,15 @@ export class PgRunStore implements RunStore {
     if (query.createdBy !== undefined) add('created_by = ?', query.createdBy);
     if (query.since !== undefined) add('created_at >= ?::timestamptz', query.since);
     if (query.until !== undefined) add('created_at <= ?::timestamptz', query.until);
-    if (query.cursor !== undefined) add('seq < ?', decodeRunCursor(query.cursor));
+    if (query.beforeSeq !== undefined) add('seq < ?', query.beforeSeq);
     if (query.projects !== undefined) add('project LIKE ANY (?::text[])', query.projects.map(likePattern));
-    const limit = Math.max(1, Math.min(query.limit, 1000));
-    values.push(limit + 1);
+    values.push(query.limit);
     const sql =
       `SELECT * FROM kapps_runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ` +
       `ORDER BY seq DESC LIMIT $${values.length}`;
     return this.#run('cannot list runs', async () => {
       const result = await this.#pool.query<RunRow>(sql, values);
-      const runs = result.rows.slice(0, limit).map(toRun);
-      const last = runs[runs.length - 1];
-      return { runs, nextCursor: result.rows.length > limit && last ? encodeRunCursor(last.seq) : null };
+      return result.rows.map(toRun);
     });
   }
 
@@ -615,35 +614,33 @@ export class PgRunStore implements RunStore {
   }
 
   async readFeed(id: string, afterSeq: number, limit: number): Promise<FeedEntry[]> {
+    const window = feedWindow(afterSeq, limit);
     return this.#run('cannot read the feed of a run', async () => {
       const result = await this.#pool.query<{ seq: string; kind: FeedItem['kind']; data: unknown }>(
         `SELECT seq, kind, data FROM kapps_run_feed WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-        [id, Math.max(0, Math.floor(afterSeq)), Math.max(1, Math.floor(limit))],
+        [id, window.afterSeq, window.limit],
       );
       return result.rows.map((row) => ({ seq: toInt(row.seq), item: { kind: row.kind, data: row.data } as FeedItem }));
     });
   }
 
-  async readLog(id: string, offset: number, maxBytes: number): Promise<{ lines: LogLine[]; nextOffset: number }> {
-    const from = Math.max(0, Math.floor(offset));
-    return this.#run('cannot read the log of a run', async () => {
-      // Lines starting within [from, from + maxBytes), and at least the first line at or after `from`.
-      const result = await this.#pool.query<{ data: LogLine; log_offset: string; log_length: number }>(
-        `(SELECT data, log_offset, log_length FROM kapps_run_feed
-           WHERE run_id = $1 AND log_offset >= $2 AND log_offset < $2::bigint + $3::bigint ORDER BY log_offset)
-         UNION ALL
-         (SELECT data, log_offset, log_length FROM kapps_run_feed
-           WHERE run_id = $1 AND log_offset >= $2::bigint + $3::bigint ORDER BY log_offset LIMIT 1)
-         ORDER BY log_offset`,
-        [id, from, Math.max(1, Math.floor(maxBytes))],
-      );
-      let rows = result.rows;
-      if (rows.length > 1) rows = rows.filter((row) => toInt(row.log_offset) < from + maxBytes);
-      const last = rows[rows.length - 1];
-      return {
-        lines: rows.map((row) => row.data),
-        nextOffset: last ? toInt(last.log_offset) + last.log_length : from,
-      };
+  async readLog(id: string, offset: number, maxBytes: number): Promise<LogChunk> {
+    const start = Math.max(0, Math.floor(offset));
+    const rows = (from: number, limit: number): Promise<StoredLine[]> =>
+      this.#run('cannot read the log of a run', async () => {
+        const result = await this.#pool.query<{ data: object; log_offset: string; log_length: number }>(
+          `SELECT data, log_offset, log_length FROM kapps_run_feed
+            WHERE run_id = $1 AND log_offset >= $2 ORDER BY log_offset LIMIT $3`,
+          [id, from, limit],
+        );
+        return result.rows.map((row) => {
+          const at = toInt(row.log_offset);
+          return { offset: at, end: at + row.log_length, data: row.data };
+        });
+      });
+    return pageLog(rowLines(rows, start), start, Math.max(1, maxBytes), {
+      report: this.#report,
+      where: (at) => `kapps_run_feed row (${id}, log offset ${at}) in ${this.description}`,
     });
   }
 
@@ -813,11 +810,6 @@ async function appendStatus(client: pg.PoolClient, run: StoredRun, seq: number):
 
 async function notify(client: pg.PoolClient, notice: StoreNotice): Promise<void> {
   await client.query('SELECT pg_notify($1, $2)', [RUNS_CHANNEL, JSON.stringify(notice)]);
-}
-
-/** A new run id: time-ordered prefix (base 36 milliseconds) and 48 random bits. */
-function newRunId(): string {
-  return `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
 }
 
 function toRun(row: RunRow): StoredRun {
