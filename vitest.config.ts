@@ -7,6 +7,7 @@ import SummaryReporter from './test/support/summary-reporter.js';
  * end-to-end tests, with its global setup.
  */
 const needsBuildOrPostgres = [
+  'test/unit/log/log-pg.test.ts',
   'test/unit/process/server-protocol.test.ts',
   'test/unit/release/pg-store.test.ts',
   'test/unit/release/processes.test.ts',

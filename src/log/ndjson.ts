@@ -155,20 +155,6 @@ export function encodeLines(lines: readonly LogLine[], start = 0): { text: strin
   return { text, lines: stored };
 }
 
-/** The lines of `text` (NDJSON) that could be parsed as values; for what a store wrote itself. */
-export function parseNdjson(text: string): unknown[] {
-  const out: unknown[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    try {
-      out.push(JSON.parse(line));
-    } catch {
-      // A torn line (a writer killed while appending): left out.
-    }
-  }
-  return out;
-}
-
 /**
  * A report that says each damaged line once: the first time it is read, through `say` (later reads of the same line
  * say nothing). Remembers at most `max` lines.
