@@ -14,6 +14,7 @@ const needsBuildOrPostgres = [
   'test/unit/release/recorder.test.ts',
   'test/unit/release/release-log.test.ts',
   'test/unit/release/store.test.ts',
+  'test/unit/server/file-run-store-kill.test.ts',
   'test/unit/server/pg-run-store.test.ts',
 ];
 
