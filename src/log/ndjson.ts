@@ -116,6 +116,16 @@ export async function* rowLines(
   }
 }
 
+/** A page of a log kept as rows of a database, read `fetch(from, limit)` at a time (see `rowLines`). */
+export function readLogRows(
+  fetch: (from: number, limit: number) => Promise<readonly StoredLine[]>,
+  start: number,
+  maxBytes: number,
+  options: LogReadOptions,
+): Promise<LogChunk> {
+  return pageLog(rowLines(fetch, start), start, Math.max(1, maxBytes), options);
+}
+
 /** A page of the NDJSON log file `file` (none when it does not exist), never through a symbolic link. */
 export async function readLogFile(
   file: string,
@@ -169,7 +179,13 @@ export function reportOnce(say: (message: string) => void, max = 1024): DamageRe
   };
 }
 
-/** The report a store uses unless told otherwise: each damaged line once, on standard error. */
-export function stderrReport(): DamageReport {
-  return reportOnce((message) => process.stderr.write(`${message}\n`));
+/** What a store that reads logs is told at its construction. */
+export interface LogStoreOptions {
+  /** Told of each damaged log line skipped (once; standard error by default). */
+  readonly onDamagedLine?: DamageReport;
+}
+
+/** The report a store uses: the one it was given, or each damaged line once on standard error. */
+export function damageReport(options: LogStoreOptions): DamageReport {
+  return options.onDamagedLine ?? reportOnce((message) => process.stderr.write(`${message}\n`));
 }

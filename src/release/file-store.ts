@@ -32,7 +32,7 @@ import {
 import { parseReleaseRecord } from './record-schema.js';
 import { orderKappState, orderRelease } from './record-order.js';
 import { recordYaml } from './record-yaml.js';
-import { encodeLines, readLogFile, stderrReport, type DamageReport, type LogChunk } from '../log/ndjson.js';
+import { damageReport, encodeLines, readLogFile, type LogChunk, type LogStoreOptions } from '../log/ndjson.js';
 import type { LogLine } from '../log/line.js';
 import { appendNdjson, syncDirectory, tempNameFor, writeSynced } from '../log/durable.js';
 import type { ReleaseStore, UpdateOptions } from './store-types.js';
@@ -52,16 +52,13 @@ export class FileReleaseStore implements ReleaseStore {
   /** The YAML of each state entry written, indented under `state:`. */
   readonly #entryText = new WeakMap<object, { id: string; text: string }>();
 
-  readonly #report: DamageReport;
+  readonly #report: ReturnType<typeof damageReport>;
 
-  /**
-   * `root` is `$KAPPS_HOME` or the configured backend directory; `onDamagedLine` is told of each damaged log line
-   * skipped (once; standard error by default).
-   */
-  constructor(root: string, options: { onDamagedLine?: DamageReport } = {}) {
+  /** `root` is `$KAPPS_HOME` or the configured backend directory. */
+  constructor(root: string, options: LogStoreOptions = {}) {
     this.#root = root;
     this.description = root;
-    this.#report = options.onDamagedLine ?? stderrReport();
+    this.#report = damageReport(options);
   }
 
   async specKey(options: { create?: boolean } = {}): Promise<Buffer | undefined> {

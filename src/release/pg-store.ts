@@ -26,15 +26,8 @@ import { KappsError } from '../diagnostics/errors.js';
 import { parseReleaseRecord } from './record-schema.js';
 import { orderRelease } from './record-order.js';
 import { redactText, redactUrl } from './redact.js';
-import {
-  encodeLines,
-  pageLog,
-  rowLines,
-  stderrReport,
-  type DamageReport,
-  type LogChunk,
-  type StoredLine,
-} from '../log/ndjson.js';
+import { damageReport, encodeLines, readLogRows } from '../log/ndjson.js';
+import type { DamageReport, LogChunk, LogStoreOptions, StoredLine } from '../log/ndjson.js';
 import type { LogLine } from '../log/line.js';
 import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../pg/transient.js';
 import type { ReleaseStore, UpdateOptions } from './store-types.js';
@@ -109,13 +102,10 @@ export class PgReleaseStore implements ReleaseStore {
 
   readonly #report: DamageReport;
 
-  /**
-   * `url`: a `postgres://` or `postgresql://` connection URL. Nothing connects before the first call.
-   * `onDamagedLine` is told of each damaged log line skipped (once; standard error by default).
-   */
-  constructor(url: string, options: { onDamagedLine?: DamageReport } = {}) {
+  /** `url`: a `postgres://` or `postgresql://` connection URL. Nothing connects before the first call. */
+  constructor(url: string, options: LogStoreOptions = {}) {
     this.#url = url;
-    this.#report = options.onDamagedLine ?? stderrReport();
+    this.#report = damageReport(options);
     this.description = redactUrl(url);
     this.#pool = new pg.Pool({
       connectionString: url,
@@ -260,7 +250,7 @@ export class PgReleaseStore implements ReleaseStore {
         );
         return result.rows.map((row) => ({ offset: toInt(row.byte_offset), end: toInt(row.byte_end), data: row.line }));
       });
-    return pageLog(rowLines(rows, start), start, Math.max(1, maxBytes), {
+    return readLogRows(rows, start, maxBytes, {
       report: this.#report,
       where: (at) => `kapps_release_logs row (${project}, ${stack}, ${revision}, ${at}) in ${this.description}`,
     });

@@ -31,12 +31,12 @@ import type { LogLine } from '../../log/line.js';
 import { storableJson } from '../../log/line.js';
 import { appendNdjson, replaceDurably } from '../../log/durable.js';
 import {
+  damageReport,
   encodeLines,
   fileLines,
   readLogFile,
-  stderrReport,
-  type DamageReport,
   type LogChunk,
+  type LogStoreOptions,
 } from '../../log/ndjson.js';
 import { feedWindow, isRunId, RunStorePolicy, type InsertOutcome, type RunSelection } from './policy.js';
 import {
@@ -157,25 +157,24 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
   readonly #active = new Map<string, RunSlot>();
   /** Finished runs read lately (at most `RECENT_RUNS`, least recently used first). */
   readonly #recent = new Map<string, RunSlot>();
+  /** Runs that ended whose final state is not written yet (a full disk): written at the next write that works. */
+  readonly #unindexed = new Map<string, RunSlot>();
   /** Writes to the index, one after the other. */
   #indexChain: Promise<unknown> = Promise.resolve();
   readonly #events = new EventEmitter();
-  readonly #report: DamageReport;
+  readonly #report: ReturnType<typeof damageReport>;
   #instance: string | undefined;
   #seq = 0;
   #lockFile: string;
 
-  /**
-   * `root` is the backend directory (`$KAPPS_HOME` or `--backend DIR`): the runs go to `<root>/runs`.
-   * `onDamagedLine` is told of each damaged log line skipped (once; standard error by default).
-   */
-  constructor(root: string, options: { onDamagedLine?: DamageReport } = {}) {
+  /** `root` is the backend directory (`$KAPPS_HOME` or `--backend DIR`): the runs go to `<root>/runs`. */
+  constructor(root: string, options: LogStoreOptions = {}) {
     super();
     this.#dir = join(root, 'runs');
     this.#index = join(this.#dir, 'index.ndjson');
     this.description = this.#dir;
     this.#lockFile = join(this.#dir, 'instance.lock');
-    this.#report = options.onDamagedLine ?? stderrReport();
+    this.#report = damageReport(options);
     this.#events.setMaxListeners(0);
   }
 
@@ -270,6 +269,7 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     const probe = join(this.#dir, `.ready.${randomBytes(4).toString('hex')}.tmp`);
     try {
       await writeFile(probe, 'ready\n', { mode: 0o600 });
+      await this.#indexEnded();
       return true;
     } catch {
       return false;
@@ -279,7 +279,7 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
   }
 
   async close(): Promise<void> {
-    const slots = [...this.#active.values(), ...this.#recent.values()];
+    const slots = [...this.#active.values(), ...this.#recent.values(), ...this.#unindexed.values()];
     await Promise.all([...slots.map((s) => s.chain), this.#indexChain].map((p) => p.catch(() => undefined)));
     this.#events.removeAllListeners();
     if (this.#instance === undefined) return;
@@ -376,7 +376,7 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
   /** A run in memory, or read from its directory (and kept among the recent ones). */
   async #find(id: string): Promise<RunSlot | undefined> {
     if (!isRunId(id)) return undefined;
-    const active = this.#active.get(id);
+    const active = this.#active.get(id) ?? this.#unindexed.get(id);
     if (active) return active;
     const recent = this.#recent.get(id);
     if (recent) {
@@ -408,7 +408,8 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     try {
       for await (const line of fileLines(handle, 0)) {
         const entry = parseRunFile(line.data as string);
-        if (entry && !isActive(entry.run) && !this.#active.has(entry.run.id)) yield entry;
+        const id = entry?.run.id ?? '';
+        if (entry && !isActive(entry.run) && !this.#active.has(id) && !this.#unindexed.has(id)) yield entry;
       }
     } finally {
       await handle.close();
@@ -471,15 +472,28 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     return run;
   }
 
-  /** End a run: its final state written, it leaves the queue for the history (the index). */
+  /**
+   * End a run: its final state written, it leaves the queue for the history (the index). When that cannot be
+   * written (a full disk), it is kept in memory and written by the next write that works.
+   */
   async #end(slot: RunSlot, patch: Partial<StoredRun>): Promise<StoredRun> {
     const changed = this.#change(slot, patch);
     this.#active.delete(slot.run.id);
+    this.#unindexed.set(slot.run.id, slot);
     this.#remember(slot);
     const run = await changed;
-    await this.#appendIndex(slot);
+    await this.#indexEnded();
     this.#notify({ type: 'finished', runId: run.id });
     return run;
+  }
+
+  /** Write the final state of the runs that ended without it (run.json, then their index line). */
+  async #indexEnded(): Promise<void> {
+    for (const slot of [...this.#unindexed.values()]) {
+      await this.#persist(slot);
+      await this.#appendIndex(slot);
+      this.#unindexed.delete(slot.run.id);
+    }
   }
 
   protected async insertRun(input: NewRun & { readonly id: string }, limits: SubmitLimits): Promise<InsertOutcome> {
@@ -533,6 +547,7 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     };
     this.#active.set(id, slot);
     try {
+      await this.#indexEnded();
       // The index first: a run it does not list was never accepted; one it lists without a run.json neither.
       await this.#appendIndex(slot);
       await mkdir(join(this.#dir, id), { recursive: true, mode: 0o700 });
@@ -564,7 +579,8 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
 
   protected async selectRuns(selection: RunSelection): Promise<StoredRun[]> {
     const newest = new NewestRuns(selection.limit);
-    for (const { run } of this.#active.values()) if (selects(selection, run)) newest.add(run);
+    for (const { run } of [...this.#active.values(), ...this.#unindexed.values()])
+      if (selects(selection, run)) newest.add(run);
     for await (const { run } of this.#indexed()) if (selects(selection, run)) newest.add(run);
     return newest.runs;
   }

@@ -25,14 +25,7 @@ import { KappsError } from '../../diagnostics/errors.js';
 import { redactText, redactUrl } from '../../release/redact.js';
 import type { RunRequestOptions, RunState, RunType } from '../../api/schemas.js';
 import { storableJson, storableText } from '../../log/line.js';
-import {
-  pageLog,
-  rowLines,
-  stderrReport,
-  type DamageReport,
-  type LogChunk,
-  type StoredLine,
-} from '../../log/ndjson.js';
+import { damageReport, readLogRows, type LogChunk, type LogStoreOptions, type StoredLine } from '../../log/ndjson.js';
 import { feedWindow, RunStorePolicy, type InsertOutcome, type RunSelection } from './policy.js';
 import { describePgError, isTransient, pgCode, transaction, withRetry, WRITE_RETRY_MS } from '../../pg/transient.js';
 import {
@@ -184,16 +177,13 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
   readonly #flushing = new Set<string>();
   #open = false;
   #closed = false;
-  readonly #report: DamageReport;
+  readonly #report: ReturnType<typeof damageReport>;
 
-  /**
-   * `url`: a `postgres://` or `postgresql://` URL. Nothing connects before `open` or the first call.
-   * `onDamagedLine` is told of each damaged log line skipped (once; standard error by default).
-   */
-  constructor(url: string, options: { maxConnections?: number; onDamagedLine?: DamageReport } = {}) {
+  /** `url`: a `postgres://` or `postgresql://` URL. Nothing connects before `open` or the first call. */
+  constructor(url: string, options: LogStoreOptions & { maxConnections?: number } = {}) {
     super();
     this.#url = url;
-    this.#report = options.onDamagedLine ?? stderrReport();
+    this.#report = damageReport(options);
     this.description = redactUrl(url);
     this.#pool = new pg.Pool({
       connectionString: url,
@@ -638,7 +628,7 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
           return { offset: at, end: at + row.log_length, data: row.data };
         });
       });
-    return pageLog(rowLines(rows, start), start, Math.max(1, maxBytes), {
+    return readLogRows(rows, start, maxBytes, {
       report: this.#report,
       where: (at) => `kapps_run_feed row (${id}, log offset ${at}) in ${this.description}`,
     });

@@ -9,6 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../../src/log/line.js';
 import type { LogChunk } from '../../../src/log/ndjson.js';
+import type { RunStore } from '../../../src/server/queue/run-store.js';
 
 export interface LogFixture {
   /** Append well-formed lines to the log, in order. */
@@ -19,6 +20,24 @@ export interface LogFixture {
   /** What the store said of damaged lines so far. */
   readonly told: string[];
   cleanup(): Promise<void>;
+}
+
+/** A run submitted to `store` (opened), and how to append log lines to its feed. */
+export async function runLog(store: RunStore): Promise<{ id: string; append: LogFixture['append'] }> {
+  const outcome = await store.submit(
+    { type: 'apply', project: 'shop', stack: 'dev', createdBy: 'ci', options: {} },
+    { maxQueuedPerStack: 5, maxQueuedTotal: 5 },
+  );
+  if (outcome.kind === 'full') throw new Error('full');
+  const id = outcome.run.id;
+  return {
+    id,
+    append: async (lines) =>
+      void (await store.appendFeed(
+        id,
+        lines.map((data) => ({ kind: 'log', data })),
+      )),
+  };
 }
 
 /** The damaged line's JSON, as `appendDamaged` stores it. */

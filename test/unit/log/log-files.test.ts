@@ -5,7 +5,7 @@ import { FileReleaseStore } from '../../../src/release/file-store.js';
 import { reportOnce } from '../../../src/log/ndjson.js';
 import { FileRunStore } from '../../../src/server/queue/file-run-store.js';
 import { makeRelease } from '../release/helpers.js';
-import { DAMAGED_JSON, describeLog } from './log-contract.js';
+import { DAMAGED_JSON, describeLog, runLog } from './log-contract.js';
 
 describeLog('release log in files', async () => {
   const root = mkdtempSync(join(tmpdir(), 'kapps-log-'));
@@ -26,19 +26,9 @@ describeLog('run log in files', async () => {
   const told: string[] = [];
   const store = new FileRunStore(root, { onDamagedLine: reportOnce((m) => told.push(m)) });
   await store.open('i1');
-  const outcome = await store.submit(
-    { type: 'apply', project: 'shop', stack: 'dev', createdBy: 'ci', options: {} },
-    { maxQueuedPerStack: 5, maxQueuedTotal: 5 },
-  );
-  if (outcome.kind === 'full') throw new Error('full');
-  const id = outcome.run.id;
+  const { id, append } = await runLog(store);
   return {
-    append: async (lines) => {
-      await store.appendFeed(
-        id,
-        lines.map((data) => ({ kind: 'log' as const, data })),
-      );
-    },
+    append,
     appendDamaged: () => Promise.resolve(appendFileSync(join(root, 'runs', id, 'log.ndjson'), `${DAMAGED_JSON}\n`)),
     read: (offset, maxBytes) => store.readLog(id, offset, maxBytes),
     told,

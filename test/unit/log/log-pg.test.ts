@@ -4,7 +4,7 @@ import { PgReleaseStore } from '../../../src/release/pg-store.js';
 import { PgRunStore } from '../../../src/server/queue/pg-run-store.js';
 import { freshDatabases, sql } from '../../support/pg.js';
 import { makeRelease } from '../release/helpers.js';
-import { DAMAGED_JSON, describeLog } from './log-contract.js';
+import { DAMAGED_JSON, describeLog, runLog } from './log-contract.js';
 
 const databases = freshDatabases('kapps_log_t');
 afterAll(() => databases.dropAll());
@@ -38,19 +38,9 @@ describeLog('run log in PostgreSQL', async () => {
   const told: string[] = [];
   const store = new PgRunStore(url, { onDamagedLine: reportOnce((m) => told.push(m)) });
   await store.open('i1');
-  const outcome = await store.submit(
-    { type: 'apply', project: 'shop', stack: 'dev', createdBy: 'ci', options: {} },
-    { maxQueuedPerStack: 5, maxQueuedTotal: 5 },
-  );
-  if (outcome.kind === 'full') throw new Error('full');
-  const id = outcome.run.id;
+  const { id, append } = await runLog(store);
   return {
-    append: async (lines) => {
-      await store.appendFeed(
-        id,
-        lines.map((data) => ({ kind: 'log' as const, data })),
-      );
-    },
+    append,
     appendDamaged: async () => {
       await sql(
         url,
