@@ -344,9 +344,12 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     }
   }
 
-  /** A run from its directory: run.json and the offsets of its feed (a torn last line is cut off). */
-  async #load(id: string): Promise<RunSlot | undefined> {
-    const file = await this.#readRunFile(id);
+  /**
+   * A run from its directory: run.json (or `file`, its summary in the index) and the offsets of its feed (a torn
+   * last line is cut off).
+   */
+  async #load(id: string, given?: RunFile): Promise<RunSlot | undefined> {
+    const file = given ?? (await this.#readRunFile(id));
     if (!file) return undefined;
     const feedOffsets: number[] = [];
     let feedSize = 0;
@@ -384,7 +387,8 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
       this.#recent.set(id, recent);
       return recent;
     }
-    const loaded = await this.#load(id);
+    // A finished run whose run.json is lost is still known by its summary in the index.
+    const loaded = (await this.#load(id)) ?? (await this.#load(id, await this.#summaryOf(id)));
     if (!loaded || isActive(loaded.run) || this.#active.has(id)) return this.#active.get(id);
     this.#remember(loaded);
     return this.#recent.get(id) ?? loaded;
@@ -414,6 +418,13 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     } finally {
       await handle.close();
     }
+  }
+
+  /** The last summary of a finished run in the index. */
+  async #summaryOf(id: string): Promise<RunFile | undefined> {
+    let found: RunFile | undefined;
+    for await (const entry of this.#indexed()) if (entry.run.id === id) found = entry;
+    return found;
   }
 
   /** Append a run's summary to the index (after the writes of its files queued so far). */

@@ -165,6 +165,7 @@ describe('file run store: durable files, the index, and one ordered append', () 
     const page = await again.list({ limit: 100 });
     expect(page.runs.map((r) => r.id)).toEqual([queued, ...[...finished].reverse()]);
     expect(page.runs.slice(1).every((r) => r.status === 'succeeded')).toBe(true);
+    expect(await again.get(finished[5]!)).toEqual(page.runs.find((r) => r.id === finished[5]));
     const paged: string[] = [];
     let cursor: string | undefined;
     do {
