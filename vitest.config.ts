@@ -7,6 +7,7 @@ import SummaryReporter from './test/support/summary-reporter.js';
  * end-to-end tests, with its global setup.
  */
 const needsBuildOrPostgres = [
+  'test/unit/log/log-pg.test.ts',
   'test/unit/process/server-protocol.test.ts',
   'test/unit/release/pg-store.test.ts',
   'test/unit/release/processes.test.ts',
@@ -14,6 +15,7 @@ const needsBuildOrPostgres = [
   'test/unit/release/release-log.test.ts',
   'test/unit/release/store.test.ts',
   'test/unit/pg/migrate.test.ts',
+  'test/unit/server/file-run-store-kill.test.ts',
   'test/unit/server/pg-run-store.test.ts',
 ];
 

@@ -44,8 +44,7 @@ export const DEFAULT_PAGE_LIMIT = 50;
 export const MAX_PAGE_LIMIT = 500;
 
 /**
- * A cursor is opaque: a client sends back the `nextCursor` of a page, never builds one. A run list's cursor is
- * decimal digits, at most 15; a release list's a revision (no leading zero), at most 15 digits.
+ * A cursor is opaque: a client sends back the `nextCursor` of a page, never builds one. One rule for runs and
+ * releases alike: 1 to 15 decimal digits (a safe integer); src/server/queue/policy.ts gives and reads them.
  */
-export const RUN_CURSOR_PATTERN = /^[0-9]{1,15}$/;
-export const RELEASE_CURSOR_PATTERN = /^[1-9][0-9]{0,14}$/;
+export const CURSOR_PATTERN = /^[0-9]{1,15}$/;

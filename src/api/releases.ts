@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { releaseOwnerSchema } from './common.js';
-import { MAX_PAGE_LIMIT } from './constants.js';
+import { CURSOR_PATTERN, MAX_PAGE_LIMIT } from './constants.js';
 
 /** One release of a list, as `kapps release list -o json` shows it. */
 export const releaseListEntrySchema = z.object({
@@ -28,7 +28,7 @@ export const releaseListEntrySchema = z.object({
 export const releaseListQuerySchema = z
   .object({
     limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT),
-    cursor: z.string().max(20),
+    cursor: z.string().regex(CURSOR_PATTERN, 'not a cursor this server gave (use the nextCursor of a page)'),
   })
   .partial()
   .strict();

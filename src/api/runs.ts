@@ -1,7 +1,7 @@
 /** Runs: submit, list, show, result; the options a run takes. */
 import { z } from 'zod';
 import { nameSchema, runIdSchema } from './common.js';
-import { MAX_PAGE_LIMIT, RUN_CURSOR_PATTERN, RUN_STATES, RUN_TYPES } from './constants.js';
+import { MAX_PAGE_LIMIT, CURSOR_PATTERN, RUN_STATES, RUN_TYPES } from './constants.js';
 
 /** A selector as `-i/-x` take it: `manifest:kapp` or `manifest:*`. */
 const selectorSchema = z.string().min(1).max(300);
@@ -109,7 +109,7 @@ export const runListQuerySchema = z
     until: z.iso.datetime({ offset: true }),
     limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT),
     /** The `nextCursor` of a page: decimal digits, at most 15 (src/server/queue/run-store.ts, one rule for both stores). */
-    cursor: z.string().regex(RUN_CURSOR_PATTERN, 'not a cursor this server gave (use the nextCursor of a page)'),
+    cursor: z.string().regex(CURSOR_PATTERN, 'not a cursor this server gave (use the nextCursor of a page)'),
   })
   .partial()
   .strict();

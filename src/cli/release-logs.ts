@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KappsError } from '../diagnostics/errors.js';
 import { describeHolder, isRunningPhase, type Release } from '../release/index.js';
-import { formatLogLine } from '../release/log-lines.js';
+import { formatLogLine } from '../log/line.js';
 import { ReleaseNotFoundError } from '../release/errors.js';
 import type { ReleaseStore } from '../release/store-types.js';
 

@@ -4,7 +4,8 @@
  */
 import path from 'node:path';
 import { redactArgv, redactCredentials } from '../release/redact.js';
-import type { ReleaseLogLine, ReleaseStore } from '../release/store-types.js';
+import type { LogLine } from '../log/line.js';
+import type { ReleaseStore } from '../release/store-types.js';
 import type * as ReleaseModule from '../release/index.js';
 import type { ReleaseLogWriter } from '../release/log-writer.js';
 import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
@@ -159,7 +160,7 @@ export interface RunRecorder {
    * Add a line to the release's log (written in batches; every line given before `finish`/`close` is stored before
    * the release's final phase).
    */
-  log(line: ReleaseLogLine): void;
+  log(line: LogLine): void;
   /** Close the release with the run's outcome (never `succeeded` while a recorded kapp failed or was cancelled). */
   finish(summary: RunSummary): Promise<void>;
   /**
@@ -363,7 +364,7 @@ class ReleaseRun implements RunLock {
     this.#parts.recorder.flush();
   }
 
-  log(line: ReleaseLogLine): void {
+  log(line: LogLine): void {
     this.#logWriter.write(line);
   }
 

@@ -6,14 +6,9 @@
 import type { Reporter, RunEvent } from '../report/events.js';
 import { PlainReporter } from '../report/plain-reporter.js';
 
-export interface LogLine {
-  readonly time: string;
-  readonly stream: 'kapps' | 'stdout' | 'stderr';
-  readonly kapp?: string;
-  readonly phase?: string;
-  readonly step?: string;
-  readonly text: string;
-}
+import type { LogLine } from '../log/line.js';
+
+export type { LogLine };
 
 /** Splits written text into whole lines; a line longer than `max` characters is passed on in pieces. */
 class Lines {

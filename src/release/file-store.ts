@@ -17,8 +17,7 @@
  *   is gone, or the file is older than `STALE_LOCK_MS`) is removed by the next writer.
  */
 import { randomBytes } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
-import { link, mkdir, open, readdir, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -33,8 +32,10 @@ import {
 import { parseReleaseRecord } from './record-schema.js';
 import { orderKappState, orderRelease } from './record-order.js';
 import { recordYaml } from './record-yaml.js';
-import { parseLogLine } from './log-lines.js';
-import type { ReleaseLogChunk, ReleaseLogLine, ReleaseStore, UpdateOptions } from './store-types.js';
+import { damageReport, encodeLines, readLogFile, type LogChunk, type LogStoreOptions } from '../log/ndjson.js';
+import type { LogLine } from '../log/line.js';
+import { appendNdjson, syncDirectory, tempNameFor, writeSynced } from '../log/durable.js';
+import type { ReleaseStore, UpdateOptions } from './store-types.js';
 import { summarise, type KappState, type Release, type ReleaseSummary } from './types.js';
 
 const RELEASE_FILE = /^([1-9][0-9]*)\.yaml$/;
@@ -51,10 +52,13 @@ export class FileReleaseStore implements ReleaseStore {
   /** The YAML of each state entry written, indented under `state:`. */
   readonly #entryText = new WeakMap<object, { id: string; text: string }>();
 
+  readonly #report: ReturnType<typeof damageReport>;
+
   /** `root` is `$KAPPS_HOME` or the configured backend directory. */
-  constructor(root: string) {
+  constructor(root: string, options: LogStoreOptions = {}) {
     this.#root = root;
     this.description = root;
+    this.#report = damageReport(options);
   }
 
   async specKey(options: { create?: boolean } = {}): Promise<Buffer | undefined> {
@@ -213,44 +217,21 @@ export class FileReleaseStore implements ReleaseStore {
     return join(this.directoryOf(project, stack), `${checkRevision(revision)}.log.ndjson`);
   }
 
-  async appendLog(project: string, stack: string, revision: number, lines: readonly ReleaseLogLine[]): Promise<void> {
+  async appendLog(project: string, stack: string, revision: number, lines: readonly LogLine[]): Promise<void> {
     if (lines.length === 0) return;
     const file = this.logFileOf(project, stack, revision);
-    const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
     await this.#io(`cannot write ${file}`, async () => {
       await mkdir(this.directoryOf(project, stack), { recursive: true, mode: 0o700 });
-      // Append-only, never through a symbolic link planted in its place.
-      const flags = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW;
-      const handle = await open(file, flags, 0o600);
-      try {
-        await handle.writeFile(text, 'utf8');
-      } finally {
-        await handle.close();
-      }
+      await appendNdjson(file, encodeLines(lines).text);
     });
   }
 
-  async readLog(
-    project: string,
-    stack: string,
-    revision: number,
-    offset: number,
-    maxBytes: number,
-  ): Promise<ReleaseLogChunk> {
+  async readLog(project: string, stack: string, revision: number, offset: number, maxBytes: number): Promise<LogChunk> {
     const file = this.logFileOf(project, stack, revision);
     const start = Math.max(0, Math.floor(offset));
-    let handle;
-    try {
-      handle = await open(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return { lines: [], nextOffset: start };
-      throw new ReleaseStoreError(`cannot read ${file}: ${errorMessage(error)}`, { cause: error });
-    }
-    try {
-      return await this.#io(`cannot read ${file}`, () => readLogLines(handle, file, start, Math.max(1, maxBytes)));
-    } finally {
-      await handle.close();
-    }
+    return this.#io(`cannot read ${file}`, () =>
+      readLogFile(file, start, Math.max(1, maxBytes), { report: this.#report }),
+    );
   }
 
   close(): Promise<void> {
@@ -307,19 +288,11 @@ export class FileReleaseStore implements ReleaseStore {
     return release;
   }
 
-  /** Write the record to a new temp file in `dir` (mode 0600), fsynced; return its path. */
+  /** Write the record to a new temp file beside its record (mode 0600), fsynced; return its path. */
   async #writeTemp(dir: string, release: Release): Promise<string> {
-    const temp = join(dir, `.${release.revision}.yaml.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    const temp = tempNameFor(join(dir, `${release.revision}.yaml`));
     const text = HEADER + this.#yaml(release);
-    await this.#io(`cannot write ${temp}`, async () => {
-      const handle = await open(temp, 'wx', 0o600);
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    });
+    await this.#io(`cannot write ${temp}`, () => writeSynced(temp, text));
     return temp;
   }
 
@@ -396,62 +369,6 @@ function checkRevision(revision: number): number {
   return revision;
 }
 
-/**
- * The complete lines (ending in a newline) of an NDJSON log from byte `start`, about `maxBytes` of them but at least
- * one. A start inside a line moves to the next line; a last line still being written is left for the next read.
- */
-async function readLogLines(
-  handle: FileHandle,
-  file: string,
-  start: number,
-  maxBytes: number,
-): Promise<ReleaseLogChunk> {
-  let from = start;
-  if (from > 0) {
-    const before = Buffer.alloc(1);
-    const { bytesRead } = await handle.read(before, 0, 1, from - 1);
-    if (bytesRead === 0) return { lines: [], nextOffset: start };
-    if (before[0] !== 0x0a) {
-      // Inside a line: skip to the start of the next one.
-      const skip = await readUntilNewline(handle, from);
-      if (skip === undefined) return { lines: [], nextOffset: start };
-      from = skip;
-    }
-  }
-  let size = maxBytes;
-  for (;;) {
-    const buffer = Buffer.alloc(size);
-    const { bytesRead } = await handle.read(buffer, 0, size, from);
-    const end = buffer.subarray(0, bytesRead).lastIndexOf(0x0a);
-    if (end < 0) {
-      // No complete line in that much: a line longer than maxBytes (read more), or the end of the log.
-      if (bytesRead < size) return { lines: [], nextOffset: from };
-      size *= 2;
-      continue;
-    }
-    const text = buffer.subarray(0, end).toString('utf8');
-    const lines: ReleaseLogLine[] = [];
-    let at = from;
-    for (const raw of text.split('\n')) {
-      lines.push(parseLogLine(raw, `${file} at byte ${at}`));
-      at += Buffer.byteLength(raw, 'utf8') + 1;
-    }
-    return { lines, nextOffset: from + end + 1 };
-  }
-}
-
-/** The offset just after the next newline at or after `from`, or undefined when there is none yet. */
-async function readUntilNewline(handle: FileHandle, from: number): Promise<number | undefined> {
-  const buffer = Buffer.alloc(64 * 1024);
-  for (let at = from; ;) {
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, at);
-    if (bytesRead === 0) return undefined;
-    const nl = buffer.subarray(0, bytesRead).indexOf(0x0a);
-    if (nl >= 0) return at + nl + 1;
-    at += bytesRead;
-  }
-}
-
 /** A record's lock file older than this is taken to be left by a dead writer (it is held for milliseconds). */
 const STALE_LOCK_MS = 30_000;
 /** A record's lock file still empty after this was left by a writer killed between creating and filling it. */
@@ -523,19 +440,6 @@ async function isStaleLock(lockFile: string): Promise<boolean> {
     return false;
   } catch (error) {
     return errorCode(error) === 'ESRCH';
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  // fsync of the directory makes the new name (link/rename) itself durable, not only the file's content.
-  const handle = await open(dir, 'r').catch(() => undefined);
-  if (!handle) return;
-  try {
-    await handle.sync();
-  } catch {
-    // Some file systems refuse fsync on a directory; the rename itself is still atomic.
-  } finally {
-    await handle.close();
   }
 }
 

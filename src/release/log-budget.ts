@@ -5,15 +5,7 @@
  * pieces first (`splitLongLine`), so no single line escapes the budget or makes one answer of a log reader huge.
  */
 
-/** One line of a run's or a release's log (the shape both share). */
-interface BudgetLine {
-  readonly time: string;
-  readonly stream: 'kapps' | 'stdout' | 'stderr';
-  readonly kapp?: string;
-  readonly phase?: string;
-  readonly step?: string;
-  readonly text: string;
-}
+import type { LogLine as BudgetLine } from '../log/line.js';
 
 /** The limits of one log. */
 export interface LogLimits {

@@ -5,7 +5,8 @@
  * on Ctrl-C) closes its writer before it writes its release's final phase and loses nothing.
  */
 import { LogBudget, splitLongLine, type LogLimits } from './log-budget.js';
-import type { ReleaseLogLine, ReleaseStore } from './store-types.js';
+import type { LogLine } from '../log/line.js';
+import type { ReleaseStore } from './store-types.js';
 
 export interface LogWriterOptions {
   readonly intervalMs?: number;
@@ -22,12 +23,12 @@ export class ReleaseLogWriter {
   readonly #intervalMs: number;
   readonly #maxLines: number;
   readonly #onError: (error: unknown) => void;
-  #pending: ReleaseLogLine[] = [];
+  #pending: LogLine[] = [];
   #timer: NodeJS.Timeout | undefined;
   #chain: Promise<void> = Promise.resolve();
   #failed = false;
   #closed = false;
-  readonly #budget: LogBudget<ReleaseLogLine> | undefined;
+  readonly #budget: LogBudget<LogLine> | undefined;
 
   constructor(store: ReleaseStore, project: string, stack: string, revision: number, options: LogWriterOptions = {}) {
     this.#store = store;
@@ -39,7 +40,7 @@ export class ReleaseLogWriter {
   }
 
   /** Add a line; it is stored within `intervalMs`. Lines given after `close()` are ignored. */
-  write(line: ReleaseLogLine): void {
+  write(line: LogLine): void {
     if (this.#closed) return;
     const budget = this.#budget;
     if (budget) {

@@ -21,15 +21,14 @@ import {
 } from './errors.js';
 import { parseReleaseRecord } from './record-schema.js';
 import { orderRelease } from './record-order.js';
-import { parseLogLine } from './log-lines.js';
+import { damageReport, encodeLines, readLogRows } from '../log/ndjson.js';
+import type { DamageReport, LogChunk, LogStoreOptions, StoredLine } from '../log/ndjson.js';
+import type { LogLine } from '../log/line.js';
 import { PgDatabase } from '../pg/pool.js';
 import { transaction } from '../pg/transaction.js';
 import { pgCode } from '../pg/transient.js';
-import type { ReleaseLogChunk, ReleaseLogLine, ReleaseStore, UpdateOptions } from './store-types.js';
+import type { ReleaseStore, UpdateOptions } from './store-types.js';
 import type { Release, ReleaseOperation, ReleaseOwner, ReleasePhase, ReleaseSummary, ReleaseUnlock } from './types.js';
-
-/** Rows of a log read at once. */
-const LOG_ROWS = 1000;
 
 interface SummaryRow {
   revision: number | string;
@@ -50,8 +49,11 @@ export class PgReleaseStore implements ReleaseStore {
   readonly #db: PgDatabase;
   readonly #pool: pg.Pool;
 
+  readonly #report: DamageReport;
+
   /** `url`: a `postgres://` or `postgresql://` connection URL. Nothing connects before the first call. */
-  constructor(url: string) {
+  constructor(url: string, options: LogStoreOptions = {}) {
+    this.#report = damageReport(options);
     this.#db = new PgDatabase(url, {
       name: 'release store',
       applicationName: 'kapps',
@@ -161,7 +163,7 @@ export class PgReleaseStore implements ReleaseStore {
     });
   }
 
-  async appendLog(project: string, stack: string, revision: number, lines: readonly ReleaseLogLine[]): Promise<void> {
+  async appendLog(project: string, stack: string, revision: number, lines: readonly LogLine[]): Promise<void> {
     if (lines.length === 0) return;
     await this.#write('cannot write a release log', async () => {
       await transaction(this.#pool, async (client) => {
@@ -171,54 +173,33 @@ export class PgReleaseStore implements ReleaseStore {
           `SELECT max(byte_end) AS end FROM kapps_release_logs WHERE project = $1 AND stack = $2 AND revision = $3`,
           [project, stack, revision],
         );
-        let at = last.rows[0]?.end == null ? 0 : toInt(last.rows[0].end);
-        const starts: number[] = [];
-        const ends: number[] = [];
-        const texts: string[] = [];
-        for (const line of lines) {
-          const text = JSON.stringify(line);
-          starts.push(at);
-          at += Buffer.byteLength(text, 'utf8') + 1;
-          ends.push(at);
-          texts.push(text);
-        }
+        const stored = encodeLines(lines, last.rows[0]?.end == null ? 0 : toInt(last.rows[0].end)).lines;
         await client.query(
           `INSERT INTO kapps_release_logs (project, stack, revision, byte_offset, byte_end, line)
            SELECT $1, $2, $3, s, e, l FROM unnest($4::bigint[], $5::bigint[], $6::text[]) AS t(s, e, l)`,
-          [project, stack, revision, starts, ends, texts],
+          [project, stack, revision, stored.map((l) => l.offset), stored.map((l) => l.end), stored.map((l) => l.data)],
         );
       });
     });
   }
 
-  async readLog(
-    project: string,
-    stack: string,
-    revision: number,
-    offset: number,
-    maxBytes: number,
-  ): Promise<ReleaseLogChunk> {
+  async readLog(project: string, stack: string, revision: number, offset: number, maxBytes: number): Promise<LogChunk> {
     const start = Math.max(0, Math.floor(offset));
     if (!Number.isSafeInteger(revision) || revision < 1 || revision > 2 ** 31 - 1)
       return { lines: [], nextOffset: start };
-    return this.#run('cannot read a release log', async () => {
-      const result = await this.#pool.query<{ byte_offset: number | string; byte_end: number | string; line: string }>(
-        `SELECT byte_offset, byte_end, line FROM kapps_release_logs
-          WHERE project = $1 AND stack = $2 AND revision = $3 AND byte_offset >= $4
-          ORDER BY byte_offset LIMIT ${LOG_ROWS}`,
-        [project, stack, revision, start],
-      );
-      const lines: ReleaseLogLine[] = [];
-      let next = start;
-      for (const row of result.rows) {
-        const from = toInt(row.byte_offset);
-        // At least one line; then as many as fit in maxBytes.
-        if (lines.length > 0 && toInt(row.byte_end) - start > maxBytes) break;
-        const where = `kapps_release_logs row (${project}, ${stack}, ${revision}, ${from}) in ${this.description}`;
-        lines.push(parseLogLine(row.line, where));
-        next = toInt(row.byte_end);
-      }
-      return { lines, nextOffset: next };
+    const rows = (from: number, limit: number): Promise<StoredLine[]> =>
+      this.#run('cannot read a release log', async () => {
+        const result = await this.#pool.query<{ byte_offset: string; byte_end: string; line: string }>(
+          `SELECT byte_offset, byte_end, line FROM kapps_release_logs
+            WHERE project = $1 AND stack = $2 AND revision = $3 AND byte_offset >= $4
+            ORDER BY byte_offset LIMIT $5`,
+          [project, stack, revision, from, limit],
+        );
+        return result.rows.map((row) => ({ offset: toInt(row.byte_offset), end: toInt(row.byte_end), data: row.line }));
+      });
+    return readLogRows(rows, start, maxBytes, {
+      report: this.#report,
+      where: (at) => `kapps_release_logs row (${project}, ${stack}, ${revision}, ${at}) in ${this.description}`,
     });
   }
 

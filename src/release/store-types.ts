@@ -10,6 +10,8 @@
  *
  * The store knows nothing of phases or locks; `recorder.ts` builds the lifecycle on top of it.
  */
+import type { LogLine } from '../log/line.js';
+import type { LogChunk } from '../log/ndjson.js';
 import type { Release, ReleaseSummary } from './types.js';
 
 /** Options of `ReleaseStore.update`. */
@@ -19,26 +21,6 @@ export interface UpdateOptions {
    * `ReleaseConflictError`. Without it the update is unconditional.
    */
   ifModifiedAt?: string;
-}
-
-/**
- * One line of a release's log: the plain reporter's lines (`stream: 'kapps'`) and every line a step printed (with its
- * kapp, phase and step), secrets already redacted. The same shape as the runs server's `LogLine`.
- */
-export interface ReleaseLogLine {
-  time: string;
-  stream: 'kapps' | 'stdout' | 'stderr';
-  kapp?: string;
-  phase?: string;
-  step?: string;
-  text: string;
-}
-
-/** A piece of a release's log: the lines from an offset, and where the next read starts. */
-export interface ReleaseLogChunk {
-  lines: ReleaseLogLine[];
-  /** The byte offset (in the log's NDJSON form, one line's JSON per line) after the last line returned. */
-  nextOffset: number;
 }
 
 /** A place where releases are kept. */
@@ -59,12 +41,12 @@ export interface ReleaseStore {
    * Append lines to the log of a release (its owner only, in order). The log is append-only: files
    * `<revision>.log.ndjson` beside the record, or rows in the database.
    */
-  appendLog(project: string, stack: string, revision: number, lines: readonly ReleaseLogLine[]): Promise<void>;
+  appendLog(project: string, stack: string, revision: number, lines: readonly LogLine[]): Promise<void>;
   /**
-   * The log's lines from byte `offset` of its NDJSON form, about `maxBytes` at most (always at least one line when
-   * there is one); `nextOffset` is where the next read starts. A release without a log has none.
+   * The log's lines from byte `offset` of its NDJSON form, by the one paging rule of src/log/ndjson.ts (whole lines
+   * within `maxBytes`, at least one; damaged lines skipped and reported once). A release without a log has none.
    */
-  readLog(project: string, stack: string, revision: number, offset: number, maxBytes: number): Promise<ReleaseLogChunk>;
+  readLog(project: string, stack: string, revision: number, offset: number, maxBytes: number): Promise<LogChunk>;
   /**
    * The key of the keyed digests in recorded specs (32 random bytes, made on first use and kept in the backend:
    * the file `spec-key` (mode 0600) in a file store, a row of `kapps_spec_key` in PostgreSQL). Never printed.

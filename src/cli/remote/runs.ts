@@ -2,7 +2,7 @@
  * `kapps runs submit|list|show|logs|cancel`: the runs of a runs server, from the command line, as tables or JSON.
  */
 import { CancelledError } from '../../diagnostics/errors.js';
-import { formatLogLine } from '../../release/log-lines.js';
+import { formatLogLine } from '../../log/line.js';
 import {
   logChunkSchema,
   runListSchema,

@@ -25,7 +25,9 @@ export class ReleasePages {
 
   /** Up to `limit` releases of (project, stack) below revision `before` (all when null), newest first. */
   async page(project: string, stack: string, limit: number, before: number | null): Promise<ReleasePage> {
-    let revision = before === null ? await this.#newest(project, stack) : before - 1;
+    // A cursor above the newest revision starts at the newest: nothing is read for revisions that do not exist.
+    const newest = await this.#newest(project, stack);
+    let revision = before === null ? newest : Math.min(before - 1, newest);
     const out: ReleaseSummary[] = [];
     for (; revision >= 1 && out.length < limit; revision--) {
       const summary = await this.#summary(project, stack, revision);

@@ -1,36 +1,54 @@
 /**
  * The file run store: the runs of one server instance kept under `<backend dir>/runs/`.
  *
- * - `runs/<id>/run.json`: the run, replaced atomically (temp file + rename) on every change;
- * - `runs/<id>/feed.ndjson`: the run's feed, append-only, one `{"seq":N,"kind":…,"data":…}` per line;
- * - `runs/<id>/log.ndjson`: the log lines alone, append-only, one `LogLine` per line (clients page it by byte offset);
+ * - `runs/index.ndjson`: the index, append-only, one `{"run":…,"idempotencyKey"?:…}` per line: a line when a run is
+ *   submitted (before its directory is written) and one when it ends (after its `run.json`). The last line of a run
+ *   is its summary. Start-up reads this one file (and the directories of the runs it says are queued or running),
+ *   listing reads it from start to end keeping only a page; it is rewritten without the runs `prune` deletes, and
+ *   rebuilt from the run directories when it is missing or damaged.
+ * - `runs/<id>/run.json`: the run, replaced atomically and durably on every change (temp file fsynced, renamed,
+ *   directory fsynced: the helper of the release records);
+ * - `runs/<id>/feed.ndjson`: the run's feed, append-only, one `{"seq":N,"kind":…,"data":…}` per line: the one
+ *   source of its events and its log;
+ * - `runs/<id>/log.ndjson`: the log lines alone, one `LogLine` per line (clients page it by byte offset), appended
+ *   after the feed in the same ordered write, and rebuilt from the feed at start-up when a kill came in between, so
+ *   `GET /logs` never shows a line the event stream misses;
  * - `runs/<id>/result.json`: the result, once there is one;
  * - `runs/instance.lock`: the instance holding the store (pid, host, start time). A second instance on the same
  *   directory refuses to start and names the holder while that process is alive; a dead holder's lock is taken over.
  *
- * One instance holds the store, so the runs are also kept in memory and every state change is made there first,
- * synchronously (a claim is atomic), then written. Notices go to this process' subscribers.
+ * One instance holds the store. The queued and running runs are kept in memory (bounded by the queue limits), and
+ * every state change is made there first, synchronously (a claim is atomic), then written; finished runs are read
+ * from disk when asked for, a few of them kept (`RECENT_RUNS`). Memory does not grow with the history. Notices go to
+ * this process' subscribers.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { appendFile, mkdir, open, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { LogLine } from '../../api/index.js';
+import type { LogLine } from '../../log/line.js';
+import { storableJson } from '../../log/line.js';
+import { appendNdjson, replaceDurably } from '../../log/durable.js';
 import {
-  decodeRunCursor,
-  encodeRunCursor,
+  damageReport,
+  encodeLines,
+  fileLines,
+  readLogFile,
+  type LogChunk,
+  type LogStoreOptions,
+} from '../../log/ndjson.js';
+import { feedWindow, isRunId, RunStorePolicy, type InsertOutcome, type RunSelection } from './policy.js';
+import {
   projectMatches,
   RunLeaseLostError,
   RunStoreBusyError,
-  storableJson,
   type FeedEntry,
   type FeedItem,
   type NewRun,
   type QueueInfo,
   type ReapOptions,
   type RunEnding,
-  type RunListFilter,
   type RetentionPolicy,
   type RunOwner,
   type RunResult,
@@ -38,7 +56,6 @@ import {
   type StoredRun,
   type StoreNotice,
   type SubmitLimits,
-  type SubmitOutcome,
 } from './run-store.js';
 import { processIsAlive } from '../../release/owner.js';
 import { KappsError } from '../../diagnostics/errors.js';
@@ -68,7 +85,8 @@ function storageError(error: unknown, what: string, dir: string): unknown {
   return new RunStorageError(`${what} in ${dir}: ${STORAGE_ERRNOS[code]} (${code})`);
 }
 
-const RUN_ID = /^[A-Za-z0-9_-]+$/;
+/** Finished runs kept in memory (their feed's offsets), the most recently used. */
+const RECENT_RUNS = 64;
 
 interface Holder {
   readonly pid: number;
@@ -77,7 +95,7 @@ interface Holder {
   readonly instance?: string;
 }
 
-/** A run as kept on disk: the stored run plus what only this store needs. */
+/** A run as kept on disk (`run.json`, a line of the index): the stored run plus what only this store needs. */
 interface RunFile {
   readonly run: StoredRun;
   readonly idempotencyKey?: string;
@@ -93,29 +111,70 @@ interface RunSlot {
   chain: Promise<unknown>;
 }
 
-/** A new run id: sortable by creation time, unguessable. */
-export function newRunId(): string {
-  return `${Date.now().toString(36).padStart(9, '0')}-${randomBytes(6).toString('hex')}`;
-}
-
 function isActive(run: StoredRun): boolean {
   return run.status === 'queued' || run.status === 'running';
 }
 
-export class FileRunStore implements RunStore {
+/** Whether `run` is one `selection` asks for (its filters and `beforeSeq`; not its limit). */
+function selects(selection: RunSelection, run: StoredRun): boolean {
+  const created = Date.parse(run.createdAt);
+  return (
+    (selection.beforeSeq === undefined || run.seq < selection.beforeSeq) &&
+    (selection.project === undefined || run.project === selection.project) &&
+    (selection.projects === undefined || projectMatches(selection.projects, run.project)) &&
+    (selection.stack === undefined || run.stack === selection.stack) &&
+    (selection.type === undefined || run.type === selection.type) &&
+    (selection.status === undefined || run.status === selection.status) &&
+    (selection.createdBy === undefined || run.createdBy === selection.createdBy) &&
+    (selection.since === undefined || created >= Date.parse(selection.since)) &&
+    (selection.until === undefined || created <= Date.parse(selection.until))
+  );
+}
+
+/** The newest `limit` runs given, by `seq` (each id once), without holding more than `limit` of them. */
+class NewestRuns {
+  readonly #runs: StoredRun[] = [];
+  constructor(private readonly limit: number) {}
+  add(run: StoredRun): void {
+    const runs = this.#runs;
+    const same = runs.findIndex((r) => r.id === run.id);
+    if (same >= 0) runs.splice(same, 1);
+    if (runs.length >= this.limit && (runs.at(-1)?.seq ?? Infinity) >= run.seq) return;
+    const at = runs.findIndex((r) => r.seq < run.seq);
+    runs.splice(at < 0 ? runs.length : at, 0, run);
+    if (runs.length > this.limit) runs.pop();
+  }
+  get runs(): StoredRun[] {
+    return this.#runs;
+  }
+}
+
+export class FileRunStore extends RunStorePolicy implements RunStore {
   readonly description: string;
   readonly #dir: string;
-  readonly #runs = new Map<string, RunSlot>();
+  readonly #index: string;
+  /** The queued and running runs. */
+  readonly #active = new Map<string, RunSlot>();
+  /** Finished runs read lately (at most `RECENT_RUNS`, least recently used first). */
+  readonly #recent = new Map<string, RunSlot>();
+  /** Runs that ended whose final state is not written yet (a full disk): written at the next write that works. */
+  readonly #unindexed = new Map<string, RunSlot>();
+  /** Writes to the index, one after the other. */
+  #indexChain: Promise<unknown> = Promise.resolve();
   readonly #events = new EventEmitter();
+  readonly #report: ReturnType<typeof damageReport>;
   #instance: string | undefined;
   #seq = 0;
   #lockFile: string;
 
   /** `root` is the backend directory (`$KAPPS_HOME` or `--backend DIR`): the runs go to `<root>/runs`. */
-  constructor(root: string) {
+  constructor(root: string, options: LogStoreOptions = {}) {
+    super();
     this.#dir = join(root, 'runs');
+    this.#index = join(this.#dir, 'index.ndjson');
     this.description = this.#dir;
     this.#lockFile = join(this.#dir, 'instance.lock');
+    this.#report = damageReport(options);
     this.#events.setMaxListeners(0);
   }
 
@@ -123,19 +182,86 @@ export class FileRunStore implements RunStore {
     try {
       await mkdir(this.#dir, { recursive: true, mode: 0o700 });
       await this.#takeLock(instance);
+      this.#instance = instance;
+      this.#active.clear();
+      this.#recent.clear();
+      this.#seq = 0;
+      const active = (await this.#readIndex()) ?? (await this.#rebuildIndex());
+      for (const id of active) await this.#loadActive(id);
     } catch (error) {
       throw storageError(error, 'cannot open the run store', this.#dir);
     }
-    this.#instance = instance;
-    this.#runs.clear();
-    this.#seq = 0;
-    for (const name of await readdir(this.#dir)) {
-      if (!RUN_ID.test(name)) continue;
-      const slot = await this.#load(name);
-      if (!slot) continue;
-      this.#runs.set(name, slot);
-      this.#seq = Math.max(this.#seq, slot.run.seq);
+  }
+
+  /**
+   * Read the index: the highest `seq`, and the runs whose last line says queued or running; undefined when it is
+   * missing or damaged (a line other than a torn last one that is not a run). A torn last line is cut off.
+   */
+  async #readIndex(): Promise<Set<string> | undefined> {
+    let text: Buffer;
+    try {
+      text = await readFile(this.#index);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
     }
+    const complete = text.lastIndexOf(0x0a) + 1;
+    if (complete < text.length) await truncate(this.#index, complete);
+    const active = new Set<string>();
+    for (const line of text.toString('utf8', 0, complete).split('\n')) {
+      if (line === '') continue;
+      const entry = parseRunFile(line);
+      if (!entry) return undefined;
+      this.#seq = Math.max(this.#seq, entry.run.seq);
+      if (isActive(entry.run)) active.add(entry.run.id);
+      else active.delete(entry.run.id);
+    }
+    return active;
+  }
+
+  /** Write the index anew from every run's directory (the layout before the index, or a damaged index). */
+  async #rebuildIndex(): Promise<Set<string>> {
+    const active = new Set<string>();
+    let text = '';
+    for (const name of await readdir(this.#dir)) {
+      if (!isRunId(name)) continue;
+      const file = await this.#readRunFile(name);
+      if (!file) continue;
+      this.#seq = Math.max(this.#seq, file.run.seq);
+      if (isActive(file.run)) active.add(name);
+      text += `${storableJson(file)}\n`;
+    }
+    await replaceDurably(this.#index, text);
+    return active;
+  }
+
+  /**
+   * Take up a run the index says is queued or running: its `run.json` (none: a submission killed before it was
+   * written, which was never accepted), its feed with a torn last line cut off, and its log rebuilt from the feed
+   * when a kill came between the two appends. A run that ended after its last index line gets its line now.
+   */
+  async #loadActive(id: string): Promise<void> {
+    const slot = await this.#load(id);
+    if (!slot) return;
+    if (!isActive(slot.run)) {
+      await this.#appendIndex(slot);
+      return;
+    }
+    await this.#repairLog(slot);
+    this.#active.set(id, slot);
+  }
+
+  /** Make `log.ndjson` hold exactly the log lines of the feed (the feed is written first). */
+  async #repairLog(slot: RunSlot): Promise<void> {
+    const dir = join(this.#dir, slot.run.id);
+    const lines: LogLine[] = [];
+    for (const entry of await this.#entries(slot, 0, slot.feedOffsets.length)) {
+      if (entry.item.kind === 'log') lines.push(entry.item.data);
+    }
+    const expected = encodeLines(lines).text;
+    const file = join(dir, 'log.ndjson');
+    const actual = await readFile(file, 'utf8').catch(() => '');
+    if (actual !== expected) await replaceDurably(file, expected);
   }
 
   /** Whether the store's directory can be written now (a full disk cannot): for `/readyz`. */
@@ -143,6 +269,7 @@ export class FileRunStore implements RunStore {
     const probe = join(this.#dir, `.ready.${randomBytes(4).toString('hex')}.tmp`);
     try {
       await writeFile(probe, 'ready\n', { mode: 0o600 });
+      await this.#indexEnded();
       return true;
     } catch {
       return false;
@@ -152,7 +279,8 @@ export class FileRunStore implements RunStore {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#runs.values()].map((s) => s.chain.catch(() => undefined)));
+    const slots = [...this.#active.values(), ...this.#recent.values(), ...this.#unindexed.values()];
+    await Promise.all([...slots.map((s) => s.chain), this.#indexChain].map((p) => p.catch(() => undefined)));
     this.#events.removeAllListeners();
     if (this.#instance === undefined) return;
     this.#instance = undefined;
@@ -207,14 +335,22 @@ export class FileRunStore implements RunStore {
     throw new RunStoreBusyError(`the run store ${this.#dir} is being taken by another kapps serve`);
   }
 
-  async #load(id: string): Promise<RunSlot | undefined> {
-    let file: RunFile;
+  async #readRunFile(id: string): Promise<RunFile | undefined> {
     try {
-      file = JSON.parse(await readFile(join(this.#dir, id, 'run.json'), 'utf8')) as RunFile;
+      return parseRunFile(await readFile(join(this.#dir, id, 'run.json'), 'utf8'));
     } catch {
       // A run directory whose run.json was never written (killed at submit): nothing was accepted.
       return undefined;
     }
+  }
+
+  /**
+   * A run from its directory: run.json (or `file`, its summary in the index) and the offsets of its feed (a torn
+   * last line is cut off).
+   */
+  async #load(id: string, given?: RunFile): Promise<RunSlot | undefined> {
+    const file = given ?? (await this.#readRunFile(id));
+    if (!file) return undefined;
     const feedOffsets: number[] = [];
     let feedSize = 0;
     try {
@@ -240,8 +376,81 @@ export class FileRunStore implements RunStore {
     };
   }
 
-  #slot(id: string): RunSlot | undefined {
-    return RUN_ID.test(id) ? this.#runs.get(id) : undefined;
+  /** A run in memory, or read from its directory (and kept among the recent ones). */
+  async #find(id: string): Promise<RunSlot | undefined> {
+    if (!isRunId(id)) return undefined;
+    const active = this.#active.get(id) ?? this.#unindexed.get(id);
+    if (active) return active;
+    const recent = this.#recent.get(id);
+    if (recent) {
+      this.#recent.delete(id);
+      this.#recent.set(id, recent);
+      return recent;
+    }
+    // A finished run whose run.json is lost is still known by its summary in the index.
+    const loaded = (await this.#load(id)) ?? (await this.#load(id, await this.#summaryOf(id)));
+    if (!loaded || isActive(loaded.run) || this.#active.has(id)) return this.#active.get(id);
+    this.#remember(loaded);
+    return this.#recent.get(id) ?? loaded;
+  }
+
+  #remember(slot: RunSlot): void {
+    this.#recent.delete(slot.run.id);
+    this.#recent.set(slot.run.id, slot);
+    while (this.#recent.size > RECENT_RUNS) this.#recent.delete(this.#recent.keys().next().value!);
+  }
+
+  /** The index's runs (their last line each, finished ones only: the active ones are in memory), in file order. */
+  async *#indexed(): AsyncGenerator<RunFile> {
+    let handle;
+    try {
+      handle = await open(this.#index, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    try {
+      for await (const line of fileLines(handle, 0)) {
+        const entry = parseRunFile(line.data as string);
+        const id = entry?.run.id ?? '';
+        if (entry && !isActive(entry.run) && !this.#active.has(id) && !this.#unindexed.has(id)) yield entry;
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** The last summary of a finished run in the index. */
+  async #summaryOf(id: string): Promise<RunFile | undefined> {
+    let found: RunFile | undefined;
+    for await (const entry of this.#indexed()) if (entry.run.id === id) found = entry;
+    return found;
+  }
+
+  /** Append a run's summary to the index (after the writes of its files queued so far). */
+  #appendIndex(slot: RunSlot): Promise<void> {
+    const line = `${storableJson(runFileOf(slot))}\n`;
+    return this.#indexWrite(async () => {
+      const size = await stat(this.#index).then(
+        (st) => st.size,
+        () => 0,
+      );
+      try {
+        await appendNdjson(this.#index, line);
+      } catch (error) {
+        // A part of the line written (a full disk) would join the next line: it is cut off.
+        await truncate(this.#index, size).catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  #indexWrite<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#indexChain.then(work, work).catch((error: unknown) => {
+      throw storageError(error, 'cannot write the index of runs', this.#dir);
+    });
+    this.#indexChain = next.catch(() => undefined);
+    return next;
   }
 
   /** Queue a write of this run's files after the earlier ones. */
@@ -253,18 +462,11 @@ export class FileRunStore implements RunStore {
     return next;
   }
 
-  /** Write run.json atomically (the latest state when the write's turn comes). */
+  /** Write run.json atomically and durably (the latest state when the write's turn comes). */
   #persist(slot: RunSlot): Promise<void> {
-    return this.#write(slot, async () => {
-      const dir = join(this.#dir, slot.run.id);
-      const body: RunFile = {
-        run: slot.run,
-        ...(slot.idempotencyKey ? { idempotencyKey: slot.idempotencyKey } : {}),
-      };
-      const temp = join(dir, `.run.json.${randomBytes(4).toString('hex')}.tmp`);
-      await writeFile(temp, `${JSON.stringify(body)}\n`, { mode: 0o600 });
-      await rename(temp, join(dir, 'run.json'));
-    });
+    return this.#write(slot, () =>
+      replaceDurably(join(this.#dir, slot.run.id, 'run.json'), `${JSON.stringify(runFileOf(slot))}\n`),
+    );
   }
 
   #notify(notice: StoreNotice): void {
@@ -281,23 +483,54 @@ export class FileRunStore implements RunStore {
     return run;
   }
 
-  async submit(input: NewRun, limits: SubmitLimits): Promise<SubmitOutcome> {
-    if (limits.idempotencyKey !== undefined) {
-      for (const slot of this.#runs.values()) {
-        if (slot.idempotencyKey === limits.idempotencyKey && slot.run.createdBy === input.createdBy)
+  /**
+   * End a run: its final state written, it leaves the queue for the history (the index). When that cannot be
+   * written (a full disk), it is kept in memory and written by the next write that works.
+   */
+  async #end(slot: RunSlot, patch: Partial<StoredRun>): Promise<StoredRun> {
+    const changed = this.#change(slot, patch);
+    this.#active.delete(slot.run.id);
+    this.#unindexed.set(slot.run.id, slot);
+    this.#remember(slot);
+    const run = await changed;
+    await this.#indexEnded();
+    this.#notify({ type: 'finished', runId: run.id });
+    return run;
+  }
+
+  /** Write the final state of the runs that ended without it (run.json, then their index line). */
+  async #indexEnded(): Promise<void> {
+    for (const slot of [...this.#unindexed.values()]) {
+      await this.#persist(slot);
+      await this.#appendIndex(slot);
+      this.#unindexed.delete(slot.run.id);
+    }
+  }
+
+  protected async insertRun(input: NewRun & { readonly id: string }, limits: SubmitLimits): Promise<InsertOutcome> {
+    const key = limits.idempotencyKey;
+    if (key !== undefined) {
+      for (const slot of this.#active.values()) {
+        if (slot.idempotencyKey === key && slot.run.createdBy === input.createdBy)
           return { kind: 'existing', run: slot.run };
       }
     }
     let total = 0;
     let onStack = 0;
-    for (const { run } of this.#runs.values()) {
+    for (const { run } of this.#active.values()) {
       if (run.status !== 'queued') continue;
       total++;
       if (run.project === input.project && run.stack === input.stack) onStack++;
     }
-    if (onStack >= limits.maxQueuedPerStack) return { kind: 'full', scope: 'stack', retryAfterSeconds: 10 };
-    if (total >= limits.maxQueuedTotal) return { kind: 'full', scope: 'total', retryAfterSeconds: 10 };
-    const id = newRunId();
+    if (onStack >= limits.maxQueuedPerStack) return { kind: 'full', scope: 'stack' };
+    if (total >= limits.maxQueuedTotal) return { kind: 'full', scope: 'total' };
+    if (key !== undefined) {
+      for await (const entry of this.#indexed()) {
+        if (entry.idempotencyKey === key && entry.run.createdBy === input.createdBy)
+          return { kind: 'existing', run: entry.run };
+      }
+    }
+    const { id } = input;
     const run: StoredRun = {
       id,
       type: input.type,
@@ -318,18 +551,21 @@ export class FileRunStore implements RunStore {
     };
     const slot: RunSlot = {
       run,
-      ...(limits.idempotencyKey !== undefined ? { idempotencyKey: limits.idempotencyKey } : {}),
+      ...(key !== undefined ? { idempotencyKey: key } : {}),
       feedOffsets: [],
       feedSize: 0,
       chain: Promise.resolve(),
     };
-    this.#runs.set(id, slot);
+    this.#active.set(id, slot);
     try {
+      await this.#indexEnded();
+      // The index first: a run it does not list was never accepted; one it lists without a run.json neither.
+      await this.#appendIndex(slot);
       await mkdir(join(this.#dir, id), { recursive: true, mode: 0o700 });
       await Promise.all([this.#persist(slot), this.appendFeed(id, [{ kind: 'status', data: run }])]);
     } catch (error) {
       // A submission that could not be written creates nothing.
-      this.#runs.delete(id);
+      this.#active.delete(id);
       await rm(join(this.#dir, id), { recursive: true, force: true }).catch(() => undefined);
       throw storageError(error, 'cannot submit a run', this.#dir);
     }
@@ -337,8 +573,8 @@ export class FileRunStore implements RunStore {
     return { kind: 'created', run };
   }
 
-  get(id: string): Promise<StoredRun | undefined> {
-    return Promise.resolve(this.#slot(id)?.run);
+  async get(id: string): Promise<StoredRun | undefined> {
+    return (await this.#find(id))?.run;
   }
 
   async queueInfo(run: StoredRun): Promise<QueueInfo> {
@@ -352,38 +588,19 @@ export class FileRunStore implements RunStore {
     return { queuePosition: index + 1, blockedBy: before?.id ?? null };
   }
 
-  list(query: RunListFilter): Promise<{ runs: StoredRun[]; nextCursor: string | null }> {
-    const below = query.cursor !== undefined ? decodeRunCursor(query.cursor) : Infinity;
-    const since = query.since ? Date.parse(query.since) : -Infinity;
-    const until = query.until ? Date.parse(query.until) : Infinity;
-    const matching = [...this.#runs.values()]
-      .map((s) => s.run)
-      .filter(
-        (r) =>
-          r.seq < below &&
-          (query.project === undefined || r.project === query.project) &&
-          (query.projects === undefined || projectMatches(query.projects, r.project)) &&
-          (query.stack === undefined || r.stack === query.stack) &&
-          (query.type === undefined || r.type === query.type) &&
-          (query.status === undefined || r.status === query.status) &&
-          (query.createdBy === undefined || r.createdBy === query.createdBy) &&
-          Date.parse(r.createdAt) >= since &&
-          Date.parse(r.createdAt) <= until,
-      )
-      .sort((a, b) => b.seq - a.seq);
-    const runs = matching.slice(0, query.limit);
-    const last = runs.at(-1);
-    return Promise.resolve({
-      runs,
-      nextCursor: matching.length > runs.length && last ? encodeRunCursor(last.seq) : null,
-    });
+  protected async selectRuns(selection: RunSelection): Promise<StoredRun[]> {
+    const newest = new NewestRuns(selection.limit);
+    for (const { run } of [...this.#active.values(), ...this.#unindexed.values()])
+      if (selects(selection, run)) newest.add(run);
+    for await (const { run } of this.#indexed()) if (selects(selection, run)) newest.add(run);
+    return newest.runs;
   }
 
   active(project: string, stack: string): Promise<StoredRun[]> {
     return Promise.resolve(
-      [...this.#runs.values()]
+      [...this.#active.values()]
         .map((s) => s.run)
-        .filter((r) => r.project === project && r.stack === stack && isActive(r))
+        .filter((r) => r.project === project && r.stack === stack)
         .sort((a, b) => a.seq - b.seq),
     );
   }
@@ -391,7 +608,7 @@ export class FileRunStore implements RunStore {
   async claim(instance: string, leaseMs: number): Promise<StoredRun | undefined> {
     const busy = new Set<string>();
     const queued: RunSlot[] = [];
-    for (const slot of this.#runs.values()) {
+    for (const slot of this.#active.values()) {
       const key = JSON.stringify([slot.run.project, slot.run.stack]);
       if (slot.run.status === 'running') busy.add(key);
       else if (slot.run.status === 'queued') queued.push(slot);
@@ -410,19 +627,21 @@ export class FileRunStore implements RunStore {
     });
   }
 
-  /** Whether `owner` holds the running run of `slot`. */
-  #owns(slot: RunSlot | undefined, owner: RunOwner): slot is RunSlot {
-    if (!slot || slot.run.status !== 'running') return false;
-    if (typeof owner === 'string') return slot.run.instance === owner;
-    return slot.run.instance === owner.instance && (slot.run.leaseGeneration ?? 0) === owner.generation;
+  /** The running run `owner` holds, if it holds `id`. */
+  #owned(id: string, owner: RunOwner): RunSlot | undefined {
+    const slot = isRunId(id) ? this.#active.get(id) : undefined;
+    if (!slot || slot.run.status !== 'running') return undefined;
+    if (typeof owner === 'string') return slot.run.instance === owner ? slot : undefined;
+    const held = slot.run.instance === owner.instance && (slot.run.leaseGeneration ?? 0) === owner.generation;
+    return held ? slot : undefined;
   }
 
   async renew(instance: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {
     const lost: string[] = [];
     const until = new Date(Date.now() + leaseMs).toISOString();
     for (const id of runIds) {
-      const slot = this.#slot(id);
-      if (!slot || slot.run.status !== 'running' || slot.run.instance !== instance) {
+      const slot = this.#owned(id, instance);
+      if (!slot) {
         lost.push(id);
         continue;
       }
@@ -433,16 +652,16 @@ export class FileRunStore implements RunStore {
   }
 
   async setRelease(id: string, owner: RunOwner, revision: number): Promise<void> {
-    const slot = this.#slot(id);
-    if (!this.#owns(slot, owner)) return;
+    const slot = this.#owned(id, owner);
+    if (!slot) return;
     slot.run = { ...slot.run, releaseRevision: revision };
     await this.#persist(slot);
   }
 
   async finish(id: string, owner: RunOwner, ending: RunEnding): Promise<boolean> {
-    const slot = this.#slot(id);
-    if (!this.#owns(slot, owner)) return false;
-    await this.#change(slot, {
+    const slot = this.#owned(id, owner);
+    if (!slot) return false;
+    await this.#end(slot, {
       status: ending.status,
       error: ending.error ?? null,
       releaseRevision: ending.releaseRevision ?? slot.run.releaseRevision,
@@ -450,14 +669,13 @@ export class FileRunStore implements RunStore {
       instance: null,
       leaseUntil: null,
     });
-    this.#notify({ type: 'finished', runId: id });
     return true;
   }
 
   async reapExpired(reason: string, options: ReapOptions = {}): Promise<StoredRun[]> {
     const now = Date.now() - Math.max(0, options.graceMs ?? 0);
     const reaped: StoredRun[] = [];
-    for (const slot of this.#runs.values()) {
+    for (const slot of [...this.#active.values()]) {
       const run = slot.run;
       if (run.status !== 'running') continue;
       // One instance holds this store: a run left running by another instance (a dead one) is reaped at once.
@@ -472,7 +690,7 @@ export class FileRunStore implements RunStore {
         if (slot.run.status !== 'running') continue;
       }
       reaped.push(
-        await this.#change(slot, {
+        await this.#end(slot, {
           status: 'errored',
           error: reason,
           finishedAt: new Date().toISOString(),
@@ -480,22 +698,19 @@ export class FileRunStore implements RunStore {
           leaseUntil: null,
         }),
       );
-      this.#notify({ type: 'finished', runId: run.id });
     }
     return reaped;
   }
 
   async requestCancel(id: string, by: string): Promise<StoredRun | undefined> {
-    const slot = this.#slot(id);
+    const slot = await this.#find(id);
     if (!slot) return undefined;
     if (slot.run.status === 'queued') {
-      const run = await this.#change(slot, {
+      return this.#end(slot, {
         status: 'cancelled',
         error: `cancelled by ${by} before it started`,
         finishedAt: new Date().toISOString(),
       });
-      this.#notify({ type: 'finished', runId: id });
-      return run;
     }
     if (slot.run.status === 'running' && !slot.run.cancelRequested) {
       slot.run = { ...slot.run, cancelRequested: true };
@@ -505,39 +720,56 @@ export class FileRunStore implements RunStore {
     return slot.run;
   }
 
+  /** Delete finished runs (see `RunStore.prune`); the index is rewritten without them. */
   async prune(policy: RetentionPolicy): Promise<number> {
     const before = policy.before !== undefined ? Date.parse(policy.before) : -Infinity;
-    const byStack = new Map<string, RunSlot[]>();
-    for (const slot of this.#runs.values()) {
-      if (isActive(slot.run)) continue;
-      const key = JSON.stringify([slot.run.project, slot.run.stack]);
-      byStack.set(key, [...(byStack.get(key) ?? []), slot]);
+    const byStack = new Map<string, { id: string; seq: number; createdAt: number }[]>();
+    for await (const { run } of this.#indexed()) {
+      const key = JSON.stringify([run.project, run.stack]);
+      const runs = byStack.get(key) ?? [];
+      if (!runs.some((r) => r.id === run.id))
+        runs.push({ id: run.id, seq: run.seq, createdAt: Date.parse(run.createdAt) });
+      byStack.set(key, runs);
     }
-    const doomed: RunSlot[] = [];
-    for (const slots of byStack.values()) {
-      slots.sort((a, b) => b.run.seq - a.run.seq);
-      slots.forEach((slot, index) => {
-        if (index >= policy.keepPerStack || Date.parse(slot.run.createdAt) < before) doomed.push(slot);
+    const doomed = new Set<string>();
+    for (const runs of byStack.values()) {
+      runs.sort((a, b) => b.seq - a.seq);
+      runs.forEach((run, index) => {
+        if (index >= policy.keepPerStack || run.createdAt < before) doomed.add(run.id);
       });
     }
-    for (const slot of doomed) {
-      this.#runs.delete(slot.run.id);
-      await slot.chain.catch(() => undefined);
-      await rm(join(this.#dir, slot.run.id), { recursive: true, force: true });
+    if (doomed.size === 0) return 0;
+    for (const id of doomed) {
+      const slot = this.#recent.get(id);
+      this.#recent.delete(id);
+      await slot?.chain.catch(() => undefined);
+      await rm(join(this.#dir, id), { recursive: true, force: true });
     }
-    return doomed.length;
+    await this.#indexWrite(async () => {
+      const kept = new Map<string, string>();
+      const text = await readFile(this.#index, 'utf8').catch(() => '');
+      for (const line of text.split('\n')) {
+        const entry = line === '' ? undefined : parseRunFile(line);
+        if (!entry || doomed.has(entry.run.id)) continue;
+        // Its last line only; a run's place is that of its first line.
+        kept.set(entry.run.id, line);
+      }
+      await replaceDurably(this.#index, [...kept.values()].map((line) => `${line}\n`).join(''));
+    });
+    return doomed.size;
   }
 
   async appendFeed(id: string, items: readonly FeedItem[], owner?: RunOwner): Promise<number> {
-    const slot = this.#slot(id);
+    // Found at once while it is in memory (so appends keep their call order), else read.
+    const slot = (isRunId(id) ? (this.#active.get(id) ?? this.#recent.get(id)) : undefined) ?? (await this.#find(id));
     if (!slot) throw new Error(`no run ${id}`);
-    if (owner !== undefined && !this.#owns(slot, owner)) {
+    if (owner !== undefined && !this.#owned(id, owner)) {
       throw new RunLeaseLostError(`run ${id} is no longer held by this server (its lease was reaped)`);
     }
     if (items.length === 0) return slot.feedOffsets.length;
     // Sequence numbers and offsets are taken now, in call order; the bytes follow in the same order.
     let feed = '';
-    let log = '';
+    const logLines: LogLine[] = [];
     let offset = slot.feedSize;
     for (const item of items) {
       // The same rule as PostgreSQL's: lone surrogates and NUL are kept as U+FFFD.
@@ -545,30 +777,27 @@ export class FileRunStore implements RunStore {
       slot.feedOffsets.push(offset);
       offset += Buffer.byteLength(line);
       feed += line;
-      if (item.kind === 'log') log += `${storableJson(item.data)}\n`;
+      if (item.kind === 'log') logLines.push(item.data);
     }
     slot.feedSize = offset;
     const last = slot.feedOffsets.length;
     const dir = join(this.#dir, id);
+    // One ordered write: the feed (the events), then the same lines in the log; a kill in between is repaired from
+    // the feed at start-up.
     await this.#write(slot, async () => {
-      if (log) await appendFile(join(dir, 'log.ndjson'), log, { mode: 0o600 });
-      await appendFile(join(dir, 'feed.ndjson'), feed, { mode: 0o600 });
+      await appendNdjson(join(dir, 'feed.ndjson'), feed);
+      if (logLines.length > 0) await appendNdjson(join(dir, 'log.ndjson'), encodeLines(logLines).text);
     });
     this.#notify({ type: 'feed', runId: id, seq: last });
     return last;
   }
 
-  async readFeed(id: string, afterSeq: number, limit: number): Promise<FeedEntry[]> {
-    const slot = this.#slot(id);
-    if (!slot) return [];
-    // Wait for the appends made so far to be on disk.
-    await slot.chain;
-    const from = Math.max(0, Math.floor(afterSeq));
-    const to = Math.min(slot.feedOffsets.length, from + Math.max(0, limit));
+  /** The feed entries `from` … `to` - 1 (by index) of a run. */
+  async #entries(slot: RunSlot, from: number, to: number): Promise<FeedEntry[]> {
     if (from >= to) return [];
     const start = slot.feedOffsets[from] ?? 0;
     const end = to < slot.feedOffsets.length ? (slot.feedOffsets[to] ?? slot.feedSize) : slot.feedSize;
-    const bytes = await readRange(join(this.#dir, id, 'feed.ndjson'), start, end - start);
+    const bytes = await readRange(join(this.#dir, slot.run.id, 'feed.ndjson'), start, end - start);
     const entries: FeedEntry[] = [];
     for (const line of bytes.toString('utf8').split('\n')) {
       if (!line) continue;
@@ -578,52 +807,31 @@ export class FileRunStore implements RunStore {
     return entries;
   }
 
-  async readLog(id: string, offset: number, maxBytes: number): Promise<{ lines: LogLine[]; nextOffset: number }> {
-    const slot = this.#slot(id);
-    if (!slot) return { lines: [], nextOffset: offset };
+  async readFeed(id: string, afterSeq: number, limit: number): Promise<FeedEntry[]> {
+    const slot = await this.#find(id);
+    if (!slot) return [];
+    // Wait for the appends made so far to be on disk.
     await slot.chain;
-    const file = join(this.#dir, id, 'log.ndjson');
-    let size: number;
-    try {
-      size = (await stat(file)).size;
-    } catch {
-      return { lines: [], nextOffset: offset };
-    }
-    if (offset >= size) return { lines: [], nextOffset: offset };
-    let bytes = await readRange(file, offset, Math.min(size - offset, Math.max(1, maxBytes)));
-    let lastNewline = bytes.lastIndexOf(0x0a);
-    if (lastNewline < 0) {
-      // One line longer than maxBytes: it is returned whole.
-      bytes = await readRange(file, offset, size - offset);
-      lastNewline = bytes.indexOf(0x0a);
-      if (lastNewline < 0) return { lines: [], nextOffset: offset };
-    }
-    const text = bytes.subarray(0, lastNewline + 1).toString('utf8');
-    const lines: LogLine[] = [];
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      try {
-        lines.push(JSON.parse(line) as LogLine);
-      } catch {
-        // An offset inside a line: that piece is skipped.
-      }
-    }
-    return { lines, nextOffset: offset + lastNewline + 1 };
+    const window = feedWindow(afterSeq, limit);
+    return this.#entries(slot, window.afterSeq, Math.min(slot.feedOffsets.length, window.afterSeq + window.limit));
+  }
+
+  async readLog(id: string, offset: number, maxBytes: number): Promise<LogChunk> {
+    const start = Math.max(0, Math.floor(offset));
+    const slot = await this.#find(id);
+    if (!slot) return { lines: [], nextOffset: start };
+    await slot.chain;
+    return readLogFile(join(this.#dir, id, 'log.ndjson'), start, Math.max(1, maxBytes), { report: this.#report });
   }
 
   async setResult(id: string, result: RunResult): Promise<void> {
-    const slot = this.#slot(id);
+    const slot = await this.#find(id);
     if (!slot) return;
-    await this.#write(slot, async () => {
-      const dir = join(this.#dir, id);
-      const temp = join(dir, `.result.json.${randomBytes(4).toString('hex')}.tmp`);
-      await writeFile(temp, JSON.stringify(result), { mode: 0o600 });
-      await rename(temp, join(dir, 'result.json'));
-    });
+    await this.#write(slot, () => replaceDurably(join(this.#dir, id, 'result.json'), JSON.stringify(result)));
   }
 
   async getResult(id: string): Promise<RunResult | undefined> {
-    const slot = this.#slot(id);
+    const slot = await this.#find(id);
     if (!slot) return undefined;
     await slot.chain;
     try {
@@ -643,6 +851,23 @@ export class FileRunStore implements RunStore {
     };
     this.#events.on('notice', safe);
     return () => this.#events.off('notice', safe);
+  }
+}
+
+function runFileOf(slot: RunSlot): RunFile {
+  return { run: slot.run, ...(slot.idempotencyKey ? { idempotencyKey: slot.idempotencyKey } : {}) };
+}
+
+/** A line of the index or a run.json as a run; undefined when it is not one. */
+function parseRunFile(text: string): RunFile | undefined {
+  try {
+    const file = JSON.parse(text) as Partial<RunFile> | null;
+    const run = file?.run;
+    if (typeof run !== 'object' || run === null || typeof run.id !== 'string' || typeof run.seq !== 'number')
+      return undefined;
+    return file as RunFile;
+  } catch {
+    return undefined;
   }
 }
 

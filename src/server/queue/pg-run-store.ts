@@ -19,22 +19,19 @@
  *   opens the pools and turns driver errors into `RunStoreError`s without the URL's password), so several instances
  *   starting at once do not race.
  */
-import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { KappsError } from '../../diagnostics/errors.js';
-import type { LogLine, RunRequestOptions, RunState, RunType } from '../../api/index.js';
+import type { RunRequestOptions, RunState, RunType } from '../../api/index.js';
+import { storableJson, storableText } from '../../log/line.js';
+import { damageReport, readLogRows, type LogChunk, type LogStoreOptions, type StoredLine } from '../../log/ndjson.js';
+import { feedWindow, RunStorePolicy, type InsertOutcome, type RunSelection } from './policy.js';
 import { PgDatabase } from '../../pg/pool.js';
 import { transaction } from '../../pg/transaction.js';
 import { pgCode } from '../../pg/transient.js';
 import {
-  decodeRunCursor,
-  encodeRunCursor,
   RunLeaseLostError,
-  storableJson,
-  storableText,
   type FeedEntry,
   type FeedItem,
-  type RunListFilter,
   type RetentionPolicy,
   type NewRun,
   type QueueInfo,
@@ -46,7 +43,6 @@ import {
   type StoreNotice,
   type StoredRun,
   type SubmitLimits,
-  type SubmitOutcome,
 } from './run-store.js';
 
 /** The channel every instance LISTENs on. */
@@ -57,9 +53,6 @@ const SUBMIT_LOCK_KEY = 0x6b737562;
 
 /** How often a claim retries after losing a stack to another instance (unique violation). */
 const CLAIM_ATTEMPTS = 5;
-
-/** The suggested wait of a `429` when a queue is full. */
-const RETRY_AFTER_SECONDS = 5;
 
 /**
  * A driver or database failure of the run store (the message names the store by its redacted URL). `unavailable`:
@@ -73,7 +66,7 @@ export class RunStoreError extends KappsError {
   }
 }
 
-export { RunCursorError } from './run-store.js';
+export { RunCursorError } from './policy.js';
 
 interface RunRow {
   id: string;
@@ -97,7 +90,7 @@ interface RunRow {
 }
 
 /** The run store kept in a PostgreSQL database, shared by any number of instances. */
-export class PgRunStore implements RunStore {
+export class PgRunStore extends RunStorePolicy implements RunStore {
   readonly description: string;
   readonly #db: PgDatabase;
   readonly #pool: pg.Pool;
@@ -119,9 +112,12 @@ export class PgRunStore implements RunStore {
   >();
   readonly #flushing = new Set<string>();
   #open = false;
+  readonly #report: ReturnType<typeof damageReport>;
 
   /** `url`: a `postgres://` or `postgresql://` URL. Nothing connects before `open` or the first call. */
-  constructor(url: string, options: { maxConnections?: number } = {}) {
+  constructor(url: string, options: LogStoreOptions & { maxConnections?: number } = {}) {
+    super();
+    this.#report = damageReport(options);
     this.#db = new PgDatabase(url, {
       name: 'run store',
       applicationName: 'kapps-serve',
@@ -163,7 +159,7 @@ export class PgRunStore implements RunStore {
     });
   }
 
-  async submit(run: NewRun, limits: SubmitLimits): Promise<SubmitOutcome> {
+  protected async insertRun(run: NewRun & { readonly id: string }, limits: SubmitLimits): Promise<InsertOutcome> {
     return this.#run('cannot submit a run', () =>
       this.#tx(async (client) => {
         await client.query('SELECT pg_advisory_xact_lock($1)', [SUBMIT_LOCK_KEY]);
@@ -181,17 +177,13 @@ export class PgRunStore implements RunStore {
           [run.project, run.stack],
         );
         const row = counts.rows[0];
-        if (row && Number(row.stack) >= limits.maxQueuedPerStack) {
-          return { kind: 'full', scope: 'stack', retryAfterSeconds: RETRY_AFTER_SECONDS };
-        }
-        if (row && Number(row.total) >= limits.maxQueuedTotal) {
-          return { kind: 'full', scope: 'total', retryAfterSeconds: RETRY_AFTER_SECONDS };
-        }
+        if (row && Number(row.stack) >= limits.maxQueuedPerStack) return { kind: 'full', scope: 'stack' };
+        if (row && Number(row.total) >= limits.maxQueuedTotal) return { kind: 'full', scope: 'total' };
         const inserted = await client.query<RunRow>(
           `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, options, idempotency_key,
                                    feed_seq)
            VALUES ($1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7, 1) RETURNING *`,
-          [newRunId(), run.type, run.project, run.stack, run.createdBy, JSON.stringify(run.options), key ?? null],
+          [run.id, run.type, run.project, run.stack, run.createdBy, JSON.stringify(run.options), key ?? null],
         );
         const created = toRun(firstRow(inserted));
         await appendStatus(client, created, 1);
@@ -227,7 +219,7 @@ export class PgRunStore implements RunStore {
     });
   }
 
-  async list(query: RunListFilter): Promise<{ runs: StoredRun[]; nextCursor: string | null }> {
+  protected async selectRuns(query: RunSelection): Promise<StoredRun[]> {
     const where: string[] = [];
     const values: unknown[] = [];
     const add = (sql: string, value: unknown): void => {
@@ -241,18 +233,15 @@ export class PgRunStore implements RunStore {
     if (query.createdBy !== undefined) add('created_by = ?', query.createdBy);
     if (query.since !== undefined) add('created_at >= ?::timestamptz', query.since);
     if (query.until !== undefined) add('created_at <= ?::timestamptz', query.until);
-    if (query.cursor !== undefined) add('seq < ?', decodeRunCursor(query.cursor));
+    if (query.beforeSeq !== undefined) add('seq < ?', query.beforeSeq);
     if (query.projects !== undefined) add('project LIKE ANY (?::text[])', query.projects.map(likePattern));
-    const limit = Math.max(1, Math.min(query.limit, 1000));
-    values.push(limit + 1);
+    values.push(query.limit);
     const sql =
       `SELECT * FROM kapps_runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ` +
       `ORDER BY seq DESC LIMIT $${values.length}`;
     return this.#run('cannot list runs', async () => {
       const result = await this.#pool.query<RunRow>(sql, values);
-      const runs = result.rows.slice(0, limit).map(toRun);
-      const last = runs[runs.length - 1];
-      return { runs, nextCursor: result.rows.length > limit && last ? encodeRunCursor(last.seq) : null };
+      return result.rows.map(toRun);
     });
   }
 
@@ -542,35 +531,33 @@ export class PgRunStore implements RunStore {
   }
 
   async readFeed(id: string, afterSeq: number, limit: number): Promise<FeedEntry[]> {
+    const window = feedWindow(afterSeq, limit);
     return this.#run('cannot read the feed of a run', async () => {
       const result = await this.#pool.query<{ seq: string; kind: FeedItem['kind']; data: unknown }>(
         `SELECT seq, kind, data FROM kapps_run_feed WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-        [id, Math.max(0, Math.floor(afterSeq)), Math.max(1, Math.floor(limit))],
+        [id, window.afterSeq, window.limit],
       );
       return result.rows.map((row) => ({ seq: toInt(row.seq), item: { kind: row.kind, data: row.data } as FeedItem }));
     });
   }
 
-  async readLog(id: string, offset: number, maxBytes: number): Promise<{ lines: LogLine[]; nextOffset: number }> {
-    const from = Math.max(0, Math.floor(offset));
-    return this.#run('cannot read the log of a run', async () => {
-      // Lines starting within [from, from + maxBytes), and at least the first line at or after `from`.
-      const result = await this.#pool.query<{ data: LogLine; log_offset: string; log_length: number }>(
-        `(SELECT data, log_offset, log_length FROM kapps_run_feed
-           WHERE run_id = $1 AND log_offset >= $2 AND log_offset < $2::bigint + $3::bigint ORDER BY log_offset)
-         UNION ALL
-         (SELECT data, log_offset, log_length FROM kapps_run_feed
-           WHERE run_id = $1 AND log_offset >= $2::bigint + $3::bigint ORDER BY log_offset LIMIT 1)
-         ORDER BY log_offset`,
-        [id, from, Math.max(1, Math.floor(maxBytes))],
-      );
-      let rows = result.rows;
-      if (rows.length > 1) rows = rows.filter((row) => toInt(row.log_offset) < from + maxBytes);
-      const last = rows[rows.length - 1];
-      return {
-        lines: rows.map((row) => row.data),
-        nextOffset: last ? toInt(last.log_offset) + last.log_length : from,
-      };
+  async readLog(id: string, offset: number, maxBytes: number): Promise<LogChunk> {
+    const start = Math.max(0, Math.floor(offset));
+    const rows = (from: number, limit: number): Promise<StoredLine[]> =>
+      this.#run('cannot read the log of a run', async () => {
+        const result = await this.#pool.query<{ data: object; log_offset: string; log_length: number }>(
+          `SELECT data, log_offset, log_length FROM kapps_run_feed
+            WHERE run_id = $1 AND log_offset >= $2 ORDER BY log_offset LIMIT $3`,
+          [id, from, limit],
+        );
+        return result.rows.map((row) => {
+          const at = toInt(row.log_offset);
+          return { offset: at, end: at + row.log_length, data: row.data };
+        });
+      });
+    return readLogRows(rows, start, maxBytes, {
+      report: this.#report,
+      where: (at) => `kapps_run_feed row (${id}, log offset ${at}) in ${this.description}`,
     });
   }
 
@@ -680,11 +667,6 @@ async function appendStatus(client: pg.PoolClient, run: StoredRun, seq: number):
 
 async function notify(client: pg.PoolClient, notice: StoreNotice): Promise<void> {
   await client.query('SELECT pg_notify($1, $2)', [RUNS_CHANNEL, JSON.stringify(notice)]);
-}
-
-/** A new run id: time-ordered prefix (base 36 milliseconds) and 48 random bits. */
-function newRunId(): string {
-  return `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
 }
 
 function toRun(row: RunRow): StoredRun {

@@ -12,7 +12,9 @@
  */
 import { KappsError } from '../../diagnostics/errors.js';
 import type { RunEvent } from '../../report/events.js';
-import type { LogLine, Run, RunListQuery, RunRequestOptions, RunState, RunType } from '../../api/index.js';
+import type { Run, RunListQuery, RunRequestOptions, RunState, RunType } from '../../api/index.js';
+import type { LogLine } from '../../log/line.js';
+import type { LogChunk } from '../../log/ndjson.js';
 
 /** A run as stored: the API's fields (without the derived queue position) and what only the servers use. */
 export interface StoredRun extends Omit<Run, 'queuePosition' | 'blockedBy' | 'actions'> {
@@ -173,8 +175,11 @@ export interface RunStore {
   appendFeed(id: string, items: readonly FeedItem[], owner?: RunOwner): Promise<number>;
   /** The feed entries after `afterSeq`, at most `limit`. */
   readFeed(id: string, afterSeq: number, limit: number): Promise<FeedEntry[]>;
-  /** Log lines from byte `offset` of the log's NDJSON form (one `LogLine` JSON per line), up to about `maxBytes`. */
-  readLog(id: string, offset: number, maxBytes: number): Promise<{ lines: LogLine[]; nextOffset: number }>;
+  /**
+   * Log lines from byte `offset` of the log's NDJSON form (one `LogLine` JSON per line), by the one paging rule of
+   * src/log/ndjson.ts (whole lines within `maxBytes`, at least one; damaged lines skipped and reported once).
+   */
+  readLog(id: string, offset: number, maxBytes: number): Promise<LogChunk>;
   setResult(id: string, result: RunResult): Promise<void>;
   getResult(id: string): Promise<RunResult | undefined>;
 
@@ -191,49 +196,6 @@ export interface RunStore {
 
 /** Another live instance holds the (file) run store: the message names it. */
 export class RunStoreBusyError extends KappsError {}
-
-/** A `cursor` that no store gave: the API answers it 400 before any store sees it. */
-export class RunCursorError extends KappsError {}
-
-/**
- * The one cursor rule of the API and both stores: a cursor is the submission number (`seq`) of the last run of a
- * page, in decimal, at most 15 digits (always a safe integer).
- */
-export const RUN_CURSOR_PATTERN = /^[0-9]{1,15}$/;
-
-export function encodeRunCursor(seq: number): string {
-  return String(seq);
-}
-
-export function decodeRunCursor(cursor: string): number {
-  if (!RUN_CURSOR_PATTERN.test(cursor))
-    throw new RunCursorError(`invalid cursor ${JSON.stringify(cursor.slice(0, 40))}: use the nextCursor of a page`);
-  return Number(cursor);
-}
-
-const UNSTORABLE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\0/g;
-
-/**
- * What a run printed or reported, made storable by every store: a lone UTF-16 surrogate (a name or text that was
- * never valid Unicode) and NUL become U+FFFD, so no entry of a run's feed is ever refused (jsonb refuses both).
- */
-export function storableText(text: string): string {
-  UNSTORABLE.lastIndex = 0;
-  return UNSTORABLE.test(text) ? text.replace(UNSTORABLE, '\uFFFD') : text;
-}
-
-/** `JSON.stringify` of a feed entry or a run with every string and key made storable. */
-export function storableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) => {
-    if (typeof inner === 'string') return storableText(inner);
-    if (typeof inner === 'object' && inner !== null && !Array.isArray(inner)) {
-      const entries = Object.entries(inner);
-      if (entries.some(([k]) => storableText(k) !== k))
-        return Object.fromEntries(entries.map(([k, v]) => [storableText(k), v]));
-    }
-    return inner;
-  });
-}
 
 /** Whether a project name matches one of a token's project patterns (`shop`, `team-*`: `*` is any text). */
 export function projectMatches(patterns: readonly string[], project: string): boolean {

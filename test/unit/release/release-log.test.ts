@@ -2,17 +2,18 @@ import { chmodSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSy
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FileReleaseStore } from '../../../src/release/file-store.js';
 import { ReleaseLogWriter } from '../../../src/release/log-writer.js';
-import { formatLogLine } from '../../../src/release/log-lines.js';
-import type { ReleaseLogLine, ReleaseStore } from '../../../src/release/store-types.js';
+import { formatLogLine, type LogLine } from '../../../src/log/line.js';
+import { reportOnce } from '../../../src/log/ndjson.js';
+import type { ReleaseStore } from '../../../src/release/store-types.js';
 import { backends, cleanupTempDirs, makeRelease, tempDir, uniqueProject } from './helpers.js';
 
-function line(text: string, extra: Partial<ReleaseLogLine> = {}): ReleaseLogLine {
+function line(text: string, extra: Partial<LogLine> = {}): LogLine {
   return { time: '2026-01-01T12:00:00.000Z', stream: 'kapps', text, ...extra };
 }
 
 /** Every line of a log, read `maxBytes` at a time from offset 0. */
-async function readAll(store: ReleaseStore, project: string, maxBytes = 1 << 20): Promise<ReleaseLogLine[]> {
-  const out: ReleaseLogLine[] = [];
+async function readAll(store: ReleaseStore, project: string, maxBytes = 1 << 20): Promise<LogLine[]> {
+  const out: LogLine[] = [];
   let offset = 0;
   for (;;) {
     const chunk = await store.readLog(project, 'dev', 1, offset, maxBytes);
@@ -126,17 +127,20 @@ describe('release logs in files', () => {
     });
   });
 
-  it('refuses a damaged line, naming the file and the byte, and never writes through a symbolic link', async () => {
+  it('skips a damaged line, telling once of the file and the byte, and never writes through a symbolic link', async () => {
     const root = tempDir();
-    const store = new FileReleaseStore(root);
+    const told: string[] = [];
+    const store = new FileReleaseStore(root, { onDamagedLine: reportOnce((message) => told.push(message)) });
     const project = uniqueProject();
     await store.create(makeRelease(project, 'dev', 1));
     const file = store.logFileOf(project, 'dev', 1);
-    writeFileSync(file, `${JSON.stringify(line('ok'))}\nnot json\n`);
+    writeFileSync(file, `${JSON.stringify(line('ok'))}\nnot json\n${JSON.stringify(line('after'))}\n`);
     chmodSync(file, 0o600);
-    await expect(store.readLog(project, 'dev', 1, 0, 1000)).rejects.toThrow(
-      `${file} at byte ${Buffer.byteLength(JSON.stringify(line('ok'))) + 1}`,
-    );
+    expect((await store.readLog(project, 'dev', 1, 0, 1000)).lines.map((l) => l.text)).toEqual(['ok', 'after']);
+    expect((await store.readLog(project, 'dev', 1, 0, 1000)).lines.map((l) => l.text)).toEqual(['ok', 'after']);
+    expect(told).toEqual([
+      `kapps: skipped a damaged line of a log (${file} at byte ${Buffer.byteLength(JSON.stringify(line('ok'))) + 1}): a log line that is not JSON`,
+    ]);
 
     await store.create(makeRelease(project, 'dev', 2));
     const elsewhere = `${tempDir()}/target`;
@@ -152,7 +156,7 @@ describe('the batching log writer', () => {
     const stored: string[] = [];
     let calls = 0;
     const store = {
-      appendLog: (_p: string, _s: string, _r: number, lines: readonly ReleaseLogLine[]) => {
+      appendLog: (_p: string, _s: string, _r: number, lines: readonly LogLine[]) => {
         calls++;
         if (calls <= 2) return Promise.reject(new Error(`disk full ${calls}`));
         stored.push(...lines.map((l) => l.text));

@@ -10,6 +10,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLine } from '../../../src/api/index.js';
+import { MAX_PAGE_RUNS, QUEUE_FULL_RETRY_AFTER_SECONDS, RunCursorError } from '../../../src/server/queue/policy.js';
 import {
   ownerOf,
   RunLeaseLostError,
@@ -304,6 +305,52 @@ export function describeRunStore(name: string, makeStore: () => Promise<StoreFix
       const future = new Date(Date.now() + 60_000).toISOString();
       expect((await store.list({ limit: 10, since: future })).runs).toEqual([]);
       expect((await store.list({ limit: 10, until: future })).runs).toHaveLength(5);
+    });
+
+    it('names runs in the one id format and answers a full queue with the one Retry-After', async () => {
+      const { store } = await fresh();
+      const id = await submitted(store, newRun('dev'));
+      expect(id).toMatch(/^[0-9a-z]{9}-[0-9a-f]{12}$/);
+      const limits = { maxQueuedPerStack: 1, maxQueuedTotal: 10 };
+      expect(await store.submit(newRun('dev'), limits)).toEqual({
+        kind: 'full',
+        scope: 'stack',
+        retryAfterSeconds: QUEUE_FULL_RETRY_AFTER_SECONDS,
+      });
+      expect(QUEUE_FULL_RETRY_AFTER_SECONDS).toBe(5);
+    });
+
+    it('takes a cursor of 1 to 15 decimal digits only, and bounds a page', async () => {
+      const { store } = await fresh();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push(await submitted(store, newRun('dev')));
+      for (const bad of ['1234567890123456', '', '-1', '1e3', ' 1', '0x10', '99999999999999999999']) {
+        await expect(store.list({ limit: 2, cursor: bad })).rejects.toBeInstanceOf(RunCursorError);
+      }
+      const top = await store.list({ limit: 10, cursor: '999999999999999' });
+      expect(top.runs.map((r) => r.id)).toEqual([...ids].reverse());
+      expect(top.nextCursor).toBeNull();
+      expect(await store.list({ limit: 10, cursor: '0' })).toEqual({ runs: [], nextCursor: null });
+      const first = await store.list({ limit: 1 });
+      expect(first.nextCursor).toMatch(/^[0-9]{1,15}$/);
+      // A page never holds more than the policy's maximum, whatever is asked.
+      expect((await store.list({ limit: MAX_PAGE_RUNS * 10 })).runs).toHaveLength(3);
+      expect((await store.list({ limit: 0 })).runs).toHaveLength(1);
+    });
+
+    it('bounds feed reads and starts a log read from inside a line at the next line', async () => {
+      const { store } = await fresh();
+      const id = await submitted(store, newRun('dev'));
+      await store.claim('i1', LEASE);
+      await store.appendFeed(id, [
+        { kind: 'log', data: logLine('one') },
+        { kind: 'log', data: logLine('two') },
+      ]);
+      expect((await store.readFeed(id, -5, 2)).map((e) => e.seq)).toEqual([1, 2]);
+      expect(await store.readFeed(id, 0, 0)).toEqual([]);
+      expect((await store.readLog(id, 3, 1 << 20)).lines.map((l) => l.text)).toEqual(['two']);
+      expect((await store.readLog(id, -7, 1 << 20)).lines.map((l) => l.text)).toEqual(['one', 'two']);
+      expect(await store.readLog('no-such-run', 5, 100)).toEqual({ lines: [], nextOffset: 5 });
     });
 
     it('keeps results', async () => {

@@ -3,7 +3,7 @@ import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   DEFAULT_PAGE_LIMIT,
-  RELEASE_CURSOR_PATTERN,
+  CURSOR_PATTERN,
   releaseListQuerySchema,
   releaseListSchema,
   releaseSchema,
@@ -38,7 +38,7 @@ export const releaseRoutes =
         stackOr404(ctx, request, p, s);
         const project = ctx.projects.releaseProject(p);
         if (limit === undefined && cursor === undefined) return releaseListEntries(await ctx.releases.list(project, s));
-        if (cursor !== undefined && !RELEASE_CURSOR_PATTERN.test(cursor))
+        if (cursor !== undefined && !CURSOR_PATTERN.test(cursor))
           throw invalid('query.cursor', 'not a cursor this server gave');
         return releasePages.page(project, s, limit ?? DEFAULT_PAGE_LIMIT, cursor === undefined ? null : Number(cursor));
       },

@@ -19,7 +19,8 @@ import {
 } from '../../../api/index.js';
 import { canonicalJson } from '../../../release/canonical-json.js';
 import type { ServerLimits } from '../../config.js';
-import { encodeRunCursor, type StoredRun, type SubmitOutcome } from '../../queue/run-store.js';
+import { encodeRunCursor } from '../../queue/policy.js';
+import type { StoredRun, SubmitOutcome } from '../../queue/run-store.js';
 import { allows } from '../auth.js';
 import { callerOf, idParams, problemResponses, projectAllowed, runOr404, type RouteContext } from '../context.js';
 import { apiRun } from '../presenters.js';
