@@ -86,6 +86,16 @@ export default defineConfig(
       ],
       below: 'src/yaml/ reads YAML for the layers above it',
     },
+    // What every store shares (PostgreSQL plumbing, the one log) sits on the ground: it knows no store, no server.
+    {
+      files: ['src/pg/**/*.ts', 'src/log/**/*.ts'],
+      ignores: [],
+      forbid: [
+        ...['cli', 'server', 'api', 'engine', 'stack', 'plan', 'execute', 'process', 'release', 'report'],
+        ...['config', 'template', 'vars', 'workspace', 'yaml'],
+      ],
+      below: 'src/pg/ and src/log/ serve every store',
+    },
     // What shows a run knows its events, not what runs it.
     {
       files: ['src/report/**/*.ts'],

@@ -7,19 +7,24 @@ import { releaseOwnerSchema } from './common.js';
 import { CURSOR_PATTERN, MAX_PAGE_LIMIT } from './constants.js';
 
 /** One release of a list, as `kapps release list -o json` shows it. */
-export const releaseListEntrySchema = z.object({
+/** What every release answer says of a release: which, what, its phase and owner, and when. */
+const releaseHeader = {
   project: z.string(),
   stack: z.string(),
   revision: z.number().int(),
   operation: z.string(),
   phase: z.string(),
-  kappsCount: z.number().int(),
   owner: releaseOwnerSchema,
   createdAt: z.string(),
   modifiedAt: z.string(),
   finishedAt: z.string().optional(),
   heartbeatAt: z.string(),
   unlocked: z.object({ by: z.string(), at: z.string() }).optional(),
+};
+
+export const releaseListEntrySchema = z.object({
+  ...releaseHeader,
+  kappsCount: z.number().int(),
   /** finishedAt − createdAt in milliseconds; null while running. */
   durationMs: z.number().nullable(),
 });
@@ -80,17 +85,7 @@ const specKappSchema = z.looseObject({ id: z.string(), dependsOn: z.array(z.stri
  * Records may hold more fields than these (they are kept as stored).
  */
 export const releaseSchema = z.looseObject({
-  project: z.string(),
-  stack: z.string(),
-  revision: z.number().int(),
-  operation: z.string(),
-  phase: z.string(),
-  owner: releaseOwnerSchema,
-  createdAt: z.string(),
-  modifiedAt: z.string(),
-  finishedAt: z.string().optional(),
-  heartbeatAt: z.string(),
-  unlocked: z.object({ by: z.string(), at: z.string() }).optional(),
+  ...releaseHeader,
   command: z.array(z.string()).optional(),
   state: z.record(z.string(), kappStateSchema),
   spec: z.looseObject({ stack: z.string(), kapps: z.array(specKappSchema) }),

@@ -1,7 +1,7 @@
 /** Maps errors to printed messages and exit codes. */
 import { ConfigError, ExitCode, KappsError, SilentFailure, UsageError } from '../diagnostics/errors.js';
 import { formatDiagnostics } from '../report/diagnostic-printer.js';
-import { redactCredentials } from '../release/redact.js';
+import { redactCredentials } from '../diagnostics/redact.js';
 
 /** Print an error the way a user should see it; return the exit code. */
 export function reportError(error: unknown): number {

@@ -3,7 +3,7 @@
  * lock (revision N+1), saves each kapp's state as it finishes and closes the release with its phase.
  */
 import path from 'node:path';
-import { redactArgv, redactCredentials } from '../release/redact.js';
+import { redactArgv, redactCredentials } from '../diagnostics/redact.js';
 import type { LogLine } from '../log/line.js';
 import type { ReleaseStore } from '../release/store-types.js';
 import type * as ReleaseModule from '../release/index.js';

@@ -8,7 +8,7 @@ import { CancelledError, KappsError } from '../diagnostics/errors.js';
 import type { KappResult, RunCommand, RunOptions, RunSummary } from '../execute/types.js';
 import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
-import { urlSecrets } from '../release/redact.js';
+import { urlSecrets } from '../diagnostics/redact.js';
 import type { EngineContext, StackParams } from './context.js';
 import { openStackFor, type OpenOptions } from './open.js';
 import { operationPlan, type OperationPlan } from './operation-plan.js';

@@ -7,6 +7,7 @@ import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import type { PreviewDocument, PreviewRow } from '../release/index.js';
 import { TextEngineView } from '../report/engine-text.js';
 import type { EngineContext } from './context.js';
+import type { ReleaseRecordedEvent } from '../report/engine-text.js';
 
 export interface EngineView {
   /** Warnings about the stack not said yet in this context (its files, relative to `cwd`). */
@@ -28,15 +29,7 @@ export interface EngineView {
   /** Lines of release `revision`'s log could not be written (`error` is redacted); the run goes on. */
   releaseLogFailed(event: { readonly revision: number; readonly error: string }): void;
   /** The run was recorded as release `revision` of `project`/`stack` (after its summary). */
-  releaseRecorded(event: {
-    readonly revision: number;
-    readonly project: string;
-    readonly stack: string;
-    /** Where the project key came from (flag, configuration, stack file). */
-    readonly projectSource: string;
-    /** The release backend, described without credentials. */
-    readonly where: string;
-  }): void;
+  releaseRecorded(event: ReleaseRecordedEvent): void;
 }
 
 /** The view of `ctx`: its own, or the text view writing to its `message` and `result` streams. */

@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { KappsError } from '../diagnostics/errors.js';
-import { redactText, redactUrl } from '../release/redact.js';
+import { redactText, redactUrl } from '../diagnostics/redact.js';
 import { migrate } from './migrate.js';
 import { describePgError, isTransient, withRetry, WRITE_RETRY_MS } from './transient.js';
 

@@ -16,7 +16,7 @@ import type { StackSpec } from '../plan/spec.js';
 import type { KappStatus } from '../vocabulary.js';
 import { ReleaseConflictError, ReleaseLockedError, ReleaseStoreError, RevisionTakenError } from './errors.js';
 import { currentOwner, formatOwner, ownerHealth } from './owner.js';
-import { redactArgv } from './redact.js';
+import { redactArgv } from '../diagnostics/redact.js';
 import { specDigest } from './canonical-json.js';
 import { isJsonSafe } from './record-schema.js';
 import type { ReleaseStore } from './store-types.js';

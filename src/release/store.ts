@@ -6,7 +6,7 @@ import { accessSync, constants, realpathSync, statfsSync, statSync } from 'node:
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { homedir } from 'node:os';
 import { ReleaseStoreError } from './errors.js';
-import { redactUrl } from './redact.js';
+import { redactUrl } from '../diagnostics/redact.js';
 import type { ReleaseStore } from './store-types.js';
 
 /** Where releases are kept, resolved from flag, environment, configuration and defaults. */

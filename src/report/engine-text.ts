@@ -7,6 +7,17 @@ import type { PreviewDocument, PreviewRow } from '../release/preview.js';
 import { formatNotRecorded, formatPreviewDetails, formatPreviewTable } from '../release/preview.js';
 import { formatDiagnostics } from './diagnostic-printer.js';
 
+/** A run recorded as a release (`EngineView.releaseRecorded`). */
+export interface ReleaseRecordedEvent {
+  readonly revision: number;
+  readonly project: string;
+  readonly stack: string;
+  /** Where the project key came from (flag, configuration, stack file). */
+  readonly projectSource: string;
+  /** The release backend, described without credentials. */
+  readonly where: string;
+}
+
 /** Where the text goes: messages about the run, and the line saying where it was recorded. Whole lines. */
 export interface EngineTextStreams {
   message(text: string): void;
@@ -64,13 +75,7 @@ export class TextEngineView {
     this.streams.message(`warning: the log of release ${event.revision} could not be written: ${event.error}\n`);
   }
 
-  releaseRecorded(event: {
-    readonly revision: number;
-    readonly project: string;
-    readonly stack: string;
-    readonly projectSource: string;
-    readonly where: string;
-  }): void {
+  releaseRecorded(event: ReleaseRecordedEvent): void {
     this.streams.result(
       `Recorded as release ${event.revision} of ${event.project}/${event.stack} (project from ${event.projectSource}) in ${event.where}\n`,
     );

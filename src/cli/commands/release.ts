@@ -122,7 +122,7 @@ const showCommand: CommandModule<object, ShowArgs> = {
       const { orderRelease } = await import('../../release/record-order.js');
       const revision = argv.revision === undefined ? undefined : revisionArg(argv.revision, '--revision');
       const release = await findRelease(store, project, argv.stackName, revision);
-      const { redactArgv } = await import('../../release/redact.js');
+      const { redactArgv } = await import('../../diagnostics/redact.js');
       const { redactStackSpec, showMasks } = await import('../../release/spec-diff.js');
       // Records written before credentials were masked in every form are masked when shown; secrets are recorded as
       // keyed masks, shown as `(sensitive)`; values named as secrets in older records are masked as in a preview.

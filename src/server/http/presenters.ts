@@ -5,7 +5,7 @@
 import type { Release as ApiRelease, Run } from '../../api/index.js';
 import type { RunStore, StoredRun } from '../queue/run-store.js';
 import { orderRelease } from '../../release/record-order.js';
-import { redactArgv } from '../../release/redact.js';
+import { redactArgv } from '../../diagnostics/redact.js';
 import { redactStackSpec, showMasks } from '../../release/spec-diff.js';
 import { describeHolder, type UnlockResult } from '../../release/recorder.js';
 import { isRunningPhase, type Release } from '../../release/types.js';

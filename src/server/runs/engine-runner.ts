@@ -22,7 +22,7 @@ import type * as Engine from '../../engine/index.js';
 import type { EngineContext, RunParams, StackParams } from '../../engine/index.js';
 import type { PreviewDocument } from '../../release/preview.js';
 import { canonicalJson } from '../../release/canonical-json.js';
-import { redactCredentials } from '../../release/redact.js';
+import { redactCredentials } from '../../diagnostics/redact.js';
 import { formatDiagnostics } from '../../report/diagnostic-printer.js';
 import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOptions } from '../../api/index.js';
 import { STEP_STOP_MS, type RunEngine, type RunIO, type ExecutedRun } from './executor.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../../src/diagnostics/errors.js';
 import { ReleaseStoreError } from '../../../src/release/errors.js';
-import { redactText, redactUrl } from '../../../src/release/redact.js';
+import { redactText, redactUrl } from '../../../src/diagnostics/redact.js';
 import { describeBackend, kappsHome, resolveBackend } from '../../../src/release/store.js';
 import { resolveProject } from '../../../src/release/target.js';
 
