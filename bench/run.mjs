@@ -3,7 +3,7 @@
 // measured in the same run (Go's text/template for rendering, GNU make and a bare Node spawn loop for running DAGs);
 // absolute times on a shared machine are noise.
 //
-//   node bench/run.mjs [--only startup,template,generate,workloads,spawn,process-server,yaml,server,web,web-page,web-releases]
+//   node bench/run.mjs [--only startup,template,generate,workloads,spawn,process-server,release-bytes,yaml,server,web,web-page,web-releases]
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -24,6 +24,11 @@ const suites = [
     name: 'process-server',
     file: 'process-server.mjs',
     what: 'running steps through the process server vs spawning in-process (KAPPS_INPROCESS_SPAWN=1)',
+  },
+  {
+    name: 'release-bytes',
+    file: 'release-bytes.mjs',
+    what: 'bytes written recording a release of 1,000 and 10,000 kapps',
   },
   { name: 'yaml', file: 'yaml.mjs', what: 'the fast YAML reader and the record writer vs the yaml package' },
   { name: 'server', file: 'server.mjs', what: '`kapps serve`: submit-to-first-step, W2 through a warm server, reads' },
