@@ -61,3 +61,18 @@ export async function appendNdjson(file: string, text: string): Promise<void> {
     await handle.close();
   }
 }
+
+/**
+ * Append `text` to `file` (created mode 0600, never through a symbolic link) and fsync it before returning: the
+ * append of a journal, durable once this resolves. A new file's name is made durable by the caller (`syncDirectory`).
+ */
+export async function appendSynced(file: string, text: string): Promise<void> {
+  const flags = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW;
+  const handle = await open(file, flags, 0o600);
+  try {
+    await handle.writeFile(text, 'utf8');
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -7,7 +7,14 @@
  * - create writes the whole record to a temp file in the same directory, fsyncs it, then hard-links it to
  *   `<revision>.yaml`. `link` fails with EEXIST when the name is taken, atomically, so of two runs creating the
  *   same revision exactly one wins: that is the lock. The temp file is then removed and the directory fsynced.
- * - update writes a temp file, fsyncs it and renames it over the record (atomic replace), then fsyncs the directory.
+ * - update writes a temp file, fsyncs it and renames it over the record (atomic replace), removes the release's
+ *   journal, then fsyncs the directory.
+ * - appendState (a running release's kapp states and heartbeats) appends one NDJSON line per batch to the journal
+ *   `<revision>.journal.ndjson` beside the record and fsyncs it; the record is not rewritten. Each line names the
+ *   `modifiedAt` of the record it follows (`base`); a reader applies, in order, the lines whose base is the record's
+ *   `modifiedAt`, so lines left over from before a compaction (a crash between the rename and the removal) are
+ *   ignored, and a last line without its newline (a write cut short) is too. The finish (an update) folds the
+ *   journal into the record and removes it.
  * Readers ignore temp files (`.<revision>.yaml.<pid>.<random>.tmp`); one left by a killed writer is harmless.
  *
  * - the compare-and-set of update (the owner's saves, `kapps release unlock`) reads, compares and renames while
@@ -19,7 +26,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
 import {
@@ -34,11 +41,33 @@ import { orderKappState, orderRelease } from './record-order.js';
 import { recordYaml } from './record-yaml.js';
 import { damageReport, encodeLines, readLogFile, type LogChunk, type LogStoreOptions } from '../log/ndjson.js';
 import type { LogLine } from '../log/line.js';
-import { appendNdjson, syncDirectory, tempNameFor, writeSynced } from '../log/durable.js';
-import type { ReleaseStore, UpdateOptions } from './store-types.js';
+import { appendNdjson, appendSynced, syncDirectory, tempNameFor, writeSynced } from '../log/durable.js';
+import type { ReleaseKey, ReleaseStore, StateChange, UpdateOptions } from './store-types.js';
 import { summarise, type KappState, type Release, type ReleaseSummary } from './types.js';
 
 const RELEASE_FILE = /^([1-9][0-9]*)\.yaml$/;
+
+/**
+ * What this store last wrote to a record: the release's `modifiedAt` with the journal applied, the record's own
+ * (`base`, what its journal lines follow) and the record file's identity.
+ */
+interface OwnWrite {
+  modifiedAt: string;
+  base: string;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  /** Whether this store created the journal file (and made its name durable). */
+  journal: boolean;
+}
+
+/** One line of a journal (see the top of this file). */
+interface JournalLine {
+  base: string;
+  modifiedAt: string;
+  heartbeatAt?: string;
+  state: Record<string, unknown>;
+}
 const HEADER = '# A kapps release record. Written by kapps; see `kapps release show`.\n';
 
 /** The release store kept in files under `<root>/releases`. */
@@ -46,7 +75,7 @@ export class FileReleaseStore implements ReleaseStore {
   readonly description: string;
   readonly #root: string;
   /** What this store last wrote to each file, to skip re-reading it on the next compare-and-set. */
-  readonly #written = new Map<string, { modifiedAt: string; ino: bigint; size: bigint; mtimeNs: bigint }>();
+  readonly #written = new Map<string, OwnWrite>();
   /** The YAML text of the last spec written, for that spec object (the recorder replaces the spec, never edits it). */
   #specText: { spec: object; text: string } | undefined;
   /** The YAML of each state entry written, indented under `state:`. */
@@ -184,8 +213,70 @@ export class FileReleaseStore implements ReleaseStore {
       await unlink(temp).catch(() => undefined);
       throw new ReleaseStoreError(`cannot write ${target}: ${errorMessage(error)}`, { cause: error });
     }
+    // The record now holds what the journal said (the caller's release was read with it applied): drop it. Left
+    // behind by a crash here, its lines follow the old record's modifiedAt and are ignored.
+    const journal = this.journalFileOf(release.project, release.stack, release.revision);
+    await unlink(journal).catch((error: unknown) => {
+      if (errorCode(error) !== 'ENOENT') {
+        throw new ReleaseStoreError(`cannot remove ${journal}: ${errorMessage(error)}`, { cause: error });
+      }
+    });
     await syncDirectory(dir);
     await this.#remember(target, release.modifiedAt);
+  }
+
+  /** The journal of one release: `<revision>.journal.ndjson` beside its record. */
+  journalFileOf(project: string, stack: string, revision: number): string {
+    return join(this.directoryOf(project, stack), `${checkRevision(revision)}.journal.ndjson`);
+  }
+
+  async appendState(release: ReleaseKey, change: StateChange, options: UpdateOptions = {}): Promise<void> {
+    const dir = this.directoryOf(release.project, release.stack);
+    const target = this.fileOf(release.project, release.stack, release.revision);
+    await withRecordLock(
+      join(dir, `.${release.revision}.yaml.lock`),
+      () => notFound(release),
+      () => this.#appendState(release, change, options, target),
+    );
+  }
+
+  async #appendState(release: ReleaseKey, change: StateChange, options: UpdateOptions, target: string): Promise<void> {
+    let own = this.#written.get(target);
+    if (!own || !(await this.#unchangedSinceOwnWrite(target, own.modifiedAt))) {
+      // Not (or no longer) what this store wrote: read the record and its journal to compare and to learn the base.
+      const found = await this.#readWithJournal(release.project, release.stack, release.revision);
+      if (!found) throw notFound(release);
+      const st = await stat(target, { bigint: true }).catch(() => undefined);
+      if (!st) throw notFound(release);
+      own = {
+        modifiedAt: found.release.modifiedAt,
+        base: found.base,
+        ino: st.ino,
+        size: st.size,
+        mtimeNs: st.mtimeNs,
+        journal: false,
+      };
+    }
+    if (options.ifModifiedAt !== undefined && own.modifiedAt !== options.ifModifiedAt) {
+      const current = await this.#read(release.project, release.stack, release.revision);
+      if (!current) throw notFound(release);
+      throw new ReleaseConflictError(
+        `release ${release.revision} of ${release.project}/${release.stack} was changed by another process ` +
+          `(modified ${current.modifiedAt}, expected ${options.ifModifiedAt})`,
+        current,
+      );
+    }
+    const line: JournalLine = {
+      base: own.base,
+      modifiedAt: change.modifiedAt,
+      ...(change.heartbeatAt !== undefined ? { heartbeatAt: change.heartbeatAt } : {}),
+      state: Object.fromEntries(Object.entries(change.state).map(([id, entry]) => [id, orderKappState(entry)])),
+    };
+    const file = this.journalFileOf(release.project, release.stack, release.revision);
+    await this.#io(`cannot write ${file}`, () => appendSynced(file, `${JSON.stringify(line)}\n`));
+    // The first line created the file: make its name durable too.
+    if (!own.journal) await syncDirectory(dirname(file));
+    this.#written.set(target, { ...own, modifiedAt: change.modifiedAt, journal: true });
   }
 
   /**
@@ -206,7 +297,14 @@ export class FileReleaseStore implements ReleaseStore {
   async #remember(file: string, modifiedAt: string): Promise<void> {
     try {
       const st = await stat(file, { bigint: true });
-      this.#written.set(file, { modifiedAt, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs });
+      this.#written.set(file, {
+        modifiedAt,
+        base: modifiedAt,
+        ino: st.ino,
+        size: st.size,
+        mtimeNs: st.mtimeNs,
+        journal: false,
+      });
     } catch {
       this.#written.delete(file);
     }
@@ -263,10 +361,41 @@ export class FileReleaseStore implements ReleaseStore {
   }
 
   async #read(project: string, stack: string, revision: number): Promise<Release | undefined> {
+    return (await this.#readWithJournal(project, stack, revision))?.release;
+  }
+
+  /** The release with its journal applied, and the record's own `modifiedAt` (what journal lines follow). */
+  async #readWithJournal(
+    project: string,
+    stack: string,
+    revision: number,
+  ): Promise<{ release: Release; base: string } | undefined> {
+    // A compaction between reading the record and reading its journal would pair the old record with no journal:
+    // read again when the record was replaced meanwhile.
+    for (let attempt = 0; ; attempt++) {
+      const found = await this.#readOnce(project, stack, revision);
+      if (!found || attempt >= 20) return found?.read;
+      const now = await stat(this.fileOf(project, stack, revision), { bigint: true }).catch(() => undefined);
+      if (now?.ino === found.ino) return found.read;
+    }
+  }
+
+  async #readOnce(
+    project: string,
+    stack: string,
+    revision: number,
+  ): Promise<{ read: { release: Release; base: string }; ino: bigint } | undefined> {
     const file = this.fileOf(project, stack, revision);
     let text: string;
+    let ino: bigint;
     try {
-      text = await readFile(file, 'utf8');
+      const handle = await open(file, 'r');
+      try {
+        ino = (await handle.stat({ bigint: true })).ino;
+        text = await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return undefined;
       throw new ReleaseStoreError(`cannot read ${file}: ${errorMessage(error)}`, { cause: error });
@@ -277,15 +406,65 @@ export class FileReleaseStore implements ReleaseStore {
     } catch (error) {
       throw new ReleaseRecordError(file, `unparsable YAML: ${errorMessage(error)}`, { cause: error });
     }
-    const release = parseReleaseRecord(data, file);
-    if (release.project !== project || release.stack !== stack || release.revision !== revision) {
+    const record = parseReleaseRecord(data, file);
+    if (record.project !== project || record.stack !== stack || record.revision !== revision) {
       throw new ReleaseRecordError(
         file,
-        `it records release ${release.revision} of ${release.project}/${release.stack}, ` +
+        `it records release ${record.revision} of ${record.project}/${record.stack}, ` +
           `not release ${revision} of ${project}/${stack}`,
       );
     }
-    return release;
+    const base = record.modifiedAt;
+    const journal = this.journalFileOf(project, stack, revision);
+    const lines = await this.#journalLines(journal, base);
+    if (lines.length === 0) return { read: { release: record, base }, ino };
+    // The journal's entries are checked as part of the record they make.
+    const merged = data as Record<string, unknown>;
+    const state = { ...(merged.state as Record<string, unknown>) };
+    for (const line of lines) {
+      merged.modifiedAt = line.modifiedAt;
+      if (line.heartbeatAt !== undefined) merged.heartbeatAt = line.heartbeatAt;
+      for (const [id, entry] of Object.entries(line.state)) state[id] = entry;
+    }
+    merged.state = state;
+    return { read: { release: parseReleaseRecord(merged, `${file} with its journal ${journal}`), base }, ino };
+  }
+
+  /**
+   * The complete lines of a journal that follow the record whose `modifiedAt` is `base`, in order; none when there
+   * is no journal. A last line without its newline was cut short by a crash and is ignored; any other line that is
+   * not a journal entry is damage, reported with its line number.
+   */
+  async #journalLines(file: string, base: string): Promise<JournalLine[]> {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return [];
+      throw new ReleaseStoreError(`cannot read ${file}: ${errorMessage(error)}`, { cause: error });
+    }
+    const out: JournalLine[] = [];
+    const lines = text.split('\n');
+    // The piece after the last newline is empty, or a line cut short.
+    lines.pop();
+    for (const [index, raw] of lines.entries()) {
+      let line: unknown;
+      try {
+        line = JSON.parse(raw);
+      } catch (error) {
+        throw new ReleaseRecordError(file, `line ${index + 1}: unparsable JSON: ${errorMessage(error)}`, {
+          cause: error,
+        });
+      }
+      if (!isJournalLine(line)) {
+        throw new ReleaseRecordError(
+          file,
+          `line ${index + 1}: not a journal entry (an object with base, modifiedAt and state)`,
+        );
+      }
+      if (line.base === base) out.push(line);
+    }
+    return out;
   }
 
   /** Write the record to a new temp file beside its record (mode 0600), fsynced; return its path. */
@@ -443,7 +622,20 @@ async function isStaleLock(lockFile: string): Promise<boolean> {
   }
 }
 
-function notFound(release: Release): ReleaseNotFoundError {
+function isJournalLine(value: unknown): value is JournalLine {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const line = value as Record<string, unknown>;
+  return (
+    typeof line.base === 'string' &&
+    typeof line.modifiedAt === 'string' &&
+    (line.heartbeatAt === undefined || typeof line.heartbeatAt === 'string') &&
+    typeof line.state === 'object' &&
+    line.state !== null &&
+    !Array.isArray(line.state)
+  );
+}
+
+function notFound(release: ReleaseKey): ReleaseNotFoundError {
   return new ReleaseNotFoundError(
     `release ${release.revision} of ${release.project}/${release.stack} does not exist, so it cannot be updated`,
   );

@@ -19,7 +19,7 @@ import { currentOwner, formatOwner, ownerHealth } from './owner.js';
 import { redactArgv } from '../diagnostics/redact.js';
 import { specDigest } from './canonical-json.js';
 import { isJsonSafe } from './record-schema.js';
-import type { ReleaseStore } from './store-types.js';
+import type { ReleaseStore, StateChange } from './store-types.js';
 import {
   isRunningPhase,
   type FinalPhase,
@@ -126,9 +126,11 @@ interface PendingBatch {
 }
 
 /**
- * An open release. Writes are serialised (one at a time, in call order) and each replaces the stored record
- * atomically, only if nobody else changed it since this recorder's last write; if someone did (the release was
- * unlocked by hand), the recorder stops writing and its calls reject with `ReleaseConflictError`.
+ * An open release. Writes are serialised (one at a time, in call order), each only if nobody else changed the
+ * release since this recorder's last write; if someone did (the release was unlocked by hand), the recorder stops
+ * writing and its calls reject with `ReleaseConflictError`. A write that only records kapps and heartbeats is
+ * appended to the release's journal (`ReleaseStore.appendState`, when the store has one): its bytes are the
+ * batch's, not the whole record's. The spec and the finish replace the whole record, which folds the journal in.
  */
 export class ReleaseRecorder {
   readonly #store: ReleaseStore;
@@ -256,7 +258,7 @@ export class ReleaseRecorder {
   }
 
   /**
-   * Queue one change; it is applied to the wanted record and the whole record is written. Changes queued while a
+   * Queue one change; it is applied to the wanted record and saved (journal or whole record). Changes queued while a
    * write is in flight are written together by the next write (each caller's promise still resolves only once its
    * change is on disk), so a burst of kapps finishing at once costs one write, not one each.
    */
@@ -300,12 +302,18 @@ export class ReleaseRecorder {
 
   async #writeNow(changes: readonly ((release: Release) => void)[]): Promise<void> {
     if (this.#lost) throw this.#lost;
+    const before: Release = { ...this.#desired, state: { ...this.#desired.state } };
     for (const change of changes) change(this.#desired);
     // A snapshot for the store: changes replace the state's entries and the spec rather than mutating them, so a
     // copy of the top level and of the state map is enough (and keeps entries shared, which the store caches on).
     const next: Release = { ...this.#desired, state: { ...this.#desired.state }, modifiedAt: this.#stamp() };
+    const journal = this.#store.appendState ? journalChange(before, next) : undefined;
     try {
-      await this.#store.update(next, { ifModifiedAt: this.#persisted });
+      if (journal && this.#store.appendState) {
+        await this.#store.appendState(next, journal, { ifModifiedAt: this.#persisted });
+      } else {
+        await this.#store.update(next, { ifModifiedAt: this.#persisted });
+      }
     } catch (error) {
       if (error instanceof ReleaseConflictError) {
         this.#lost = lostError(this.#desired, error);
@@ -324,6 +332,28 @@ export class ReleaseRecorder {
     const now = this.#now().getTime();
     return new Date(Number.isFinite(last) && now <= last ? last + 1 : now).toISOString();
   }
+}
+
+/**
+ * What `next` changes of `before` as a journal entry, when that is all it changes: kapp state entries (replaced or
+ * added) and the heartbeat. Anything else (the phase, the spec, an error, an entry removed) needs the whole record
+ * written: undefined.
+ */
+function journalChange(before: Release, next: Release): StateChange | undefined {
+  for (const key of new Set([...Object.keys(before), ...Object.keys(next)]) as Set<keyof Release>) {
+    if (key === 'state' || key === 'modifiedAt' || key === 'heartbeatAt') continue;
+    if (before[key] !== next[key]) return undefined;
+  }
+  const state: Record<string, KappState> = {};
+  for (const id of Object.keys(before.state)) if (!Object.hasOwn(next.state, id)) return undefined;
+  for (const [id, entry] of Object.entries(next.state)) {
+    if (!Object.hasOwn(before.state, id) || before.state[id] !== entry) state[id] = entry;
+  }
+  return {
+    modifiedAt: next.modifiedAt,
+    ...(next.heartbeatAt !== before.heartbeatAt ? { heartbeatAt: next.heartbeatAt } : {}),
+    state,
+  };
 }
 
 /**

@@ -6,13 +6,20 @@
  *   `RevisionTakenError` — this is what makes the lock safe;
  * - `update` replaces the whole record atomically (a reader sees the old record or the new one, never a mix), and
  *   with `ifModifiedAt` only when nobody else wrote it since;
- * - a damaged record is reported (`ReleaseRecordError`), never skipped.
+ * - a damaged record is reported (`ReleaseRecordError`), never skipped;
+ * - while a run is in flight, its owner appends each batch of kapp states and heartbeats to the release's journal
+ *   (`appendState`) instead of rewriting the record; every read (`get`, `latest`, `list`) returns the record with
+ *   its journal applied, and `update` (the finish, an unlock) writes the whole record and drops the journal: the
+ *   compaction. A backend without a journal leaves `appendState` out and the recorder updates the whole record.
  *
  * The store knows nothing of phases or locks; `recorder.ts` builds the lifecycle on top of it.
  */
 import type { LogLine } from '../log/line.js';
 import type { LogChunk } from '../log/ndjson.js';
-import type { Release, ReleaseSummary } from './types.js';
+import type { KappState, Release, ReleaseSummary } from './types.js';
+
+/** Which release: (project, stack, revision). */
+export type ReleaseKey = Pick<Release, 'project' | 'stack' | 'revision'>;
 
 /** Options of `ReleaseStore.update`. */
 export interface UpdateOptions {
@@ -21,6 +28,16 @@ export interface UpdateOptions {
    * `ReleaseConflictError`. Without it the update is unconditional.
    */
   ifModifiedAt?: string;
+}
+
+/** One batch of changes to a running release, appended to its journal by `ReleaseStore.appendState`. */
+export interface StateChange {
+  /** The release's new `modifiedAt`, strictly after the one it replaces. */
+  modifiedAt: string;
+  /** The new heartbeat, if it moved. */
+  heartbeatAt?: string;
+  /** Kapp id → its new state entry (replacing the one recorded before, if any). */
+  state: Record<string, KappState>;
 }
 
 /** A place where releases are kept. */
@@ -35,8 +52,17 @@ export interface ReleaseStore {
   list(project: string, stack: string): Promise<ReleaseSummary[]>;
   /** Store a new release; throws `RevisionTakenError` if its revision exists already. */
   create(release: Release): Promise<void>;
-  /** Replace an existing release as a whole, atomically. Throws `ReleaseNotFoundError` if it does not exist. */
+  /**
+   * Replace an existing release as a whole, atomically, dropping its journal (the journal's changes are in the
+   * release given: callers start from a read, which applies it). Throws `ReleaseNotFoundError` if it does not exist.
+   */
   update(release: Release, options?: UpdateOptions): Promise<void>;
+  /**
+   * Append one batch of changes to the journal of a running release, durably, without rewriting its record; with
+   * `ifModifiedAt` only when the release (journal applied) still has that `modifiedAt`, otherwise
+   * `ReleaseConflictError`. Optional: a store without it gets whole-record updates.
+   */
+  appendState?(release: ReleaseKey, change: StateChange, options?: UpdateOptions): Promise<void>;
   /**
    * Append lines to the log of a release (its owner only, in order). The log is append-only: files
    * `<revision>.log.ndjson` beside the record, or rows in the database.
