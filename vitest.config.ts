@@ -10,6 +10,7 @@ const needsBuildOrPostgres = [
   'test/unit/log/log-pg.test.ts',
   'test/unit/process/server-protocol.test.ts',
   'test/unit/release/pg-store.test.ts',
+  'test/unit/release/journal.test.ts',
   'test/unit/release/processes.test.ts',
   'test/unit/release/recorder.test.ts',
   'test/unit/release/release-log.test.ts',

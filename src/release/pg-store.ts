@@ -4,7 +4,9 @@
  * Releases live in `kapps_releases`, primary key (project, stack, revision): `create` is an INSERT, so the
  * database itself refuses a second release with the same revision (unique violation → `RevisionTakenError`).
  * `update` runs in a transaction that locks the row (`SELECT … FOR UPDATE`), checks `modifiedAt` when asked and
- * replaces the record. The whole record is kept as `json` (text, so key order and numbers are kept exactly as
+ * replaces the record, deleting the release's journal rows. While a run is in flight, its kapp states and heartbeats
+ * are appended as rows of `kapps_release_journal` (`appendState`: one INSERT per save, the row's columns moved on)
+ * and every read applies them to the record, in the same statement. The whole record is kept as `json` (text, so key order and numbers are kept exactly as
  * written); the metadata `kapps release list` shows is kept in columns so listing does not load specs.
  *
  * The schema is created on first use and migrated by the numbered SQL files of `src/pg/migrations/` (`PgDatabase`,
@@ -20,15 +22,23 @@ import {
   RevisionTakenError,
 } from './errors.js';
 import { parseReleaseRecord } from './record-schema.js';
-import { orderRelease } from './record-order.js';
+import { orderKappState, orderRelease } from './record-order.js';
 import { damageReport, encodeLines, readLogRows } from '../log/ndjson.js';
 import type { DamageReport, LogChunk, LogStoreOptions, StoredLine } from '../log/ndjson.js';
 import type { LogLine } from '../log/line.js';
 import { PgDatabase } from '../pg/pool.js';
 import { transaction } from '../pg/transaction.js';
 import { pgCode } from '../pg/transient.js';
-import type { ReleaseStore, UpdateOptions } from './store-types.js';
-import type { Release, ReleaseOperation, ReleaseOwner, ReleasePhase, ReleaseSummary, ReleaseUnlock } from './types.js';
+import type { ReleaseKey, ReleaseStore, StateChange, UpdateOptions } from './store-types.js';
+import type {
+  KappState,
+  Release,
+  ReleaseOperation,
+  ReleaseOwner,
+  ReleasePhase,
+  ReleaseSummary,
+  ReleaseUnlock,
+} from './types.js';
 
 interface SummaryRow {
   revision: number | string;
@@ -66,25 +76,30 @@ export class PgReleaseStore implements ReleaseStore {
 
   async latest(project: string, stack: string): Promise<Release | undefined> {
     return this.#run('cannot read releases', async () => {
-      const result = await this.#pool.query<{ revision: number | string; record: unknown }>(
-        `SELECT revision, record FROM kapps_releases WHERE project = $1 AND stack = $2
-         ORDER BY revision DESC LIMIT 1`,
+      const result = await this.#pool.query<{
+        revision: number | string;
+        record: unknown;
+        journal: JournalRow[] | null;
+      }>(
+        `SELECT r.revision, r.record, ${JOURNAL_OF_R} AS journal FROM kapps_releases r
+          WHERE r.project = $1 AND r.stack = $2 ORDER BY r.revision DESC LIMIT 1`,
         [project, stack],
       );
       const row = result.rows[0];
-      return row ? this.#parse(row.record, project, stack, toInt(row.revision)) : undefined;
+      return row ? this.#parse(withJournal(row.record, row.journal), project, stack, toInt(row.revision)) : undefined;
     });
   }
 
   async get(project: string, stack: string, revision: number): Promise<Release | undefined> {
     if (!Number.isSafeInteger(revision) || revision < 1 || revision > 2 ** 31 - 1) return undefined;
     return this.#run('cannot read releases', async () => {
-      const result = await this.#pool.query<{ record: unknown }>(
-        'SELECT record FROM kapps_releases WHERE project = $1 AND stack = $2 AND revision = $3',
+      const result = await this.#pool.query<{ record: unknown; journal: JournalRow[] | null }>(
+        `SELECT r.record, ${JOURNAL_OF_R} AS journal FROM kapps_releases r
+          WHERE r.project = $1 AND r.stack = $2 AND r.revision = $3`,
         [project, stack, revision],
       );
       const row = result.rows[0];
-      return row ? this.#parse(row.record, project, stack, revision) : undefined;
+      return row ? this.#parse(withJournal(row.record, row.journal), project, stack, revision) : undefined;
     });
   }
 
@@ -136,7 +151,10 @@ export class PgReleaseStore implements ReleaseStore {
           `SELECT record FROM kapps_releases WHERE project = $1 AND stack = $2 AND revision = $3 FOR UPDATE`,
           [release.project, release.stack, release.revision],
         );
-        const row = current.rows[0];
+        const locked = current.rows[0];
+        const row = locked && {
+          record: withJournal(locked.record, await journalRows(client, release)),
+        };
         if (!row) {
           throw new ReleaseNotFoundError(
             `release ${release.revision} of ${release.project}/${release.stack} does not exist, so it cannot be updated`,
@@ -158,6 +176,72 @@ export class PgReleaseStore implements ReleaseStore {
                   record = $13::json
             WHERE project = $1 AND stack = $2 AND revision = $3`,
           rowValues(release),
+        );
+        // The record now holds what the journal said (the caller's release was read with it applied).
+        await client.query('DELETE FROM kapps_release_journal WHERE project = $1 AND stack = $2 AND revision = $3', [
+          release.project,
+          release.stack,
+          release.revision,
+        ]);
+      });
+    });
+  }
+
+  async appendState(release: ReleaseKey, change: StateChange, options: UpdateOptions = {}): Promise<void> {
+    await this.#write('cannot update a release', async () => {
+      await transaction(this.#pool, async (client) => {
+        const key = [release.project, release.stack, release.revision];
+        const current = await client.query<{ last: string | null }>(
+          `SELECT (SELECT j.modified_at FROM kapps_release_journal j
+                    WHERE j.project = r.project AND j.stack = r.stack AND j.revision = r.revision
+                    ORDER BY j.seq DESC LIMIT 1) AS last
+             FROM kapps_releases r WHERE r.project = $1 AND r.stack = $2 AND r.revision = $3 FOR UPDATE`,
+          key,
+        );
+        const row = current.rows[0];
+        if (!row) {
+          throw new ReleaseNotFoundError(
+            `release ${release.revision} of ${release.project}/${release.stack} does not exist, so it cannot be updated`,
+          );
+        }
+        if (options.ifModifiedAt !== undefined) {
+          // The record's own modifiedAt is read only when no journal row follows it (the first save of a run).
+          let modifiedAt = row.last;
+          if (modifiedAt === null) {
+            const base = await client.query<{ modified: string | null }>(
+              `SELECT record->>'modifiedAt' AS modified FROM kapps_releases
+                WHERE project = $1 AND stack = $2 AND revision = $3`,
+              key,
+            );
+            modifiedAt = base.rows[0]?.modified ?? null;
+          }
+          if (modifiedAt !== options.ifModifiedAt) {
+            const stored = await this.get(release.project, release.stack, release.revision);
+            throw new ReleaseConflictError(
+              `release ${release.revision} of ${release.project}/${release.stack} was changed by another process ` +
+                `(modified ${modifiedAt ?? 'never'}, expected ${options.ifModifiedAt})`,
+              stored,
+            );
+          }
+        }
+        const ids = Object.keys(change.state);
+        const kapps: (string | null)[] = ids.length > 0 ? ids : [null];
+        await client.query(
+          `INSERT INTO kapps_release_journal (project, stack, revision, modified_at, heartbeat_at, kapp, state)
+           SELECT $1, $2, $3, $4, $5, k, s::json FROM unnest($6::text[], $7::text[]) WITH ORDINALITY AS t(k, s, n)
+            ORDER BY n`,
+          [
+            ...key,
+            change.modifiedAt,
+            change.heartbeatAt ?? null,
+            kapps,
+            kapps.map((id) => (id === null ? null : JSON.stringify(orderKappState(change.state[id] as KappState)))),
+          ],
+        );
+        await client.query(
+          `UPDATE kapps_releases SET modified_at = $4, heartbeat_at = COALESCE($5, heartbeat_at)
+            WHERE project = $1 AND stack = $2 AND revision = $3`,
+          [...key, change.modifiedAt, change.heartbeatAt ?? null],
         );
       });
     });
@@ -240,6 +324,42 @@ export class PgReleaseStore implements ReleaseStore {
     }
     return release;
   }
+}
+
+/** One row of `kapps_release_journal`, as the reads aggregate them. */
+interface JournalRow {
+  modified_at: string;
+  heartbeat_at: string | null;
+  kapp: string | null;
+  state: unknown;
+}
+
+/** The journal rows of the release row `r`, in order, as one json array (null when there are none). */
+const JOURNAL_OF_R = `(SELECT json_agg(json_build_object('modified_at', j.modified_at, 'heartbeat_at', j.heartbeat_at,
+                                          'kapp', j.kapp, 'state', j.state) ORDER BY j.seq)
+     FROM kapps_release_journal j WHERE j.project = r.project AND j.stack = r.stack AND j.revision = r.revision)`;
+
+async function journalRows(client: pg.PoolClient, release: ReleaseKey): Promise<JournalRow[]> {
+  const result = await client.query<JournalRow>(
+    `SELECT modified_at, heartbeat_at, kapp, state FROM kapps_release_journal
+      WHERE project = $1 AND stack = $2 AND revision = $3 ORDER BY seq`,
+    [release.project, release.stack, release.revision],
+  );
+  return result.rows;
+}
+
+/** The stored record with its journal rows applied in order (checked afterwards, as the record is). */
+function withJournal(record: unknown, rows: readonly JournalRow[] | null): unknown {
+  if (!rows || rows.length === 0 || typeof record !== 'object' || record === null) return record;
+  const merged = { ...(record as Record<string, unknown>) };
+  const state = { ...(merged.state as Record<string, unknown> | undefined) };
+  for (const row of rows) {
+    merged.modifiedAt = row.modified_at;
+    if (row.heartbeat_at !== null) merged.heartbeatAt = row.heartbeat_at;
+    if (row.kapp !== null) state[row.kapp] = row.state;
+  }
+  merged.state = state;
+  return merged;
 }
 
 function rowValues(release: Release): unknown[] {
