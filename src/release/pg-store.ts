@@ -191,14 +191,18 @@ export class PgReleaseStore implements ReleaseStore {
     await this.#write('cannot update a release', async () => {
       await transaction(this.#pool, async (client) => {
         const key = [release.project, release.stack, release.revision];
-        const current = await client.query<{ last: string | null }>(
-          `SELECT (SELECT j.modified_at FROM kapps_release_journal j
-                    WHERE j.project = r.project AND j.stack = r.stack AND j.revision = r.revision
-                    ORDER BY j.seq DESC LIMIT 1) AS last
-             FROM kapps_releases r WHERE r.project = $1 AND r.stack = $2 AND r.revision = $3 FOR UPDATE`,
+        // Lock the row first, then read the journal in a statement of its own: a statement that waited for the lock
+        // still sees the rows as they were when it began (an unlock's deleted rows), the next one sees them now.
+        const locked = await client.query(
+          'SELECT 1 FROM kapps_releases WHERE project = $1 AND stack = $2 AND revision = $3 FOR UPDATE',
           key,
         );
-        const row = current.rows[0];
+        const current = await client.query<{ last: string | null }>(
+          `SELECT modified_at AS last FROM kapps_release_journal WHERE project = $1 AND stack = $2 AND revision = $3
+            ORDER BY seq DESC LIMIT 1`,
+          key,
+        );
+        const row = locked.rows.length > 0 ? { last: current.rows[0]?.last ?? null } : undefined;
         if (!row) {
           throw new ReleaseNotFoundError(
             `release ${release.revision} of ${release.project}/${release.stack} does not exist, so it cannot be updated`,

@@ -205,13 +205,13 @@ async function checkRecords(backend: BackendPlace, context: string) {
     expect(typeof data.phase, context).toBe('string');
   }
   if (backend.kind === 'file') {
-    // Besides the records and their logs, only what a killed writer may leave: temp files (ignored by readers) and a record lock
-    // whose owner is dead (taken over by the next writer; the rounds after this one prove it).
+    // Besides the records and their logs, only what a killed writer may leave: temp files (ignored by readers), a record lock
+    // whose owner is dead (taken over by the next writer; the rounds after this one prove it) and its release's journal.
     const dir = join(backend.value, 'releases', 'shop', 'dev');
     const names = existsSync(dir) ? readdirSync(dir) : [];
     for (const name of names)
       expect(name, context).toMatch(
-        /^(?:[1-9]\d*\.yaml|[1-9]\d*\.log\.ndjson|\.[1-9]\d*\.yaml\.\d+\.[0-9a-f]+\.tmp|\.[1-9]\d*\.yaml\.lock)$/,
+        /^(?:[1-9]\d*\.yaml|[1-9]\d*\.(?:log|journal)\.ndjson|\.[1-9]\d*\.yaml\.\d+\.[0-9a-f]+\.tmp|\.[1-9]\d*\.yaml\.lock)$/,
       );
     for (const name of names.filter((n) => n.endsWith('.yaml'))) {
       expect(readFileSync(join(dir, name), 'utf8').startsWith('# A kapps release record.'), context).toBe(true);
