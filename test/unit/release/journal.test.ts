@@ -90,6 +90,39 @@ describe.each(backends)('release journal ($name backend)', (backend) => {
   }, 60_000);
 });
 
+describe('heartbeats (file backend)', () => {
+  it('move the heartbeat through the journal, leaving the record file as it was written', async () => {
+    const store = new FileReleaseStore(backends[0]?.location() ?? '');
+    const project = uniqueProject('heartbeat');
+    const recorder = await beginRelease({
+      store,
+      project,
+      stack: 'dev',
+      operation: 'install',
+      spec: stackSpec(['web:api']),
+      command: ['kapps', 'install', '-y'],
+      selectors: { include: [], exclude: [] },
+      kappsVersion: 'test',
+      heartbeatMs: 5,
+    });
+    const record = store.fileOf(project, 'dev', 1);
+    const written = readFileSync(record, 'utf8');
+    const first = recorder.release.heartbeatAt;
+    let latest = first;
+    for (let i = 0; i < 200 && latest === first; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      latest = (await store.latest(project, 'dev'))?.heartbeatAt;
+    }
+    expect(latest).not.toBe(first);
+    expect(readFileSync(record, 'utf8')).toBe(written);
+    expect(readFileSync(join(store.directoryOf(project, 'dev'), '1.journal.ndjson'), 'utf8')).toContain(
+      `"heartbeatAt":"${latest}"`,
+    );
+    await recorder.finish('succeeded');
+    await store.close();
+  });
+});
+
 describe('a writer killed mid-journal (file backend)', () => {
   it('leaves a release that reads back with every kapp saved before the kill; unlock folds the journal', async () => {
     const root = backends[0]?.location() ?? '';
