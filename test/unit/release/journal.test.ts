@@ -108,7 +108,7 @@ describe('heartbeats (file backend)', () => {
     const record = store.fileOf(project, 'dev', 1);
     const written = readFileSync(record, 'utf8');
     const first = recorder.release.heartbeatAt;
-    let latest = first;
+    let latest: string | undefined = first;
     for (let i = 0; i < 200 && latest === first; i++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       latest = (await store.latest(project, 'dev'))?.heartbeatAt;
