@@ -4,13 +4,15 @@
 // the node's command (and the same step in plan_install, so planning has something to render).
 // --templated gives each kapp a variable and templated step arguments (`--kapp={{ .kapp.id }} {{ .kapp.vars.* }}`,
 // appended to the command's own arguments), so planning renders every kapp's variables.
+// --file-sources N gives each kapp a file source: a folder `library/<node>/` of N small files (one in a sub-folder),
+// named by a path relative to the manifest, so every run syncs it into the kapp's workspace.
 //
-//   node bench/gen-stack.mjs --dag DIR/dag.json --out DIR/kapps --manifests 100 [--workers 8] [--templated]
+//   node bench/gen-stack.mjs --dag DIR/dag.json --out DIR/kapps --manifests 100 [--workers 8] [--templated] [--file-sources 4]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 function parseArgs(argv) {
-  const o = { dag: null, out: null, manifests: 100, workers: 8, templated: false };
+  const o = { dag: null, out: null, manifests: 100, workers: 8, templated: false, fileSources: 0 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -19,13 +21,14 @@ function parseArgs(argv) {
     else if (a === '--manifests') o.manifests = Number(v());
     else if (a === '--workers') o.workers = Number(v());
     else if (a === '--templated') o.templated = true;
+    else if (a === '--file-sources') o.fileSources = Number(v());
     else throw new Error(`unknown argument ${a}`);
   }
   if (!o.dag || !o.out) throw new Error('usage: gen-stack.mjs --dag dag.json --out DIR [--manifests M] [--workers N]');
   return o;
 }
 
-export function writeStack({ dag, out, manifests, workers, templated = false }) {
+export function writeStack({ dag, out, manifests, workers, templated = false, fileSources = 0 }) {
   const g = JSON.parse(readFileSync(dag, 'utf8'));
   const nodes = g.nodes;
   const per = Math.ceil(nodes.length / manifests);
@@ -45,6 +48,15 @@ export function writeStack({ dag, out, manifests, workers, templated = false }) 
       const [command, ...rest] = n.cmd.split(' ');
       lines.push(`  - id: ${n.id}`);
       if (templated) lines.push('    vars:', `      layer: "${n.id}-{{ .stack.name }}"`);
+      if (fileSources > 0) {
+        const lib = path.join(out, 'library', n.id);
+        mkdirSync(path.join(lib, 'files'), { recursive: true });
+        for (let i = 0; i < fileSources; i++) {
+          const file = i === 0 ? path.join(lib, 'files', 'values.yaml') : path.join(lib, `f${i}.txt`);
+          writeFileSync(file, `# ${n.id} ${i}\n${'x'.repeat(200)}\n`);
+        }
+        lines.push('    sources:', `      - id: src`, `        uri: ../library/${n.id}`);
+      }
       if (n.deps.length) {
         lines.push('    depends_on:');
         for (const d of n.deps) lines.push(`      - id: ${manifestOf.get(d)}:${d}`);

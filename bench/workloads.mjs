@@ -9,7 +9,11 @@
 // with the plain reporter into /dev/null and a throwaway release store; `make -jN` runs the Makefile; the bare loop
 // spawns the same commands with node:child_process at the same concurrency, respecting the same dependencies.
 //
-//   npm run build && node bench/workloads.mjs [--rounds 3] [--only W1,W2]
+// W2 is also run with a file source per kapp (a folder of 4 small files, `gen-stack.mjs --file-sources 4`): once
+// into an empty workspace (everything copied) and once more into the filled one (nothing changed, nothing should be
+// copied), each with a fresh release store, as ratios to the same stack with inline kapps in the same round.
+//
+//   npm run build && node bench/workloads.mjs [--rounds 3] [--only W1,W2] [--cli dist/bin/kapps.js]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -19,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { writeStack } from './gen-stack.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
+let cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
 const genDag = process.env.KAPPS_GEN_DAG ?? path.join(here, '..', '..', 'shared', 'bench', 'gen-dag.mjs');
 
 const opts = { rounds: 3, only: ['W1', 'W2'] };
@@ -27,17 +31,27 @@ const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--rounds') opts.rounds = Number(argv[++i]);
   else if (argv[i] === '--only') opts.only = argv[++i].split(',');
+  else if (argv[i] === '--cli') cli = path.resolve(argv[++i]);
   else throw new Error(`unknown argument ${argv[i]}`);
 }
 
 const WORKLOADS = {
   W1: { nodes: 500, seed: 1, fanin: 3, cmd: 'true', workers: 8 },
-  W2: { nodes: 200, seed: 2, fanin: 3, cmd: 'sleep 0.05', workers: 8 },
+  W2: { nodes: 200, seed: 2, fanin: 3, cmd: 'sleep 0.05', workers: 8, fileSources: 4 },
 };
 
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
+}
+
+function spread(xs) {
+  return `median ${median(xs).toFixed(0)} (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)})`;
+}
+
+function ratios(xs, base) {
+  const r = xs.map((x, i) => x / base[i]);
+  return `${median(r).toFixed(2)}× (min ${Math.min(...r).toFixed(2)}, max ${Math.max(...r).toFixed(2)})`;
 }
 
 function timeProcess(command, args, options) {
@@ -93,6 +107,20 @@ function bareLoop(nodes, workers) {
   });
 }
 
+/** `kapps install -y` of a stack with a fresh release store (KAPPS_HOME), through the plain reporter. */
+async function timeInstall(stackFile, workers) {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'kapps-bench-home-'));
+  try {
+    return await timeProcess(
+      process.execPath,
+      [cli, 'install', '-y', stackFile, 'bench', '--workers', String(workers), '--reporter', 'plain', '--no-validate'],
+      { env: { ...process.env, KAPPS_HOME: home, NO_COLOR: '1' } },
+    );
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
 async function runWorkload(name, w) {
   const dir = mkdtempSync(path.join(os.tmpdir(), `kapps-bench-${name}-`));
   try {
@@ -120,32 +148,27 @@ async function runWorkload(name, w) {
     const dag = JSON.parse(readFileSync(path.join(dir, 'dag.json'), 'utf8'));
     writeStack({ dag: path.join(dir, 'dag.json'), out: path.join(dir, 'kapps'), manifests: 10, workers: w.workers });
     const stackFile = path.join(dir, 'kapps', 'stacks.yaml');
-    const times = { kapps: [], make: [], bare: [] };
+    const withFiles = w.fileSources ? path.join(dir, 'kapps-files') : undefined;
+    if (withFiles) {
+      writeStack({
+        dag: path.join(dir, 'dag.json'),
+        out: withFiles,
+        manifests: 10,
+        workers: w.workers,
+        fileSources: w.fileSources,
+      });
+    }
+    const times = { kapps: [], make: [], bare: [], filesFirst: [], filesSecond: [], load: [] };
     for (let r = 0; r < opts.rounds; r++) {
-      const home = mkdtempSync(path.join(os.tmpdir(), 'kapps-bench-home-'));
-      times.kapps.push(
-        await timeProcess(
-          process.execPath,
-          [
-            cli,
-            'install',
-            '-y',
-            stackFile,
-            'bench',
-            '--workers',
-            String(w.workers),
-            '--reporter',
-            'plain',
-            '--no-validate',
-          ],
-          {
-            env: { ...process.env, KAPPS_HOME: home, NO_COLOR: '1' },
-          },
-        ),
-      );
-      rmSync(home, { recursive: true, force: true });
+      times.load.push(os.loadavg()[0]);
+      times.kapps.push(await timeInstall(stackFile, w.workers));
       times.make.push(await timeProcess('make', ['-s', '-C', dir, `-j${w.workers}`]));
       times.bare.push(await bareLoop(dag.nodes, w.workers));
+      if (withFiles) {
+        rmSync(path.join(withFiles, '.kapps-workspace'), { recursive: true, force: true });
+        times.filesFirst.push(await timeInstall(path.join(withFiles, 'stacks.yaml'), w.workers));
+        times.filesSecond.push(await timeInstall(path.join(withFiles, 'stacks.yaml'), w.workers));
+      }
     }
     const sec = Number(w.cmd.split(' ')[1] ?? 0) * 1000;
     const bound = sec ? Math.max(dag.criticalPathNodes * sec, (dag.nodes.length * sec) / w.workers) : undefined;
@@ -160,6 +183,15 @@ async function runWorkload(name, w) {
         `  lower bound max(critical path, work/${w.workers}) = ${bound.toFixed(0)} ms: kapps ${(m.kapps / bound).toFixed(3)}×, make ${(m.make / bound).toFixed(3)}×, bare ${(m.bare / bound).toFixed(3)}×`,
       );
     }
+    if (withFiles) {
+      line.push(
+        `  with a file source of ${w.fileSources} files per kapp (wall ms; ratio to inline kapps in the same round):`,
+        `    inline                ${spread(times.kapps)}`,
+        `    first run (copies)    ${spread(times.filesFirst)}, ${ratios(times.filesFirst, times.kapps)}`,
+        `    second run (no change) ${spread(times.filesSecond)}, ${ratios(times.filesSecond, times.kapps)}; second/first ${ratios(times.filesSecond, times.filesFirst)}`,
+      );
+    }
+    line.push(`  load average (1 min) at each round: ${times.load.map((l) => l.toFixed(2)).join(', ')}`);
     process.stdout.write(`${line.join('\n')}\n`);
     return m;
   } finally {

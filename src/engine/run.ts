@@ -124,7 +124,10 @@ export function ownSecrets(backend: string | undefined, ctx: EngineContext): str
   return secrets;
 }
 
-/** Fill the workspace for the kapps of the sub-graph that have sources; reopen the stack when anything was there to fetch. */
+/**
+ * Fill the workspace for the kapps of the sub-graph that have sources; reopen the stack when that changed anything in
+ * the workspace (a kapp's `sugarkube.yaml` and templates are read from there).
+ */
 async function prepareWorkspace(
   stack: Stack,
   params: RunParams,
@@ -136,7 +139,7 @@ async function prepareWorkspace(
   if (withSources.length === 0) return stack;
   const { ensureWorkspace } = await import('../workspace/workspace.js');
   const { gitRunnerFor } = await import('./git-runner.js');
-  await ensureWorkspace(
+  const { changed } = await ensureWorkspace(
     withSources.map((k) => ({ fqId: k.id, cacheRoot: k.cacheRoot, sources: k.sources })),
     {
       update: params.fetch === true,
@@ -145,7 +148,7 @@ async function prepareWorkspace(
       onFetch: (id, source) => viewOf(ctx).sourceFetching({ kapp: id, source: source.id, missing: false }),
     },
   );
-  return openStackFor(params, open, ctx);
+  return changed ? openStackFor(params, open, ctx) : stack;
 }
 
 /** Commands that cannot run: checked before anything runs (the first planning of every kapp the run visits). */

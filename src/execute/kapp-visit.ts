@@ -3,7 +3,7 @@
  * step's conditions evaluated when it is reached, outputs loaded after `load_outputs` steps and the remaining steps
  * re-planned with them), then load its outputs when the command needs them. Emits the kapp's events.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { ConfigError } from '../diagnostics/errors.js';
 import { evaluateConditions } from '../plan/go-bool.js';
 import type { PlannedStep } from '../plan/steps.js';
@@ -237,7 +237,7 @@ class KappVisit {
 
   /** The course of the visit: templates, the command's phases, then the outputs. */
   async #visit(): Promise<VisitFailure | undefined> {
-    if (!this.#dryRun) mkdirSync(this.#kapp.cacheRoot, { recursive: true });
+    if (!this.#dryRun) await mkdir(this.#kapp.cacheRoot, { recursive: true });
     if (this.#plan.templates) this.#renderTemplates();
     for (const phase of this.#plan.phases) {
       const failure = await this.#runPhase(phase, this.#plan.ignoreErrors);

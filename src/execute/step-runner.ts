@@ -6,10 +6,10 @@
  */
 import type { PlannedStep } from '../plan/steps.js';
 import type { Phase, StepStatus } from '../vocabulary.js';
-import { resolveCommand } from '../process/resolve-command.js';
+import { resolveCommandAsync } from '../process/resolve-command.js';
 import { runProcess } from '../process/process-runner.js';
 import type { SpawnResult } from '../process/spawn.js';
-import { realpathSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import { ConfinementError, isInside, writeConfinedFile, type PathUse } from '../workspace/confine.js';
 import type { Redactor } from './redact.js';
 
@@ -98,12 +98,11 @@ class OutputLines {
  * Why a step may not run in `dir` (checked when planned as written): a symbolic link in the kapp's directory that
  * leads out of it. A directory that does not exist yet is left to the spawn to report.
  */
-function workingDirEscape(dir: string, kappDir: string): string | undefined {
+async function workingDirEscape(dir: string, kappDir: string): Promise<string | undefined> {
   let real: string;
   let root: string;
   try {
-    real = realpathSync(dir);
-    root = realpathSync(kappDir);
+    [real, root] = await Promise.all([realpath(dir), realpath(kappDir)]);
   } catch {
     return undefined;
   }
@@ -125,9 +124,9 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
       reason: `step '${step.name}' of kapp ${ctx.kappId} names no command`,
     };
   }
-  const escape = workingDirEscape(step.workingDir, ctx.kappDir);
+  const escape = await workingDirEscape(step.workingDir, ctx.kappDir);
   if (escape) return { status: failedStatus, exitCode: null, timedOut: false, durationMs: 0, reason: escape };
-  const resolved = resolveCommand(step.command, { cwd: step.workingDir, pathEnv: env.PATH });
+  const resolved = await resolveCommandAsync(step.command, { cwd: step.workingDir, pathEnv: env.PATH });
   if (!resolved) {
     const where = step.command.includes('/') ? `relative to ${step.workingDir}` : 'on PATH';
     return {

@@ -5,6 +5,7 @@
  * Not its job: running anything, or following shell syntax (there is no shell; see `spawnStep`).
  */
 import { accessSync, constants, statSync } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The search path execvp(3) falls back to when the environment has no PATH (glibc's and libuv's default). */
@@ -19,6 +20,15 @@ export interface ResolveCommandOptions {
   readonly cwd: string;
   /** The PATH of the environment the command would run with; undefined means execvp's default, `/usr/bin:/bin`. */
   readonly pathEnv: string | undefined;
+}
+
+/** The PATH entries to search for a bare name, and its key in the cache. */
+function lookup(command: string, opts: ResolveCommandOptions): { entries: string[]; key: string } {
+  const pathEnv = opts.pathEnv ?? DEFAULT_PATH;
+  const entries = pathEnv.split(path.delimiter);
+  // A relative entry (including the empty one) depends on the cwd, so the cwd becomes part of the key.
+  const relative = entries.some((entry) => !path.isAbsolute(entry));
+  return { entries, key: relative ? `${command}\0${pathEnv}\0${opts.cwd}` : `${command}\0${pathEnv}` };
 }
 
 /**
@@ -37,16 +47,36 @@ export function resolveCommand(command: string, opts: ResolveCommandOptions): st
     const candidate = path.resolve(opts.cwd, command);
     return isExecutableFile(candidate) ? candidate : undefined;
   }
-  const pathEnv = opts.pathEnv ?? DEFAULT_PATH;
-  const entries = pathEnv.split(path.delimiter);
-  // A relative entry (including the empty one) depends on the cwd, so the cwd becomes part of the key.
-  const relative = entries.some((entry) => !path.isAbsolute(entry));
-  const key = relative ? `${command}\0${pathEnv}\0${opts.cwd}` : `${command}\0${pathEnv}`;
+  const { entries, key } = lookup(command, opts);
   const cached = cache.get(key);
   if (cached !== undefined && isExecutableFile(cached)) return cached;
   for (const entry of entries) {
     const candidate = path.resolve(opts.cwd, entry === '' ? '.' : entry, command);
     if (isExecutableFile(candidate)) {
+      cache.set(key, candidate);
+      return candidate;
+    }
+  }
+  cache.delete(key);
+  return undefined;
+}
+
+/**
+ * `resolveCommand` without blocking: the same answer, the same cache, read with asynchronous calls (for a step about
+ * to run, while other steps of the run are being reported).
+ */
+export async function resolveCommandAsync(command: string, opts: ResolveCommandOptions): Promise<string | undefined> {
+  if (command === '') return undefined;
+  if (command.includes('/')) {
+    const candidate = path.resolve(opts.cwd, command);
+    return (await isExecutableFileAsync(candidate)) ? candidate : undefined;
+  }
+  const { entries, key } = lookup(command, opts);
+  const cached = cache.get(key);
+  if (cached !== undefined && (await isExecutableFileAsync(cached))) return cached;
+  for (const entry of entries) {
+    const candidate = path.resolve(opts.cwd, entry === '' ? '.' : entry, command);
+    if (await isExecutableFileAsync(candidate)) {
       cache.set(key, candidate);
       return candidate;
     }
@@ -65,6 +95,16 @@ function isExecutableFile(file: string): boolean {
   try {
     if (!statSync(file).isFile()) return false;
     accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function isExecutableFileAsync(file: string): Promise<boolean> {
+  try {
+    if (!(await stat(file)).isFile()) return false;
+    await access(file, constants.X_OK);
     return true;
   } catch {
     return false;

@@ -141,15 +141,19 @@ export function isCheckoutOf(checkoutDir: string, ref: string): boolean {
   }
 }
 
-/** Create the relative symlink `<cacheRoot>/<linkName>` → `<target>` unless something already exists there. */
-export function linkSource(cacheRoot: string, linkName: string, target: string): void {
+/**
+ * Create the relative symlink `<cacheRoot>/<linkName>` → `<target>` unless something already exists there; whether
+ * it was created.
+ */
+export function linkSource(cacheRoot: string, linkName: string, target: string): boolean {
   const link = path.join(cacheRoot, linkName);
   try {
     lstatSync(link);
-    return;
+    return false;
   } catch {
     // absent: create it
   }
   mkdirSync(path.dirname(link), { recursive: true });
   symlinkSync(path.relative(path.dirname(link), target) || '.', link);
+  return true;
 }

@@ -15,6 +15,7 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KappsError } from '../diagnostics/errors.js';
 import { syncDirectory } from './file-source.js';
@@ -52,12 +53,24 @@ export function sourceDir(cacheRoot: string, source: ResolvedSource): string {
   return path.join(cacheRoot, source.id || (source.kind === 'git' ? source.fqId : 'source'));
 }
 
+/** Where the manifest of a file source's copy is kept: beside the copy, under the cache root's `.sugarkube/`. */
+export function fileSourceManifest(cacheRoot: string, source: ResolvedSource): string {
+  return path.join(cacheRoot, '.sugarkube', '.file-sources', `${path.basename(sourceDir(cacheRoot, source))}.json`);
+}
+
+/** File sources synced at once (each is a few metadata reads; a copy only for what changed). */
+const FILE_SYNC_CONCURRENCY = 8;
+
 /**
- * Fill the workspace for these kapps. File sources are always synced (cheap, keeps the copy current); git sources
- * are fetched when missing or when kapps' own checkout was made from another ref, and updated when `update` is set
- * (`kapps workspace create`, `--fetch`). A source present in a form kapps did not make (a checkout under
- * `.sugarkube/` without kapps' marker, or a folder or link at `<cacheRoot>/<source id>`) is used as it is; with
- * `update` such a checkout is brought to the ref too, a folder is never replaced.
+ * Fill the workspace for these kapps. File sources are always synced (what is unchanged since the last sync is
+ * neither copied nor written, see `file-source.ts`); git sources are fetched when missing or when kapps' own
+ * checkout was made from another ref, and updated when `update` is set (`kapps workspace create`, `--fetch`). A
+ * source present in a form kapps did not make (a checkout under `.sugarkube/` without kapps' marker, or a folder or
+ * link at `<cacheRoot>/<source id>`) is used as it is; with `update` such a checkout is brought to the ref too, a
+ * folder is never replaced.
+ *
+ * Returns whether anything in the workspace changed (a file copied or removed, a git source fetched or linked):
+ * when nothing did, what was read from the workspace before is still true.
  */
 export async function ensureWorkspace(
   kapps: readonly KappSources[],
@@ -68,36 +81,71 @@ export async function ensureWorkspace(
     signal?: AbortSignal;
     onFetch?: (fqId: string, source: ResolvedSource) => void;
   },
-): Promise<void> {
+): Promise<{ changed: boolean }> {
   const signal = options.signal;
   const run: CommandRunner = (command, args, o) => options.run(command, args, { ...o, ...(signal ? { signal } : {}) });
+  let changed = false;
+  // File sources first, several kapps at a time; the first failure in kapp order is the one reported.
+  const files = kapps.flatMap((kapp) =>
+    kapp.sources.flatMap((source) => (source.kind === 'file' ? [{ kapp, source }] : [])),
+  );
+  const failures: Error[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < files.length; i = next++) {
+      if (signal?.aborted || failures.length > 0) return;
+      const { kapp, source } = files[i] as { kapp: KappSources; source: ResolvedSource };
+      try {
+        if (await syncFileSource(kapp, source)) changed = true;
+      } catch (e) {
+        failures[i] = e instanceof Error ? e : new Error(String(e));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(FILE_SYNC_CONCURRENCY, files.length) }, worker));
+  const failure = failures.find((e) => e !== undefined);
+  if (failure !== undefined) throw failure;
   for (const kapp of kapps) {
-    if (signal?.aborted) return;
-    mkdirSync(kapp.cacheRoot, { recursive: true });
+    if (signal?.aborted) return { changed };
+    const gits = kapp.sources.filter((s) => s.kind === 'git');
+    if (gits.length === 0) continue;
+    await mkdir(kapp.cacheRoot, { recursive: true });
     await Promise.all(
-      kapp.sources.map(async (source) => {
+      gits.map(async (source) => {
         const what = `kapp ${kapp.fqId}, source ${source.id}`;
-        if (source.kind === 'file') {
-          if (!existsSync(source.path)) {
-            throw new KappsError(`${what}: ${source.path} does not exist`);
-          }
-          const dest = sourceDir(kapp.cacheRoot, source);
-          if (statSync(source.path).isDirectory()) syncDirectory(source.path, dest);
-          else syncDirectory(source.path, path.join(dest, path.basename(source.path)));
-          return;
-        }
         const checkout = path.join(kapp.cacheRoot, '.sugarkube', source.fqId);
         // A source folder (or link) put in the workspace by hand, with no checkout of kapps behind it: used as it is.
         if (!existsSync(path.join(checkout, '.git')) && isDir(sourceDir(kapp.cacheRoot, source))) return;
         // One fetch into a checkout at a time (two runs, or two kapps processes, filling one fresh workspace).
         await withCheckoutLock(checkout, what, signal, async () => {
           if (options.update || !isCheckoutOf(checkout, source.ref)) options.onFetch?.(kapp.fqId, source);
-          await acquireGitSource(run, source, checkout, { update: options.update, what });
-          linkSource(kapp.cacheRoot, source.id || source.fqId, path.join(checkout, source.path.replace(/^\/+/, '')));
+          const acquired = await acquireGitSource(run, source, checkout, { update: options.update, what });
+          if (acquired !== 'present') changed = true;
+          if (
+            linkSource(kapp.cacheRoot, source.id || source.fqId, path.join(checkout, source.path.replace(/^\/+/, '')))
+          )
+            changed = true;
         });
       }),
     );
   }
+  return { changed };
+}
+
+/** Sync one file source into its kapp's cache root; whether anything was copied or removed. */
+async function syncFileSource(kapp: KappSources, source: ResolvedSource): Promise<boolean> {
+  const what = `kapp ${kapp.fqId}, source ${source.id}`;
+  let st;
+  try {
+    st = await stat(source.path);
+  } catch {
+    throw new KappsError(`${what}: ${source.path} does not exist`);
+  }
+  await mkdir(kapp.cacheRoot, { recursive: true });
+  const dest = sourceDir(kapp.cacheRoot, source);
+  const to = st.isDirectory() ? dest : path.join(dest, path.basename(source.path));
+  const r = await syncDirectory(source.path, to, fileSourceManifest(kapp.cacheRoot, source));
+  return r.copied + r.removed > 0;
 }
 
 /** How long a fetch waits for another one into the same checkout (a git fetch may take minutes). */

@@ -4,7 +4,18 @@
  * which fetch what is missing first.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupProjects, fixtureProject, survivors, waitFor, type FixtureProject } from '../support/project.js';
@@ -105,6 +116,57 @@ describe('file sources', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(started(r)).toEqual(['from-file-uri']);
     expect(p.exists('.kapps-workspace/dev/web/k/src/sugarkube.yaml')).toBe(true);
+  });
+});
+
+describe('file sources run again', () => {
+  /** A project whose kapp web:k has the file source `library/k` (a sugarkube.yaml, a chart and a README). */
+  function libraryProject() {
+    const p = fixtureProject({
+      manifests: { web: { kapps: [{ id: 'k', sources: [{ uri: '../library/k' }] }] } },
+      files: {
+        'library/k/sugarkube.yaml': kappFile('lib'),
+        'library/k/chart/values.yaml': 'a: 1\n',
+        'library/k/chart/old.yaml': 'old: true\n',
+        'library/k/README': 'read me\n',
+      },
+    });
+    // Modification times with more than millisecond precision, as file systems keep them.
+    for (const f of ['sugarkube.yaml', 'chart/values.yaml', 'chart/old.yaml', 'README'])
+      utimesSync(p.path(`library/k/${f}`), 1_700_000_000.1234567, 1_700_000_000.1234567);
+    return p;
+  }
+
+  it('a second install writes nothing over the unchanged copies', async () => {
+    const p = libraryProject();
+    expect((await p.run('install', ['-y'])).code).toBe(0);
+    const files = ['k/sugarkube.yaml', 'k/chart/values.yaml', 'k/README'].map((f) =>
+      p.path(`.kapps-workspace/dev/web/k/${f}`),
+    );
+    const before = files.map((f) => statSync(f));
+    const again = await p.run('install', ['-y']);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(started(again)).toEqual(['lib']);
+    const after = files.map((f) => statSync(f));
+    // Neither replaced (a new inode) nor written to (a new change time).
+    expect(after.map((s) => [s.ino, s.ctimeMs])).toEqual(before.map((s) => [s.ino, s.ctimeMs]));
+  });
+
+  it('an edited, an added and a removed source file are all reflected in the next run, and what steps wrote stays', async () => {
+    const p = libraryProject();
+    expect((await p.run('install', ['-y'])).code).toBe(0);
+    p.write('library/k/chart/values.yaml', 'a: 2\n');
+    p.write('library/k/chart/new.yaml', 'new: true\n');
+    rmSync(p.path('library/k/chart/old.yaml'));
+    p.write('library/k/sugarkube.yaml', kappFile('lib-v2'));
+    const again = await p.run('install', ['-y']);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(started(again)).toEqual(['lib-v2']);
+    expect(p.read('.kapps-workspace/dev/web/k/k/chart/values.yaml')).toBe('a: 2\n');
+    expect(p.read('.kapps-workspace/dev/web/k/k/chart/new.yaml')).toBe('new: true\n');
+    expect(p.exists('.kapps-workspace/dev/web/k/k/chart/old.yaml')).toBe(false);
+    // The step's own file in the cache root is not the source's: left alone.
+    expect(p.read('.kapps-workspace/dev/web/k/state.txt')).toBe('lib-v2');
   });
 });
 
