@@ -11,7 +11,9 @@
 //     bookkeeping), and the release recorder's save (the part the walk waits for, and until its write is done);
 //   - the same parts summed along the run's critical path (the chain of kapps, each started after the dependency
 //     that finished last, that ends with the last kapp), with the time between one visit's end and the next one's
-//     start (the walk's scheduling, the recorder's save, the event loop) and the walk's own start and end.
+//     start (waiting for a worker, the walk's scheduling, the recorder's save, the event loop) and the walk's own
+//     start and end. When the bound is the work (work / workers > critical path, as in W2), what counts is each
+//     part summed over all kapps and divided by the workers: the column "÷ N workers" gives it as a share of the wall.
 //
 // Each figure is the median over the rounds; the wall time's min and max and the machine's load are printed with
 // it, and the critical-path bound max(critical path × step, work / workers) beside it.
@@ -85,7 +87,10 @@ function median(xs) {
 function run(command, args, env) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env,
+    });
     let stderr = '';
     child.stderr.on('data', (c) => (stderr += c));
     child.on('error', reject);
@@ -150,7 +155,17 @@ function analyse(records, wall, dag) {
   const last = visits.get(chain.at(-1));
   onPath.between = between;
   onPath.walkEnds = first.start - walk.start + (walk.start + walk.ms - end(last));
-  return { wall, phases, all, onPath, pathKapps: chain.length, kapps: visits.size };
+  let busy = 0;
+  for (const v of visits.values()) busy += v.ms;
+  return {
+    wall,
+    phases,
+    all,
+    onPath,
+    pathKapps: chain.length,
+    kapps: visits.size,
+    busy,
+  };
 }
 
 async function breakdown(name, w) {
@@ -165,7 +180,12 @@ async function breakdown(name, w) {
     );
     if (gen.status !== 0) throw new Error(`gen-dag failed: ${gen.stderr}`);
     const dag = JSON.parse(readFileSync(path.join(dir, 'dag.json'), 'utf8'));
-    writeStack({ dag: path.join(dir, 'dag.json'), out: path.join(dir, 'kapps'), manifests: 10, workers: w.workers });
+    writeStack({
+      dag: path.join(dir, 'dag.json'),
+      out: path.join(dir, 'kapps'),
+      manifests: 10,
+      workers: w.workers,
+    });
     const stackFile = path.join(dir, 'kapps', 'stacks.yaml');
     const rounds = [];
     for (let r = 0; r < opts.rounds; r++) {
@@ -223,7 +243,7 @@ function print(name, w, dag, bound, rounds) {
   const pathKapps = med((r) => r.pathKapps);
   out.push(
     '',
-    `  a kapp's visit${' '.repeat(67)}all kapps: ms  ms/kapp | critical path (${pathKapps} kapps): ms  ms/kapp  share of wall`,
+    `  a kapp's visit${' '.repeat(67)}all kapps: ms  ms/kapp  ÷${w.workers} workers | critical path (${pathKapps} kapps): ms  ms/kapp  share of wall`,
   );
   for (const [part, what] of [
     ...PARTS,
@@ -234,11 +254,18 @@ function print(name, w, dag, bound, rounds) {
     const perKapp = med((r) => (r.all[part] ?? 0) / r.kapps);
     const onPath = med((r) => r.onPath[part] ?? 0);
     const allCols =
-      part in rounds[0].all ? `${total.toFixed(1).padStart(9)} ${perKapp.toFixed(2).padStart(8)}` : ' '.repeat(18);
+      part in rounds[0].all
+        ? `${total.toFixed(1).padStart(9)} ${perKapp.toFixed(2).padStart(8)} ${((100 * total) / w.workers / wall).toFixed(1).padStart(8)}%`
+        : ' '.repeat(28);
     out.push(
       `    ${`${part}: ${what}`.padEnd(78)} ${allCols} | ${onPath.toFixed(1).padStart(9)} ${(onPath / pathKapps).toFixed(2).padStart(8)}   ${((100 * onPath) / wall).toFixed(1).padStart(5)}%`,
     );
   }
+  const busy = med((r) => r.busy) / w.workers;
+  out.push(
+    `    the workers' time: Σ visits ÷ ${w.workers} = ${busy.toFixed(0)} ms (the walk: ${walk.toFixed(0)} ms); ` +
+      `Σ commands ÷ ${w.workers} = ${(med((r) => r.all.child) / w.workers).toFixed(0)} ms`,
+  );
   const recordWall = med((r) => (r.all.recordWall ?? 0) / r.kapps);
   out.push(`    (the recorder's save until its write is done: ${recordWall.toFixed(1)} ms per kapp, beside the walk)`);
   process.stdout.write(`${out.join('\n')}\n\n`);
