@@ -15,6 +15,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeStack } from './gen-stack.mjs';
+import { targetRow } from './targets.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
@@ -151,6 +152,14 @@ try {
         `10,000 kapps: ${(big.wall / 1000).toFixed(2)} s wall (goal ≤ 1.5 s: ${ok(big.wall <= 1500)}), ` +
         `${big.rss.toFixed(0)} MB (goal ≤ 300 MB: ${ok(big.rss <= 300)})\n`,
     );
+    targetRow({
+      row: `W3 generate 10,000 kapps / ${opts.manifests} manifests`,
+      ratio: big.wall / small.wall,
+      figure: `${(big.wall / 1000).toFixed(2)} s (min ${(big.wallMin / 1000).toFixed(2)} s), peak RSS ${big.rss.toFixed(0)} MB`,
+      baseline: `1,000 kapps ${(small.wall / 1000).toFixed(2)} s (ratio = 10k/1k)`,
+      goal: '≤ 1.0 s quiet, ≤ 200 MB, 10k/1k ≤ 11',
+      ok: big.wall <= 1000 && big.rss <= 200 && big.wall / small.wall <= 11,
+    });
   }
 } finally {
   rmSync(work, { recursive: true, force: true });

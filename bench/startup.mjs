@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { targetRow } from './targets.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const opts = { runs: 15, cli: path.join(root, 'dist', 'bin', 'kapps.js') };
@@ -24,11 +25,12 @@ if (!existsSync(opts.cli)) throw new Error(`build first (npm run build): ${opts.
 
 const cases = [
   { name: 'node -e 0', args: ['-e', '0'] },
-  { name: 'kapps --help', args: [opts.cli, '--help'], goal: 100 },
+  { name: 'kapps --help', args: [opts.cli, '--help'], goal: 100, ratioGoal: 1.5 },
   {
     name: 'kapps generate (sample)',
     args: [opts.cli, 'generate', path.join(root, 'samples', 'demo', 'stacks.yaml'), 'local'],
     goal: 200,
+    ratioGoal: 3,
   },
 ];
 
@@ -92,4 +94,17 @@ for (const [i, c] of cases.entries()) {
   process.stdout.write(
     `  ${c.name.padEnd(24)} wall ${m.toFixed(0).padStart(5)} ms${extra}, cpu ${cpu.toFixed(0)} ms${extraCpu}${goal}\n`,
   );
+}
+for (const [i, c] of cases.entries()) {
+  if (!c.ratioGoal) continue;
+  const walls = times[i].map((t) => t.wall);
+  const m = median(walls);
+  targetRow({
+    row: c.name,
+    ratio: m / base,
+    figure: `${m.toFixed(0)} ms (${Math.min(...walls).toFixed(0)}–${Math.max(...walls).toFixed(0)})`,
+    baseline: `node -e 0 ${base.toFixed(0)} ms`,
+    goal: `≤ ${c.ratioGoal}× node -e 0`,
+    ok: m / base <= c.ratioGoal,
+  });
 }

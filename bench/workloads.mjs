@@ -2,7 +2,9 @@
 // Running DAG workloads: kapps vs GNU make vs a bare Node spawn loop, on the same DAG, in one run, as ratios.
 //
 //   W1: 500 kapps, seed 1, fan-in 3, `true`,       8 workers — kapps against the bare-spawn floor (goal ≤ 1.5×)
-//   W2: 200 kapps, seed 2, fan-in 3, `sleep 0.05`, 8 workers — kapps against max(critical path, work/8) (goal ≤ 1.08×)
+//   W2: 200 kapps, seed 2, fan-in 3, `sleep 0.05`, 8 workers — kapps against max(critical path, work/8) (goal ≤ 1.15×)
+//   W4: 2,000 kapps, seed 4, fan-in 3, `sleep 0.2`, 64 workers — against its bound (goal ≤ 1.15×), and its overhead
+//       per kapp ((wall − bound) / critical-path kapps) against W2's (goal: no higher at 64 workers than at 8)
 //
 // The DAG comes from the shared generator (`../shared/bench/gen-dag.mjs`, or $KAPPS_GEN_DAG); each node becomes a
 // kapp with one apply_install step running the node's command (bench/gen-stack.mjs). `kapps install -y` runs it
@@ -13,7 +15,9 @@
 // into an empty workspace (everything copied) and once more into the filled one (nothing changed, nothing should be
 // copied), each with a fresh release store, as ratios to the same stack with inline kapps in the same round.
 //
-//   npm run build && node bench/workloads.mjs [--rounds 3] [--only W1,W2] [--cli dist/bin/kapps.js]
+//   npm run build && node bench/workloads.mjs [--rounds 3] [--only W1,W2,W4] [--cli dist/bin/kapps.js]
+//
+// Each workload's row of the speed targets is printed with its ratio, baseline and the load (bench/targets.mjs).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -21,12 +25,13 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { writeStack } from './gen-stack.mjs';
+import { targetRow } from './targets.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 let cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
 const genDag = process.env.KAPPS_GEN_DAG ?? path.join(here, '..', '..', 'shared', 'bench', 'gen-dag.mjs');
 
-const opts = { rounds: 3, only: ['W1', 'W2'] };
+const opts = { rounds: 3, only: ['W1', 'W2', 'W4'] };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--rounds') opts.rounds = Number(argv[++i]);
@@ -38,6 +43,7 @@ for (let i = 0; i < argv.length; i++) {
 const WORKLOADS = {
   W1: { nodes: 500, seed: 1, fanin: 3, cmd: 'true', workers: 8 },
   W2: { nodes: 200, seed: 2, fanin: 3, cmd: 'sleep 0.05', workers: 8, fileSources: 4 },
+  W4: { nodes: 2000, seed: 4, fanin: 3, cmd: 'sleep 0.2', workers: 64 },
 };
 
 function median(xs) {
@@ -173,6 +179,9 @@ async function runWorkload(name, w) {
     const sec = Number(w.cmd.split(' ')[1] ?? 0) * 1000;
     const bound = sec ? Math.max(dag.criticalPathNodes * sec, (dag.nodes.length * sec) / w.workers) : undefined;
     const m = { kapps: median(times.kapps), make: median(times.make), bare: median(times.bare) };
+    m.range = `${Math.min(...times.kapps).toFixed(0)}–${Math.max(...times.kapps).toFixed(0)}`;
+    m.bound = bound;
+    m.criticalPath = dag.criticalPathNodes;
     const line = [
       `${name}: ${w.nodes} kapps, \`${w.cmd}\`, ${w.workers} workers, critical path ${dag.criticalPathNodes} nodes`,
       `  median wall ms: kapps ${m.kapps.toFixed(0)}, make -j${w.workers} ${m.make.toFixed(0)}, bare spawn loop ${m.bare.toFixed(0)}`,
@@ -202,4 +211,39 @@ async function runWorkload(name, w) {
 if (!existsSync(cli)) throw new Error('build first: npm run build');
 if (!existsSync(genDag)) throw new Error(`the DAG generator is not at ${genDag} (set KAPPS_GEN_DAG)`);
 process.stdout.write(`kapps process cost includes start-up, loading the stack, planning and recording the release.\n`);
-for (const name of opts.only) await runWorkload(name, WORKLOADS[name]);
+const measured = {};
+for (const name of opts.only) {
+  if (!WORKLOADS[name]) throw new Error(`unknown workload ${name} (W1, W2, W4)`);
+  measured[name] = await runWorkload(name, WORKLOADS[name]);
+}
+
+const ms = (x) => `${x.toFixed(0)} ms`;
+/** Wall time beyond the bound, per kapp of the critical path: what each kapp on it adds. */
+const perKapp = (m) => (m.kapps - m.bound) / m.criticalPath;
+if (measured.W1) {
+  const m = measured.W1;
+  targetRow({
+    row: 'W1 500 × true, 8 workers',
+    ratio: m.kapps / m.bare,
+    figure: `kapps ${ms(m.kapps)} (${m.range})`,
+    baseline: `bare spawn loop ${ms(m.bare)}; make ${ms(m.make)} (${(m.kapps / m.make).toFixed(2)}× make)`,
+    goal: '≤ 1.8× the spawn loop',
+    ok: m.kapps / m.bare <= 1.8,
+  });
+}
+for (const name of ['W2', 'W4']) {
+  const m = measured[name];
+  if (!m) continue;
+  const w = WORKLOADS[name];
+  const w2 = name === 'W4' ? measured.W2 : undefined;
+  targetRow({
+    row: `${name} ${w.nodes} × ${w.cmd}, ${w.workers} workers`,
+    ratio: m.kapps / m.bound,
+    figure:
+      `kapps ${ms(m.kapps)} (${m.range}), ${perKapp(m).toFixed(1)} ms over the bound per critical-path kapp` +
+      (w2 ? ` (W2: ${perKapp(w2).toFixed(1)})` : ''),
+    baseline: `critical-path bound ${ms(m.bound)}; make ${(m.make / m.bound).toFixed(2)}× (${ms(m.make)})`,
+    goal: `≤ 1.15× the bound${w2 ? ', per-kapp overhead ≤ W2' : ''}`,
+    ok: m.kapps / m.bound <= 1.15 && (w2 ? perKapp(m) <= perKapp(w2) : true),
+  });
+}

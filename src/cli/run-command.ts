@@ -106,10 +106,16 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
   };
   process.on('uncaughtException', onFatal);
   process.on('unhandledRejection', onFatal);
+  // `KAPPS_TIMINGS=<file>`: where this run's time goes, written there as NDJSON when the command ends.
+  const timingsFile = process.env.KAPPS_TIMINGS || undefined;
+  const timings = timingsFile ? new (await import('../diagnostics/timings.js')).TimingsLog() : undefined;
+  let engineEnd: number | undefined;
   try {
     const { runOperation, runMode } = await import('../engine/run.js');
     // A JSON display's stdout holds only its events: no line saying where the run was recorded.
-    const ctx = args.reporter === 'json' ? cliJsonContext : cliContext;
+    const base = args.reporter === 'json' ? cliJsonContext : cliContext;
+    const ctx = timings ? { ...base, cwd: base.cwd, timings } : base;
+    timings?.span('startup', 0);
     const { summary } = await runOperation(
       command,
       { ...args, killGraceMs: graceMs },
@@ -157,6 +163,7 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
         },
       },
     );
+    engineEnd = timings?.now();
     if (summary.status === 'cancelled') throw new CancelledError('interrupted');
     if (summary.status === 'failed') throw new SilentFailure('the run failed');
   } catch (error) {
@@ -169,5 +176,15 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
     removeHandlers();
     process.off('uncaughtException', onFatal);
     process.off('unhandledRejection', onFatal);
+    if (timings && timingsFile) {
+      if (engineEnd !== undefined) timings.span('finish', engineEnd);
+      try {
+        timings.write(timingsFile);
+      } catch (error) {
+        process.stderr.write(
+          `kapps: cannot write the timings to ${timingsFile}: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+      }
+    }
   }
 }

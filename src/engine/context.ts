@@ -5,6 +5,7 @@
  * `process.cwd()`, `process.argv` or writes to `process.stdout`/`process.stderr` itself, and it formats no text.
  */
 import type { LogLimits } from '../release/log-budget.js';
+import type { Timings } from '../diagnostics/timings.js';
 import type { EngineView } from './view.js';
 
 export interface EngineContext {
@@ -40,6 +41,8 @@ export interface EngineContext {
   readonly runBy?: string;
   /** Bounds of the release log (the runs server's `limits`); unlimited when absent (the CLI). */
   readonly logLimits?: LogLimits;
+  /** Where the run's timings go (`KAPPS_TIMINGS`); unset: nothing is measured. */
+  readonly timings?: Timings;
 }
 
 /** The selection, overrides and source options of a command that opens a stack (the CLI's shared options). */

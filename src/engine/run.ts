@@ -9,6 +9,7 @@ import type { KappResult, RunCommand, RunOptions, RunSummary } from '../execute/
 import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
 import { urlSecrets } from '../diagnostics/redact.js';
+import { timed, type Timings } from '../diagnostics/timings.js';
 import type { EngineContext, StackParams } from './context.js';
 import { openStackFor, type OpenOptions } from './open.js';
 import { operationPlan, type OperationPlan } from './operation-plan.js';
@@ -214,7 +215,11 @@ class Operation {
       }
       throw e;
     } finally {
-      if (this.#recorder) await this.#recorder.close(signal.aborted ? 'cancelled' : 'failed');
+      const open = this.#recorder;
+      if (open)
+        await timed(this.#hooks.ctx.timings, 'release-close', () =>
+          open.close(signal.aborted ? 'cancelled' : 'failed'),
+        );
     }
   }
 
@@ -224,21 +229,25 @@ class Operation {
    */
   async #prepare(): Promise<Stack> {
     const { ctx, signal } = this.#hooks;
-    let stack = await openStackFor(this.#params, this.#open, ctx);
+    const t = ctx.timings;
+    let stack = await timed(t, 'open', () => openStackFor(this.#params, this.#open, ctx));
     // Checked before the lock, so a refused apply records no release (and again once the workspace is filled).
-    if (this.#plan.applyNoValue) await noValueCheck(stack, this.#runOptions(stack));
+    if (this.#plan.applyNoValue) await timed(t, 'no-value-check', () => noValueCheck(stack, this.#runOptions(stack)));
     if (this.#plan.takesLock && this.#plan.operation) {
-      const { lockRun } = await import('./release-run.js');
-      const lock = await lockRun(stack, this.#params, this.#plan.operation, ctx);
+      const operation = this.#plan.operation;
+      const lock = await timed(t, 'lock', async () => {
+        const { lockRun } = await import('./release-run.js');
+        return lockRun(stack, this.#params, operation, ctx);
+      });
       this.#lock = lock;
       this.#recorder = lock;
       this.#hooks.onRecorder?.(lock, lock.revision);
     }
-    if (this.#plan.fillsWorkspace) stack = await this.#fillWorkspace(stack);
+    if (this.#plan.fillsWorkspace) stack = await timed(t, 'workspace', () => this.#fillWorkspace(stack));
     if (signal.aborted) throw new CancelledError('interrupted');
     const options = this.#runOptions(stack);
-    if (this.#plan.applyNoValue) await noValueCheck(stack, options);
-    if (this.#plan.checksCommands) await preflight(stack, options);
+    if (this.#plan.applyNoValue) await timed(t, 'no-value-check', () => noValueCheck(stack, options));
+    if (this.#plan.checksCommands) await timed(t, 'preflight', () => preflight(stack, options));
     return stack;
   }
 
@@ -256,34 +265,40 @@ class Operation {
   /** Show the run, pick its kapps, start recording, run them and close the release. */
   async #runKapps(stack: Stack): Promise<RunOutcome> {
     const { runStack } = await import('../execute/run-stack.js');
-    const { signal } = this.#hooks;
-    const show = await this.#hooks.begin(stack);
-    const runLog = await this.#releaseLog();
-    const emit = runLog ? logToo(show, runLog) : show;
+    const { signal, ctx } = this.#hooks;
+    const t = ctx.timings;
+    const show = await timed(t, 'begin', () => this.#hooks.begin(stack));
+    const runLog = await timed(t, 'run-log-open', () => this.#releaseLog());
+    const emit = t ? timedEmit(t, show, runLog) : runLog ? logToo(show, runLog) : show;
     if (this.#plan.showsPreview) {
-      const { printPreview } = await import('./release-run.js');
-      await printPreview(stack, this.#params, this.#hooks.ctx, signal);
+      await timed(t, 'preview', async () => {
+        const { printPreview } = await import('./release-run.js');
+        await printPreview(stack, this.#params, ctx, signal);
+      });
     }
-    const only = await this.#changedKapps(stack);
+    const only = await timed(t, 'changed', () => this.#changedKapps(stack));
     const lock = this.#lock;
     if (lock) {
-      this.#recorder = await lock.start(stack, only);
+      this.#recorder = await timed(t, 'release-start', () => lock.start(stack, only));
       this.#hooks.onRecorder?.(this.#recorder, lock.revision);
     }
     const active = this.#recorder;
-    const summary = await runStack(
-      stack,
-      { ...this.#runOptions(stack), ...(only ? { only } : {}) },
-      {
-        emit,
-        signal,
-        onKappFinished: active ? (r: KappResult) => active.record(r) : undefined,
-        onKappsDone: active ? () => active.flush() : undefined,
-      },
+    const summary = await timed(t, 'walk', () =>
+      runStack(
+        stack,
+        { ...this.#runOptions(stack), ...(only ? { only } : {}) },
+        {
+          emit,
+          signal,
+          onKappFinished: active ? (t ? timedRecord(t, active) : (r: KappResult) => active.record(r)) : undefined,
+          onKappsDone: active ? () => active.flush() : undefined,
+        },
+      ),
     );
-    await runLog?.close().catch(() => undefined);
-    await this.#hooks.afterRun?.(stack, summary);
-    if (this.#recorder) await this.#recorder.finish(summary);
+    await timed(t, 'run-log-close', () => runLog?.close().catch(() => undefined));
+    await timed(t, 'after-run', () => this.#hooks.afterRun?.(stack, summary));
+    const recorder = this.#recorder;
+    if (recorder) await timed(t, 'release-finish', () => recorder.finish(summary));
     return { stack, summary, ...(lock ? { revision: lock.revision } : {}) };
   }
 
@@ -338,6 +353,7 @@ class Operation {
       secrets: ownSecrets(backend, ctx),
       killGraceMs: params.killGraceMs,
       ...(this.#plan.allOutput ? { allOutput: true } : {}),
+      ...(ctx.timings ? { timings: ctx.timings } : {}),
     };
   }
 }
@@ -351,6 +367,41 @@ function logToo(show: (event: RunEvent) => void, log: Reporter): (event: RunEven
     } catch {
       // The display showed the event.
     }
+  };
+}
+
+/**
+ * `logToo` measured: the time each event takes to be shown (the driver's reporters) and written to the release's
+ * log, added to its kapp's parts (`show`, `log`; events of no kapp count under `-`).
+ */
+function timedEmit(t: Timings, show: (event: RunEvent) => void, log: Reporter | undefined): (event: RunEvent) => void {
+  return (event) => {
+    const kapp = 'kapp' in event && typeof event.kapp === 'string' ? event.kapp : '-';
+    const t0 = t.now();
+    show(event);
+    const t1 = t.now();
+    t.add(kapp, 'show', t1 - t0);
+    t.add(kapp, 'events', 1);
+    if (!log) return;
+    try {
+      log.onEvent(event);
+    } catch {
+      // The display showed the event.
+    }
+    t.add(kapp, 'log', t.now() - t1);
+  };
+}
+
+/**
+ * The release recorder's save of a kapp, measured: `record` is the time the walk waits for it to return (its
+ * synchronous part), `recordWall` until its writes are done.
+ */
+function timedRecord(t: Timings, recorder: RunRecorder): (result: KappResult) => Promise<void> {
+  return (result) => {
+    const t0 = t.now();
+    const saving = recorder.record(result);
+    t.add(result.id, 'record', t.now() - t0);
+    return saving.finally(() => t.add(result.id, 'recordWall', t.now() - t0));
   };
 }
 

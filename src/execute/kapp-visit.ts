@@ -163,6 +163,29 @@ class KappVisit {
     this.#held = !this.#dryRun && declaresSensitiveOutputs(kapp) ? [] : undefined;
   }
 
+  /** Run `work`, adding its time to the visit's `part` when the run is timed (`KAPPS_TIMINGS`). */
+  #timed<T>(part: string, work: () => T): T {
+    const t = this.#ctx.options.timings;
+    if (!t) return work();
+    const t0 = t.now();
+    try {
+      return work();
+    } finally {
+      t.add(this.#kapp.id, part, t.now() - t0);
+    }
+  }
+
+  async #timedAsync<T>(part: string, work: () => Promise<T>): Promise<T> {
+    const t = this.#ctx.options.timings;
+    if (!t) return work();
+    const t0 = t.now();
+    try {
+      return await work();
+    } finally {
+      t.add(this.#kapp.id, part, t.now() - t0);
+    }
+  }
+
   /** Emit a step event, or hold it back while the kapp's sensitive outputs are not read yet. */
   #emitStep(event: RunEvent): void {
     const held = this.#held;
@@ -217,6 +240,8 @@ class KappVisit {
   async run(): Promise<KappResult> {
     const ctx = this.#ctx;
     const kapp = this.#kapp;
+    const timings = ctx.options.timings;
+    const visitStart = timings?.now();
     if (this.#plan.kappEvents !== 'finish') ctx.startedAt.set(kapp.id, Date.now());
     const started = ctx.startedAt.get(kapp.id) ?? Date.now();
     if (this.#plan.kappEvents !== 'finish') {
@@ -232,13 +257,16 @@ class KappVisit {
     this.#release();
     if (failure?.detail) this.#log('error', failure.detail);
     this.#removeSensitiveFiles();
-    return this.#finish(failure, started);
+    const result = this.#finish(failure, started);
+    if (timings && visitStart !== undefined)
+      timings.span('visit', visitStart, { kapp: kapp.id, status: result.status });
+    return result;
   }
 
   /** The course of the visit: templates, the command's phases, then the outputs. */
   async #visit(): Promise<VisitFailure | undefined> {
-    if (!this.#dryRun) await mkdir(this.#kapp.cacheRoot, { recursive: true });
-    if (this.#plan.templates) this.#renderTemplates();
+    if (!this.#dryRun) await this.#timedAsync('workspace', () => mkdir(this.#kapp.cacheRoot, { recursive: true }));
+    if (this.#plan.templates) this.#timed('render', () => this.#renderTemplates());
     for (const phase of this.#plan.phases) {
       const failure = await this.#runPhase(phase, this.#plan.ignoreErrors);
       if (failure) return failure;
@@ -287,19 +315,21 @@ class KappVisit {
     if (this.#kapp.outputIds.length === 0 || this.#dryRun) return;
     const { stack, redactor, ownOutputs } = this.#ctx;
     const vars = stack.variables(this.#kapp, this.#runtime());
-    const loaded = loadOutputs(stack, this.#kapp, vars, {
-      mustExist,
-      dryRun: this.#dryRun,
-      redactor,
-      loaded: this.#sensitiveLoaded,
-    });
+    const loaded = this.#timed('outputs', () =>
+      loadOutputs(stack, this.#kapp, vars, {
+        mustExist,
+        dryRun: this.#dryRun,
+        redactor,
+        loaded: this.#sensitiveLoaded,
+      }),
+    );
     for (const id of loaded.sensitive) this.#sensitiveLoaded.add(id);
     ownOutputs.set(this.#kapp.id, { ...ownOutputs.get(this.#kapp.id), ...loaded.values });
     this.#recordable = { ...this.#recordable, ...loaded.recordable };
   }
 
   #planPhase(phase: Phase): PlannedStep[] {
-    return this.#ctx.stack.planPhase(this.#kapp, phase, this.#runtime(), this.#dryRun);
+    return this.#timed('plan', () => this.#ctx.stack.planPhase(this.#kapp, phase, this.#runtime(), this.#dryRun));
   }
 
   /**
@@ -381,6 +411,8 @@ class KappVisit {
       this.#finishStep(phase, step, startedAt, { status: 'succeeded', exitCode: null, durationMs: 0, timedOut: false });
       return { ok: true, value: 'succeeded' };
     }
+    const timings = options.timings;
+    const spawnStart = timings?.now();
     const outcome = await runStep(step, {
       kappId,
       kappDir: this.#kapp.cacheRoot,
@@ -404,6 +436,12 @@ class KappVisit {
           ...(hidden ? { hidden: true } : {}),
         }),
     });
+    if (timings && spawnStart !== undefined) {
+      // The step's round trip through the process server, and the part of it the command itself lived.
+      timings.add(kappId, 'step', timings.now() - spawnStart);
+      timings.add(kappId, 'child', outcome.durationMs);
+      timings.add(kappId, 'steps', 1);
+    }
     if (outcome.outputAbandoned) this.#log('warn', `${phase} step '${step.name}': ${outcome.outputAbandoned}`);
     this.#finishStep(phase, step, startedAt, {
       status: outcome.status,

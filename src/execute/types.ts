@@ -1,4 +1,5 @@
 /** The vocabulary of running a stack: commands, modes, per-kapp results. */
+import type { Timings } from '../diagnostics/timings.js';
 import type { GoMap } from '../go-value/value.js';
 import type { RunEvent } from '../report/events.js';
 import type { StepRecord } from '../release/types.js';
@@ -42,6 +43,8 @@ export interface RunOptions {
    * log keeps everything, displays show what `print` says.
    */
   readonly allOutput?: boolean;
+  /** Where each kapp's visit says where its time went (`KAPPS_TIMINGS`); unset: nothing is measured. */
+  readonly timings?: Timings;
 }
 
 /** How a kapp's visit ended. */
