@@ -25,7 +25,7 @@ import { parseReleaseRecord } from './record-schema.js';
 import { orderKappState, orderRelease } from './record-order.js';
 import { damageReport, encodeLines, readLogRows } from '../log/ndjson.js';
 import type { DamageReport, LogChunk, LogStoreOptions, StoredLine } from '../log/ndjson.js';
-import type { LogLine } from '../log/line.js';
+import { storableJson, type LogLine } from '../log/line.js';
 import { PgDatabase } from '../pg/pool.js';
 import { transaction } from '../pg/transaction.js';
 import { pgCode } from '../pg/transient.js';
@@ -239,7 +239,7 @@ export class PgReleaseStore implements ReleaseStore {
             change.modifiedAt,
             change.heartbeatAt ?? null,
             kapps,
-            kapps.map((id) => (id === null ? null : JSON.stringify(orderKappState(change.state[id] as KappState)))),
+            kapps.map((id) => (id === null ? null : storableJson(orderKappState(change.state[id] as KappState)))),
           ],
         );
         await client.query(
@@ -374,13 +374,13 @@ function rowValues(release: Release): unknown[] {
     release.operation,
     release.phase,
     release.spec.kapps.length,
-    JSON.stringify(release.owner),
-    release.unlocked ? JSON.stringify(release.unlocked) : null,
+    storableJson(release.owner),
+    release.unlocked ? storableJson(release.unlocked) : null,
     release.createdAt,
     release.modifiedAt,
     release.finishedAt ?? null,
     release.heartbeatAt,
-    JSON.stringify(orderRelease(release)),
+    storableJson(orderRelease(release)),
   ];
 }
 
