@@ -19,13 +19,13 @@
 // it, and the critical-path bound max(critical path × step, work / workers) beside it.
 //
 //   npm run build && node bench/breakdown.mjs [--rounds 3] [--only W2,W1]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { writeStack } from './gen-stack.mjs';
+import { timeProcess } from './time-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
@@ -85,21 +85,7 @@ function median(xs) {
 }
 
 function run(command, args, env) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(command, args, {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env,
-    });
-    let stderr = '';
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const ms = performance.now() - t0;
-      if (code !== 0) reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`));
-      else resolve(ms);
-    });
-  });
+  return timeProcess(command, args, { env });
 }
 
 /** One round's breakdown: { wall, phases: {name: ms}, all: {part: ms}, path: {part: ms}, pathKapps }. */

@@ -26,6 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { writeStack } from './gen-stack.mjs';
 import { targetRow } from './targets.mjs';
+import { timeProcess } from './time-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 let cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
@@ -58,21 +59,6 @@ function spread(xs) {
 function ratios(xs, base) {
   const r = xs.map((x, i) => x / base[i]);
   return `${median(r).toFixed(2)}× (min ${Math.min(...r).toFixed(2)}, max ${Math.max(...r).toFixed(2)})`;
-}
-
-function timeProcess(command, args, options) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], ...options });
-    let stderr = '';
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const ms = performance.now() - t0;
-      if (code !== 0) reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`));
-      else resolve(ms);
-    });
-  });
 }
 
 /** The floor: spawn each node's command once its deps are done, at most `workers` at a time, in node order. */
