@@ -2,9 +2,22 @@
 import { z } from 'zod';
 import { runSchema } from './runs.js';
 
-/** `GET /api/v1/projects`: the registered projects and the stacks their stack file defines. */
+/** Where a project from git comes from: its repository (credentials removed), branch and stack file in it. */
+export const projectRepoSchema = z.object({
+  url: z.string(),
+  /** The branch runs take by default; null: the remote's default branch. */
+  branch: z.string().nullable(),
+  path: z.string(),
+  /** The newest commit of the branch this server resolved (null before any). */
+  head: z.object({ sha: z.string(), subject: z.string(), author: z.string() }).nullable(),
+});
+
+/**
+ * `GET /api/v1/projects`: the registered projects and the stacks their stack file defines (for a project from git,
+ * at the newest commit of its branch the server knows); `repo` is null for a stack file on the server.
+ */
 export const projectListSchema = z.object({
-  projects: z.array(z.object({ name: z.string(), stacks: z.array(z.string()) })),
+  projects: z.array(z.object({ name: z.string(), stacks: z.array(z.string()), repo: projectRepoSchema.nullable() })),
 });
 export type ProjectList = z.infer<typeof projectListSchema>;
 

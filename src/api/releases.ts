@@ -20,6 +20,8 @@ const releaseHeader = {
   finishedAt: z.string().optional(),
   heartbeatAt: z.string(),
   unlocked: z.object({ by: z.string(), at: z.string() }).optional(),
+  /** Where its spec came from, for a release a run of a project from a repository made: the repository and commit. */
+  source: z.object({ repo: z.string(), commit: z.string() }).optional(),
 };
 
 export const releaseListEntrySchema = z.object({

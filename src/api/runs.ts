@@ -61,13 +61,57 @@ export function previewSelection(options: RunRequestOptions): RunRequestOptions 
   };
 }
 
+/**
+ * A git ref a client names (a branch, a tag or a commit SHA): data for git, never an option or a revision expression.
+ * The server checks it again as kapp sources' refs are checked (src/config/source-uri.ts).
+ */
+export const gitRefSchema = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(
+    /^[A-Za-z0-9_][A-Za-z0-9._/-]*$/,
+    'a branch, tag or commit: letters, digits, ".", "_", "/" and "-", not starting with "-", "." or "/"',
+  );
+
 /** `POST /api/v1/runs`. */
 export const submitRunSchema = runOptionsSchema.extend({
   type: z.enum(RUN_TYPES),
   project: nameSchema,
   stack: nameSchema,
+  /**
+   * A project from a repository: the branch, tag or commit to run at (default: the project's branch), resolved to a
+   * commit when the run is submitted. Not taken by an apply of a preview (it runs at the preview's commit).
+   */
+  ref: gitRefSchema.optional(),
 });
 export type SubmitRun = z.infer<typeof submitRunSchema>;
+
+/** The commit a run of a project from a repository works at, resolved when the run was submitted. */
+export const runCommitSchema = z.object({
+  /** The repository as configured, any credentials in its URL removed. */
+  repo: z.string(),
+  /** The ref it was resolved from (`main`, `v1.2`, a SHA). */
+  ref: z.string(),
+  /** The full commit SHA. */
+  sha: z.string(),
+  /** The commit's subject line and author (`Name <email>`), as git shows them. */
+  subject: z.string(),
+  author: z.string(),
+});
+export type RunCommit = z.infer<typeof runCommitSchema>;
+
+export const TRIGGER_KINDS = ['api', 'push', 'pull_request', 'poll'] as const;
+
+/** What started a run: a client's request, a webhook's push or pull request, or the server's polling. */
+export const runTriggerSchema = z.object({
+  kind: z.enum(TRIGGER_KINDS),
+  /** The webhook delivery's id (GitHub's `X-GitHub-Delivery`, GitLab's event UUID); null otherwise. */
+  delivery: z.string().nullable(),
+  /** The ref the change was to (`refs/heads/main`, `refs/pull/7/head`), or the ref a client asked for; null: none. */
+  ref: z.string().nullable(),
+});
+export type RunTrigger = z.infer<typeof runTriggerSchema>;
 
 /** A run, as `GET /api/v1/runs/{id}` answers. */
 export const runSchema = z.object({
@@ -90,6 +134,10 @@ export const runSchema = z.object({
   /** Why it failed, was cancelled or errored, in one line. */
   error: z.string().nullable(),
   options: runOptionsSchema,
+  /** The commit it works at (a project from a repository); null for a project from a stack file on the server. */
+  commit: runCommitSchema.nullable(),
+  /** What started it. */
+  trigger: runTriggerSchema,
   /** What a client may do with it now (buttons are taken from here). */
   actions: z.object({ cancelable: z.boolean() }),
 });

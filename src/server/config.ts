@@ -10,6 +10,8 @@ import { z } from 'zod';
 import { error as errorDiag, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { UsageError } from '../diagnostics/errors.js';
 import { readConfigText, throwIfErrors } from '../config/read-file.js';
+import { gitPathProblem, gitRefProblem, gitRepoProblem } from '../config/source-uri.js';
+import { redactCredentials } from '../diagnostics/redact.js';
 import { sortByLocation, validateTree } from '../config/validate.js';
 import { parseYamlTree, type YamlNode } from '../yaml/read.js';
 import { nameSchema, ROLES, type Role } from '../api/index.js';
@@ -110,6 +112,60 @@ const projectEnvSchema = z
   .partial()
   .strict();
 
+/** The events an outbound notification may be sent for. */
+export const NOTIFY_EVENTS = [
+  'run.queued',
+  'run.started',
+  'run.finished',
+  'run.succeeded',
+  'run.failed',
+  'run.cancelled',
+] as const;
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+
+const repoSchema = z
+  .object({
+    url: z
+      .string()
+      .min(1)
+      .max(2048)
+      .describe(
+        'any URL git accepts (https, ssh, git, file, scp-like `git@host:org/repo.git`); credentials never in it',
+      ),
+    branch: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .describe("the branch runs take by default, and pushes to which start runs (default: the remote's default)"),
+    path: z.string().min(1).max(1024).describe('the stack file inside the repository (`stacks/web.yaml`)'),
+    token_env: envNameSchema
+      .optional()
+      .describe("an HTTPS token for the repository: the name of the server's environment variable that holds it"),
+  })
+  .strict();
+
+const notifySchema = z
+  .object({
+    url: z
+      .string()
+      .min(1)
+      .max(2048)
+      .regex(/^https?:\/\/[^\s]+$/, 'an http:// or https:// URL')
+      .describe('where the JSON POST goes'),
+    events: z
+      .array(z.enum(NOTIFY_EVENTS))
+      .min(1)
+      .max(NOTIFY_EVENTS.length)
+      .describe(
+        'which run events are sent (run.queued, run.started, run.finished, run.succeeded, run.failed, run.cancelled)',
+      ),
+    secret_env: envNameSchema.describe(
+      "the server's environment variable holding the HMAC-SHA256 key each delivery is signed with",
+    ),
+  })
+  .strict();
+
 /** The file as written. */
 export const serverConfigFile = z
   .object({
@@ -118,7 +174,39 @@ export const serverConfigFile = z
         z
           .object({
             name: nameSchema.describe('the name clients use'),
-            stack_file: z.string().min(1).describe('the stack file, relative to this file'),
+            stack_file: z
+              .string()
+              .min(1)
+              .optional()
+              .describe("a stack file on this server's disk, relative to this file (or `repo`)"),
+            repo: repoSchema
+              .optional()
+              .describe('a git repository the stack file is read from, each run at one commit (or `stack_file`)'),
+            webhook: z
+              .object({
+                secret_env: envNameSchema.describe(
+                  "the server's environment variable holding the webhook secret (GitHub's secret, GitLab's token)",
+                ),
+              })
+              .strict()
+              .optional()
+              .describe('runs started by pushes and pull requests (`POST /api/v1/hooks/github`, `/hooks/gitlab`)'),
+            on_push: z
+              .enum(['preview', 'apply'])
+              .optional()
+              .describe('what a push to the branch queues for each stack (default preview)'),
+            poll_seconds: z
+              .number()
+              .int()
+              .min(1)
+              .max(86_400)
+              .optional()
+              .describe('fetch the branch this often and queue runs when it moved (for servers no webhook reaches)'),
+            notify: z
+              .array(notifySchema)
+              .max(20)
+              .optional()
+              .describe('where signed JSON notifications of run events are POSTed'),
             env: projectEnvSchema
               .optional()
               .describe(
@@ -177,10 +265,38 @@ export interface TokenEntry {
   readonly projects?: readonly string[];
 }
 
+/** A project's repository (`repo:`). */
+export interface RepoSource {
+  readonly url: string;
+  /** The branch runs take by default; undefined: the remote's default branch. */
+  readonly branch?: string;
+  /** The stack file inside the repository, relative to its root. */
+  readonly path: string;
+  /** The server's environment variable holding an HTTPS token for it. */
+  readonly tokenEnv?: string;
+}
+
+/** One outbound notification target (`notify:`). */
+export interface NotifyTarget {
+  readonly url: string;
+  readonly events: readonly NotifyEvent[];
+  /** The server's environment variable holding the HMAC key. */
+  readonly secretEnv: string;
+}
+
 export interface ProjectEntry {
   readonly name: string;
-  /** Absolute. */
-  readonly stackFile: string;
+  /** A stack file on this server's disk (absolute); undefined for a project from a repository. */
+  readonly stackFile?: string;
+  /** The repository its stack file is read from; undefined for a stack file on this server's disk. */
+  readonly repo?: RepoSource;
+  /** The server's environment variable holding its webhook secret. */
+  readonly webhook?: { readonly secretEnv: string };
+  /** What a push to its branch (or a poll that saw it move) queues for each stack. */
+  readonly onPush: 'preview' | 'apply';
+  /** How often the server fetches its branch (seconds); undefined: never. */
+  readonly pollSeconds?: number;
+  readonly notify: readonly NotifyTarget[];
   /** What its runs see of the environment (`env:`); unset: the server's own minus kapps' variables. */
   readonly env?: { readonly pass: readonly string[]; readonly set: Readonly<Record<string, string>> };
 }
@@ -240,14 +356,14 @@ type WrittenConfig = z.infer<typeof serverConfigFile>;
 type Locate = (path: readonly (string | number)[]) => SourceLocation;
 
 /** Read and check the configuration file. Throws `ConfigError` with every problem found. */
-export function readServerConfig(file: string): ServerConfig {
+export function readServerConfig(file: string, serverEnv: NodeJS.ProcessEnv = process.env): ServerConfig {
   const text = readConfigText(file, 'server configuration');
   const root = parseYamlTree(text, { file });
   throwIfErrors(sortByLocation(validateTree(serverConfigFile, root, { file, unknownKeys: 'error' })));
   const parsed = serverConfigFile.parse(root ? plain(root) : {});
   const locate: Locate = (path) => nodeAt(root, path)?.loc ?? { file, line: 1, column: 1 };
   const diagnostics: Diagnostic[] = [];
-  const projects = resolveProjects(parsed.projects ?? [], dirname(resolve(file)), locate, diagnostics);
+  const projects = resolveProjects(parsed.projects ?? [], dirname(resolve(file)), locate, diagnostics, serverEnv);
   const tokens = resolveTokens(parsed.tokens ?? [], locate, diagnostics);
   throwIfErrors(diagnostics);
   return { projects, tokens, limits: resolveLimits(parsed.limits ?? {}) };
@@ -255,37 +371,106 @@ export function readServerConfig(file: string): ServerConfig {
 
 /**
  * The projects of the file, their stack files relative to its folder (`base`); a name registered twice, a stack file
- * that does not exist and an `env` naming the server's own variables are added to `diagnostics`.
+ * that does not exist, a repository git could misread, a variable `env` of the server does not hold and an `env`
+ * naming the server's own variables are added to `diagnostics`.
  */
 function resolveProjects(
   written: NonNullable<WrittenConfig['projects']>,
   base: string,
   locate: Locate,
   diagnostics: Diagnostic[],
+  serverEnv: NodeJS.ProcessEnv,
 ): ProjectEntry[] {
   const seen = new Set<string>();
   return written.map((p, i) => {
-    if (seen.has(p.name)) {
+    const problem = (message: string, path: (string | number)[], hint?: string) =>
       diagnostics.push(
-        errorDiag(`project \`${p.name}\` is registered twice`, locate(['projects', i, 'name']), {
-          path: `projects[${i}].name`,
+        errorDiag(message, locate(['projects', i, ...path]), {
+          path: `projects[${i}]${path.map((x) => (typeof x === 'number' ? `[${x}]` : `.${x}`)).join('')}`,
+          ...(hint !== undefined ? { hint } : {}),
         }),
       );
-    }
+    if (seen.has(p.name)) problem(`project \`${p.name}\` is registered twice`, ['name']);
     seen.add(p.name);
-    const stackFile = resolve(base, p.stack_file);
-    if (!existsSync(stackFile) || !statSync(stackFile).isFile()) {
-      diagnostics.push(
-        errorDiag(`stack file \`${p.stack_file}\` does not exist`, locate(['projects', i, 'stack_file']), {
-          path: `projects[${i}].stack_file`,
-          hint: 'the path is relative to the server configuration file',
-        }),
-      );
+    let stackFile: string | undefined;
+    if (p.stack_file !== undefined && p.repo !== undefined) {
+      problem('a project takes `stack_file` or `repo`, not both', ['repo']);
+    } else if (p.stack_file === undefined && p.repo === undefined) {
+      problem('a project needs `stack_file` (a file on this server) or `repo` (a git repository)', ['name']);
+    } else if (p.stack_file !== undefined) {
+      stackFile = resolve(base, p.stack_file);
+      if (!existsSync(stackFile) || !statSync(stackFile).isFile()) {
+        problem(
+          `stack file \`${p.stack_file}\` does not exist`,
+          ['stack_file'],
+          'the path is relative to the server configuration file',
+        );
+      }
     }
+    if (p.repo) repoProblems(p.repo, serverEnv).forEach(([m, at, hint]) => problem(m, ['repo', ...at], hint));
+    if (!p.repo) {
+      for (const key of ['webhook', 'on_push', 'poll_seconds'] as const)
+        if (p[key] !== undefined)
+          problem(`\`${key}\` needs \`repo\`: only a project from a repository has pushes`, [key]);
+    }
+    const secretEnv = p.webhook?.secret_env;
+    if (secretEnv !== undefined && !serverEnv[secretEnv])
+      problem(`\`${secretEnv}\` is not set in the server's environment`, ['webhook', 'secret_env']);
+    (p.notify ?? []).forEach((n, j) => {
+      if (!serverEnv[n.secret_env])
+        problem(`\`${n.secret_env}\` is not set in the server's environment`, ['notify', j, 'secret_env']);
+      if (/^https?:\/\/[^/]*@/.test(n.url))
+        problem('the URL holds credentials: a receiver is authenticated by the signature', ['notify', j, 'url']);
+    });
     const env = p.env;
     if (env) diagnostics.push(...serverOwnInEnv(env, i, locate));
-    return { name: p.name, stackFile, ...(env ? { env: { pass: env.pass ?? [], set: env.set ?? {} } } : {}) };
+    return {
+      name: p.name,
+      ...(stackFile !== undefined ? { stackFile } : {}),
+      ...(p.repo
+        ? {
+            repo: {
+              url: p.repo.url,
+              path: p.repo.path.replace(/^\.\//, ''),
+              ...(p.repo.branch !== undefined ? { branch: p.repo.branch } : {}),
+              ...(p.repo.token_env !== undefined ? { tokenEnv: p.repo.token_env } : {}),
+            },
+          }
+        : {}),
+      ...(p.webhook ? { webhook: { secretEnv: p.webhook.secret_env } } : {}),
+      onPush: p.on_push ?? 'preview',
+      ...(p.poll_seconds !== undefined ? { pollSeconds: p.poll_seconds } : {}),
+      notify: (p.notify ?? []).map((n) => ({ url: n.url, events: n.events, secretEnv: n.secret_env })),
+      ...(env ? { env: { pass: env.pass ?? [], set: env.set ?? {} } } : {}),
+    };
   });
+}
+
+/** What is wrong with a project's `repo:`: each problem's message, its path under `repo` and a hint. */
+function repoProblems(
+  repo: NonNullable<NonNullable<WrittenConfig['projects']>[number]['repo']>,
+  serverEnv: NodeJS.ProcessEnv,
+): [string, string[], string?][] {
+  const out: [string, string[], string?][] = [];
+  const urlProblem = gitRepoProblem(repo.url);
+  if (urlProblem) out.push([`repository \`${redactCredentials(repo.url)}\` is refused: ${urlProblem}`, ['url']]);
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/@]*:[^/@]*@/.test(repo.url))
+    out.push([
+      'the URL holds a password or token: it would be written in clear',
+      ['url'],
+      'put the token in an environment variable and name it in `token_env`',
+    ]);
+  const refProblem = repo.branch !== undefined ? gitRefProblem(repo.branch) : undefined;
+  if (refProblem) out.push([`branch \`${repo.branch ?? ''}\` is refused: ${refProblem}`, ['branch']]);
+  const pathProblem =
+    gitPathProblem(repo.path) ??
+    (repo.path.startsWith('/') || repo.path.split('/').includes('..')
+      ? 'it must be relative to the repository root, without `..`'
+      : undefined);
+  if (pathProblem) out.push([`path \`${repo.path}\` is refused: ${pathProblem}`, ['path']]);
+  if (repo.token_env !== undefined && !serverEnv[repo.token_env])
+    out.push([`\`${repo.token_env}\` is not set in the server's environment`, ['token_env']]);
+  return out;
 }
 
 /** The server's own variables (`KAPPS_*`, `PG*`) the `env` of project `i` passes or sets: one error each. */
@@ -374,7 +559,7 @@ export function parseProjectFlag(value: string, cwd: string): ProjectEntry {
   const stackFile = resolve(cwd, file);
   if (!existsSync(stackFile) || !statSync(stackFile).isFile())
     throw new UsageError(`--project ${value}: the stack file \`${file}\` does not exist`);
-  return { name, stackFile };
+  return { name, stackFile, onPush: 'preview', notify: [] };
 }
 
 /** Merge the projects of the flags over those of the file (a flag's name replaces the file's). */

@@ -29,6 +29,7 @@ import { FileRunStore } from './queue/file-run-store.js';
 import { closeOrphanedRelease } from './runs/orphans.js';
 import { runPlan } from './runs/run-plan.js';
 import { ProjectRegistry } from './projects.js';
+import { ProjectSources } from './sources/sources.js';
 import type { RunStore, StoredRun } from './queue/run-store.js';
 import { defaultWebRoot } from './http/web.js';
 
@@ -118,7 +119,8 @@ interface Backends {
 /** Read the flags and the configuration file; refuse to listen beyond loopback without tokens. Opens nothing. */
 function resolveSetup(options: ServeOptions): ServerSetup {
   const { host, port } = parseListen(options.listen);
-  const config = options.config !== undefined ? readServerConfig(resolve(options.cwd, options.config)) : undefined;
+  const config =
+    options.config !== undefined ? readServerConfig(resolve(options.cwd, options.config), options.env) : undefined;
   const projects = mergeProjects(
     config?.projects ?? [],
     options.projects.map((p) => parseProjectFlag(p, options.cwd)),
@@ -265,7 +267,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const { store, releases } = backends;
   let app: FastifyInstance | undefined;
   try {
-    const registry = new ProjectRegistry(setup.projects);
+    const sources = new ProjectSources(setup.dataDir, options.env);
+    // One instance holds a file backend's data directory: what a stopped one left there is nobody's.
+    if (setup.spec.kind === 'file') await sources.removeStaleTrees(setup.projects);
+    const registry = new ProjectRegistry(setup.projects, sources);
     const executor = await createExecutor(options, setup, backends, registry, instance);
     app = await createApp(options, setup, backends, registry, executor);
     const url = await listen(app, setup, options.listen);

@@ -63,7 +63,7 @@ describe('kapps serve: start-up', () => {
     expect((await api(server.url).get('/healthz')).status).toBe(200);
     expect((await api(server.url).get('/readyz')).status).toBe(200);
     const projects = await api(server.url).get('/api/v1/projects');
-    expect(projects.body).toEqual({ projects: [{ name: 'shop', stacks: ['dev', 'prod'] }] });
+    expect(projects.body).toEqual({ projects: [{ name: 'shop', repo: null, stacks: ['dev', 'prod'] }] });
     const who = await api(server.url).get('/api/v1/whoami');
     expect(who.body).toEqual({ name: 'anonymous', role: 'admin' });
     expect(await server.stop()).toEqual({ code: 0 });

@@ -88,9 +88,15 @@ export function projectAllowed(request: FastifyRequest, p: string): void {
     );
 }
 
-/** Stack `s` of project `p`, which the caller may reach (403), must exist (404). */
-export function stackOr404(ctx: AppContext, request: FastifyRequest, p: string, s: string): void {
+/**
+ * Stack `s` of project `p`, which the caller may reach (403), must exist (404): in its stack file, or for a project
+ * from git in the stack file of its branch or in its releases (a stack removed since keeps its history).
+ */
+export async function stackOr404(ctx: AppContext, request: FastifyRequest, p: string, s: string): Promise<void> {
   projectAllowed(request, p);
-  if (!ctx.projects.get(p)) throw notFound(`no project ${p}`);
-  if (!ctx.projects.stacks(p).includes(s)) throw notFound(`project ${p} has no stack ${s}`);
+  const project = ctx.projects.get(p);
+  if (!project) throw notFound(`no project ${p}`);
+  if ((await ctx.projects.stacks(p)).includes(s)) return;
+  if (project.repo && (await ctx.releases.latest(ctx.projects.releaseProject(p), s))) return;
+  throw notFound(`project ${p} has no stack ${s}`);
 }

@@ -3,9 +3,11 @@
  * promises (src/api/) is shown; secrets in release records are shown as `(sensitive)`.
  */
 import type { Release as ApiRelease, Run } from '../../api/index.js';
-import type { RunStore, StoredRun } from '../queue/run-store.js';
+import { API_TRIGGER, type RunStore, type StoredRun } from '../queue/run-store.js';
 import { orderRelease } from '../../release/record-order.js';
-import { redactArgv } from '../../diagnostics/redact.js';
+import { redactArgv, redactCredentials } from '../../diagnostics/redact.js';
+import type { RepoSource } from '../config.js';
+import type { ResolvedCommit } from '../sources/repository.js';
 import { redactStackSpec, showMasks } from '../../release/spec-diff.js';
 import { describeHolder, type UnlockResult } from '../../release/recorder.js';
 import { isRunningPhase, type Release } from '../../release/types.js';
@@ -35,6 +37,8 @@ export async function apiRun(store: RunStore, run: StoredRun, options: { snapsho
     releaseRevision: run.releaseRevision,
     error: run.error,
     options: run.options,
+    commit: run.commit ?? null,
+    trigger: run.trigger ?? API_TRIGGER,
     actions: { cancelable: run.status === 'queued' || (run.status === 'running' && !run.cancelRequested) },
   };
 }
@@ -103,5 +107,15 @@ export function presentUnlock(result: Unlocked, by: string) {
     previousPhase: result.previousPhase,
     holder: result.holder.text,
     by,
+  };
+}
+
+/** A project's repository as `GET /projects` shows it: no credentials, the newest commit of its branch known. */
+export function presentRepo(repo: RepoSource, head: ResolvedCommit | undefined) {
+  return {
+    url: redactCredentials(repo.url),
+    branch: repo.branch ?? null,
+    path: repo.path,
+    head: head ? { sha: head.sha, subject: head.subject, author: head.author } : null,
   };
 }

@@ -40,6 +40,7 @@ import {
 } from '../../log/ndjson.js';
 import { feedWindow, isRunId, RunStorePolicy, type InsertOutcome, type RunSelection } from './policy.js';
 import {
+  API_TRIGGER,
   projectMatches,
   RunLeaseLostError,
   RunStoreBusyError,
@@ -544,6 +545,8 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
       releaseRevision: null,
       error: null,
       options: input.options,
+      commit: input.commit ?? null,
+      trigger: input.trigger ?? API_TRIGGER,
       seq: ++this.#seq,
       instance: null,
       leaseUntil: null,

@@ -21,7 +21,7 @@
  */
 import type pg from 'pg';
 import { KappsError } from '../../diagnostics/errors.js';
-import type { RunRequestOptions, RunState, RunType } from '../../api/index.js';
+import type { RunCommit, RunRequestOptions, RunState, RunTrigger, RunType } from '../../api/index.js';
 import { storableJson, storableText } from '../../log/line.js';
 import { damageReport, readLogRows, type LogChunk, type LogStoreOptions, type StoredLine } from '../../log/ndjson.js';
 import { feedWindow, RunStorePolicy, type InsertOutcome, type RunSelection } from './policy.js';
@@ -29,6 +29,7 @@ import { PgDatabase } from '../../pg/pool.js';
 import { transaction } from '../../pg/transaction.js';
 import { pgCode } from '../../pg/transient.js';
 import {
+  API_TRIGGER,
   RunLeaseLostError,
   type FeedEntry,
   type FeedItem,
@@ -82,6 +83,8 @@ interface RunRow {
   release_revision: number | null;
   error: string | null;
   options: RunRequestOptions;
+  source_commit: RunCommit | null;
+  run_trigger: RunTrigger | null;
   instance: string | null;
   lease_until: Date | null;
   cancel_requested: boolean;
@@ -181,9 +184,20 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
         if (row && Number(row.total) >= limits.maxQueuedTotal) return { kind: 'full', scope: 'total' };
         const inserted = await client.query<RunRow>(
           `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, options, idempotency_key,
-                                   feed_seq)
-           VALUES ($1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7, 1) RETURNING *`,
-          [run.id, run.type, run.project, run.stack, run.createdBy, JSON.stringify(run.options), key ?? null],
+                                   feed_seq, source_commit, run_trigger)
+           VALUES ($1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7, 1, $8::jsonb, $9::jsonb)
+           RETURNING *`,
+          [
+            run.id,
+            run.type,
+            run.project,
+            run.stack,
+            run.createdBy,
+            JSON.stringify(run.options),
+            key ?? null,
+            run.commit ? JSON.stringify(run.commit) : null,
+            JSON.stringify(run.trigger ?? API_TRIGGER),
+          ],
         );
         const created = toRun(firstRow(inserted));
         await appendStatus(client, created, 1);
@@ -684,6 +698,8 @@ function toRun(row: RunRow): StoredRun {
     releaseRevision: row.release_revision,
     error: row.error,
     options: row.options,
+    commit: row.source_commit ?? null,
+    trigger: row.run_trigger ?? API_TRIGGER,
     instance: row.instance,
     leaseUntil: row.lease_until ? row.lease_until.toISOString() : null,
     cancelRequested: row.cancel_requested,

@@ -12,12 +12,24 @@
  */
 import { KappsError } from '../../diagnostics/errors.js';
 import type { RunEvent } from '../../report/events.js';
-import type { Run, RunListQuery, RunRequestOptions, RunState, RunType } from '../../api/index.js';
+import type {
+  Run,
+  RunCommit,
+  RunListQuery,
+  RunRequestOptions,
+  RunState,
+  RunTrigger,
+  RunType,
+} from '../../api/index.js';
 import type { LogLine } from '../../log/line.js';
 import type { LogChunk } from '../../log/ndjson.js';
 
 /** A run as stored: the API's fields (without the derived queue position) and what only the servers use. */
-export interface StoredRun extends Omit<Run, 'queuePosition' | 'blockedBy' | 'actions'> {
+export interface StoredRun extends Omit<Run, 'queuePosition' | 'blockedBy' | 'actions' | 'commit' | 'trigger'> {
+  /** The commit it works at (a project from a repository); absent or null otherwise (and in older records). */
+  readonly commit?: RunCommit | null;
+  /** What started it; absent in older records (a client's request). */
+  readonly trigger?: RunTrigger;
   /** Submission order across the store (monotonic). */
   readonly seq: number;
   /** The instance that claimed it, while running. */
@@ -63,7 +75,14 @@ export interface NewRun {
   readonly stack: string;
   readonly createdBy: string;
   readonly options: RunRequestOptions;
+  /** The commit it works at, resolved at submission (a project from a repository). */
+  readonly commit?: RunCommit | null;
+  /** What started it (a client's request when absent). */
+  readonly trigger?: RunTrigger;
 }
+
+/** What started a run that says nothing of it: a client's request. */
+export const API_TRIGGER: RunTrigger = { kind: 'api', delivery: null, ref: null };
 
 export interface SubmitLimits {
   /** Queued runs allowed per (project, stack), and in total. */

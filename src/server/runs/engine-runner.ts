@@ -28,15 +28,30 @@ import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOp
 import { STEP_STOP_MS, type RunEngine, type RunIO, type ExecutedRun } from './executor.js';
 import type { StoredRun } from '../queue/run-store.js';
 import type { RunEngineDeps } from '../server.js';
-import { projectRunEnv } from '../config.js';
+import { projectRunEnv, type ProjectEntry } from '../config.js';
 import { RunRefused, StalePreviewError } from './errors.js';
+import { RepositoryError, type Checkout } from '../sources/repository.js';
 import { runPlan, type RunPlan } from './run-plan.js';
 
 /** Between SIGTERM and SIGKILL when a cancelled (or fenced) run stops its steps. */
 const KILL_GRACE_MS = STEP_STOP_MS;
 
+/**
+ * Where a run's stack file is: the project's file on this server's disk, or the file in the working tree of the
+ * run's commit (a project from git); the release project its releases are kept under.
+ */
+interface Located {
+  readonly stackFile: string;
+  /** The folder the run reads files in (the project's folder, or the commit's working tree). */
+  readonly root: string;
+  readonly releaseProject: string;
+  /** The repository and commit its release records (a project from git). */
+  readonly source?: { readonly repo: string; readonly commit: string };
+}
+
 /** One run as the adapter works on it: the run, what it reports through, its checked options, plan and context. */
 interface EngineJob {
+  readonly at: Located;
   readonly run: StoredRun;
   readonly io: RunIO;
   readonly options: RunRequestOptions;
@@ -73,35 +88,81 @@ export class EngineAdapter implements RunEngine {
   }
 
   async execute(run: StoredRun, io: RunIO): Promise<ExecutedRun> {
+    let checkout: Checkout | undefined;
     try {
-      const ctx = this.#engineContext(run, io);
-      const options = checkedOptions(run);
-      const job: EngineJob = { run, io, options, plan: runPlan(run.type, options), ctx };
-      switch (job.plan.engine) {
-        case 'generate':
-          return await this.generate(job);
-        case 'preview':
-          return await this.preview(job);
-        case 'install':
-        case 'delete':
-          return await this.operate(job, job.plan.engine);
+      const project = this.#project(run);
+      let at: Located;
+      if (project.repo) {
+        checkout = await this.#checkout(run, project, io);
+        at = {
+          stackFile: join(checkout.dir, project.repo.path),
+          root: checkout.dir,
+          releaseProject: this.#context.projects.releaseProject(run.project, checkout.dir),
+          ...(run.commit ? { source: { repo: run.commit.repo, commit: run.commit.sha } } : {}),
+        };
+      } else {
+        const stackFile = project.stackFile!;
+        at = {
+          stackFile,
+          root: dirname(stackFile),
+          releaseProject: this.#context.projects.releaseProject(run.project),
+        };
       }
+      const options = checkedOptions(run);
+      return await this.#work({
+        at,
+        run,
+        io,
+        options,
+        plan: runPlan(run.type, options),
+        ctx: this.#engineContext(run, io, at),
+      });
     } catch (error) {
       return outcomeOfError(error, io);
+    } finally {
+      await checkout?.release().catch(() => undefined);
+    }
+  }
+
+  /** The working tree of the run's commit (a project from git), held until the run ends. */
+  async #checkout(run: StoredRun, project: ProjectEntry, io: RunIO): Promise<Checkout> {
+    const repository = this.#context.projects.sources?.of(project);
+    if (!repository || !run.commit) throw new RunRefused(`run ${run.id} of a project from git names no commit`);
+    io.message(`Checking out ${run.commit.sha.slice(0, 12)} (${run.commit.ref}) of ${run.commit.repo}.`);
+    try {
+      return await repository.checkout(run.commit.sha, io.signal);
+    } catch (error) {
+      if (error instanceof RepositoryError) throw new KappsError(error.message);
+      throw error;
+    }
+  }
+
+  #work(job: EngineJob): Promise<ExecutedRun> {
+    switch (job.plan.engine) {
+      case 'generate':
+        return this.generate(job);
+      case 'preview':
+        return this.preview(job);
+      case 'install':
+      case 'delete':
+        return this.operate(job, job.plan.engine);
     }
   }
 
   /** The `kapps generate` document of the stack. */
-  async generate({ run, io, options, plan, ctx }: EngineJob): Promise<ExecutedRun> {
+  async generate({ at, run, io, options, plan, ctx }: EngineJob): Promise<ExecutedRun> {
     const { generateDocument } = await this.#engine;
-    const body = await generateDocument(this.#stackParams(run, options), ctx, { format: 'yaml', signal: io.signal });
+    const body = await generateDocument(this.#stackParams(run, options, at), ctx, {
+      format: 'yaml',
+      signal: io.signal,
+    });
     io.message(`Generated the spec of ${run.project}/${run.stack}.`);
     return { status: 'succeeded', result: { contentType: plan.resultType, body } };
   }
 
   /** The `kapps preview -o json` document of the stack. */
-  async preview({ run, io, options, plan }: EngineJob): Promise<ExecutedRun> {
-    const { document } = await this.#previewNow(run, options, io, io.signal);
+  async preview({ at, run, io, options, plan }: EngineJob): Promise<ExecutedRun> {
+    const { document } = await this.#previewNow(run, options, io, at);
     const changed = document.kapps.filter((k) => k.action !== 'UnChanged').length;
     const against = document.basedOnRevision === null ? 'no previous release' : `release ${document.basedOnRevision}`;
     io.message(
@@ -115,7 +176,7 @@ export class EngineAdapter implements RunEngine {
 
   /** `install -y` or `delete -y` of the stack, recorded as a release; an approved apply only while its preview holds. */
   async operate(job: EngineJob, command: 'install' | 'delete'): Promise<ExecutedRun> {
-    const { run, io, plan, ctx } = job;
+    const { at, run, io, plan, ctx } = job;
     const options = plan.approvedBy === undefined ? job.options : await this.#approvedOptions(job, plan.approvedBy);
     const { createRunLog, runOperation } = await this.#engine;
     const log = createRunLog((line) => io.log(line), {
@@ -123,7 +184,7 @@ export class EngineAdapter implements RunEngine {
       maxLineLength: this.#context.limits.maxLineLength,
     });
     let revision: number | null = null;
-    const outcome = await runOperation(command, this.#runParams(run, options), {
+    const outcome = await runOperation(command, this.#runParams(run, options, at), {
       ctx,
       signal: io.signal,
       begin: () => (event) => {
@@ -146,17 +207,17 @@ export class EngineAdapter implements RunEngine {
   async #approvedOptions(job: EngineJob, previewId: string): Promise<RunRequestOptions> {
     const preview = await this.#context.store.get(previewId);
     if (!preview) throw new StalePreviewError(`preview run ${previewId} is gone`);
-    const stale = await this.#stalePreview(preview, job.io, job.io.signal);
+    const stale = await this.#stalePreview(preview, job.io, job.at);
     if (stale) throw new StalePreviewError(stale);
     return { ...job.options, ...previewSelection(checkedOptions(preview)) };
   }
 
-  /** Whether the preview run `preview` still holds; a reason when it does not. */
-  async #stalePreview(preview: StoredRun, io: RunIO, signal: AbortSignal): Promise<string | undefined> {
+  /** Whether the preview run `preview` still holds (at the apply's commit, which is the preview's); a reason if not. */
+  async #stalePreview(preview: StoredRun, io: RunIO, at: Located): Promise<string | undefined> {
     const result = await this.#context.store.getResult(preview.id);
     if (!result) return `preview run ${preview.id} has no result`;
     const then = JSON.parse(result.body) as PreviewDocument;
-    const now = await this.#previewNow(preview, { ...checkedOptions(preview), refresh: false }, io, signal);
+    const now = await this.#previewNow(preview, { ...checkedOptions(preview), refresh: false }, io, at);
     if (now.document.basedOnRevision !== then.basedOnRevision) {
       return `the last release of ${preview.project}/${preview.stack} changed since preview run ${preview.id} (revision ${then.basedOnRevision ?? 'none'} then, ${now.document.basedOnRevision ?? 'none'} now)`;
     }
@@ -167,24 +228,24 @@ export class EngineAdapter implements RunEngine {
   }
 
   /** The preview of the stack now, with the options of `run`. */
-  async #previewNow(run: StoredRun, options: RunRequestOptions, io: RunIO, signal: AbortSignal) {
+  async #previewNow(run: StoredRun, options: RunRequestOptions, io: RunIO, at: Located) {
     const { previewStack } = await this.#engine;
     return previewStack(
       {
-        ...this.#stackParams(run, options),
-        ...this.#target(run),
+        ...this.#stackParams(run, options, at),
+        ...this.#target(at),
         ...(options.refresh ? { refresh: true } : {}),
         ...(options.workers !== undefined ? { workers: options.workers } : {}),
       },
-      this.#engineContext(run, io),
-      signal,
+      this.#engineContext(run, io, at),
+      io.signal,
     );
   }
 
-  #runParams(run: StoredRun, options: RunRequestOptions): RunParams {
+  #runParams(run: StoredRun, options: RunRequestOptions, at: Located): RunParams {
     return {
-      ...this.#stackParams(run, options),
-      ...this.#target(run),
+      ...this.#stackParams(run, options, at),
+      ...this.#target(at),
       dryRun: false,
       keepGoing: options.keepGoing ?? false,
       ...(options.workers !== undefined ? { workers: options.workers } : {}),
@@ -204,9 +265,9 @@ export class EngineAdapter implements RunEngine {
     return project;
   }
 
-  #stackParams(run: Pick<StoredRun, 'project' | 'stack'>, options: RunRequestOptions): StackParams {
+  #stackParams(run: Pick<StoredRun, 'project' | 'stack'>, options: RunRequestOptions, at: Located): StackParams {
     return {
-      stackFile: this.#project(run).stackFile,
+      stackFile: at.stackFile,
       stackName: run.stack,
       workspaceDir: this.#context.workspaceOf(run.project, run.stack),
       include: [...(options.include ?? [])],
@@ -217,15 +278,15 @@ export class EngineAdapter implements RunEngine {
     };
   }
 
-  #engineContext(run: StoredRun, io: Pick<RunIO, 'message'>): EngineContext {
+  #engineContext(run: StoredRun, io: Pick<RunIO, 'message'>, at: Located): EngineContext {
     const project = this.#project(run);
-    const dir = dirname(project.stackFile);
+    const dir = dirname(at.stackFile);
     return {
       cwd: dir,
       env: { ...process.env, KAPPS_BACKEND: this.#backend },
       // A run sees what its project is given, and reads files only in the project and its workspace.
       runEnv: projectRunEnv(project, process.env),
-      readRoots: [realOrNearest(dir), realOrNearest(this.#context.workspaceOf(run.project, run.stack))],
+      readRoots: [realOrNearest(at.root), realOrNearest(this.#context.workspaceOf(run.project, run.stack))],
       argv: ['kapps', 'serve', `--run=${run.id}`, run.type, run.project, run.stack],
       runBy: run.createdBy,
       message: (text) => io.message(text),
@@ -235,8 +296,8 @@ export class EngineAdapter implements RunEngine {
     };
   }
 
-  #target(run: Pick<StoredRun, 'project' | 'stack'>) {
-    return { project: this.#context.projects.releaseProject(run.project), backend: this.#backend };
+  #target(at: Located) {
+    return { project: at.releaseProject, backend: this.#backend };
   }
 }
 

@@ -34,7 +34,7 @@ async function setup() {
   const adapter = await createEngine({
     backend: { kind: 'file', root: join(dir, 'backend') },
     releases: undefined as never,
-    projects: new ProjectRegistry([{ name: 'shop', stackFile }]),
+    projects: new ProjectRegistry([{ name: 'shop', stackFile, onPush: 'preview', notify: [] }]),
     workspaceOf: (project, stack) => join(dir, 'workspaces', project, stack),
     store,
     limits: DEFAULT_LIMITS,

@@ -3,7 +3,7 @@ import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { projectListSchema, stackSummarySchema } from '../../../api/index.js';
 import { reaches } from '../auth.js';
 import { callerOf, problemResponses, stackOr404, stackParams, type RouteContext } from '../context.js';
-import { presentStack } from '../presenters.js';
+import { presentRepo, presentStack } from '../presenters.js';
 
 export const projectRoutes =
   (ctx: RouteContext): FastifyPluginCallbackZod =>
@@ -11,11 +11,17 @@ export const projectRoutes =
     app.get(
       '/api/v1/projects',
       { config: { role: 'read' }, schema: { response: { 200: projectListSchema, ...problemResponses } } },
-      (request) => ({
-        projects: ctx.projects
-          .list()
-          .filter((p) => reaches(callerOf(request), p.name))
-          .map((p) => ({ name: p.name, stacks: ctx.projects.stacks(p.name) })),
+      async (request) => ({
+        projects: await Promise.all(
+          ctx.projects
+            .list()
+            .filter((p) => reaches(callerOf(request), p.name))
+            .map(async (p) => ({
+              name: p.name,
+              stacks: await ctx.projects.stacks(p.name),
+              repo: p.repo ? presentRepo(p.repo, ctx.projects.head(p.name)) : null,
+            })),
+        ),
       }),
     );
 
@@ -27,7 +33,7 @@ export const projectRoutes =
       },
       async (request) => {
         const { p, s } = request.params;
-        stackOr404(ctx, request, p, s);
+        await stackOr404(ctx, request, p, s);
         const latest = await ctx.releases.latest(ctx.projects.releaseProject(p), s);
         const active = await ctx.store.active(p, s);
         return presentStack(ctx.store, { project: p, stack: s, latest, active });

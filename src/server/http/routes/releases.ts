@@ -35,7 +35,7 @@ export const releaseRoutes =
       async (request) => {
         const { p, s } = request.params;
         const { limit, cursor } = request.query;
-        stackOr404(ctx, request, p, s);
+        await stackOr404(ctx, request, p, s);
         const project = ctx.projects.releaseProject(p);
         if (limit === undefined && cursor === undefined) return releaseListEntries(await ctx.releases.list(project, s));
         if (cursor !== undefined && !CURSOR_PATTERN.test(cursor))
@@ -52,7 +52,7 @@ export const releaseRoutes =
       },
       async (request, reply) => {
         const { p, s, rev } = request.params;
-        stackOr404(ctx, request, p, s);
+        await stackOr404(ctx, request, p, s);
         const release = await ctx.releases.get(ctx.projects.releaseProject(p), s, rev);
         if (!release) throw notFound(`${p}/${s} has no release ${rev}`);
         // The record is sent as stored (its fields in the order the CLI shows them); the schema documents it.
@@ -72,7 +72,7 @@ export const releaseRoutes =
       async (request) => {
         const caller = callerOf(request);
         const { p, s } = request.params;
-        stackOr404(ctx, request, p, s);
+        await stackOr404(ctx, request, p, s);
         const result = await unlockRelease({
           store: ctx.releases,
           project: ctx.projects.releaseProject(p),

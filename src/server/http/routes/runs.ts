@@ -14,7 +14,9 @@ import {
   submitRunSchema,
   type Role,
   type Run,
+  type RunCommit,
   type RunRequestOptions,
+  type RunTrigger,
   type SubmitRun,
 } from '../../../api/index.js';
 import { canonicalJson } from '../../../release/canonical-json.js';
@@ -25,6 +27,10 @@ import { allows } from '../auth.js';
 import { callerOf, idParams, problemResponses, projectAllowed, runOr404, type RouteContext } from '../context.js';
 import { apiRun } from '../presenters.js';
 import { HttpProblem, invalid, notFound } from '../problems.js';
+import { RepositoryError, runCommit, UnknownRefError } from '../../sources/repository.js';
+
+/** How long a submit may wait for its project's repository to be fetched. */
+const SUBMIT_FETCH_MS = 120_000;
 
 /** A result: an apply's JSON, or the text a generate or preview wrote. */
 const resultResponses = { 200: z.union([applyResultSchema, z.string(), z.unknown()]), ...problemResponses };
@@ -55,7 +61,7 @@ function requestOf(run: Pick<StoredRun, 'type' | 'project' | 'stack' | 'options'
   return { type: run.type, project: run.project, stack: run.stack, options: run.options };
 }
 
-/** A submit the caller may make, of a registered stack, within the limits, while the server takes runs. */
+/** A submit the caller may make, of a registered project, within the limits, while the server takes runs. */
 function checkSubmit(ctx: RouteContext, request: FastifyRequest, body: SubmitRun): void {
   const caller = callerOf(request);
   const needed: Role = body.type === 'generate' || body.type === 'preview' ? 'plan' : 'apply';
@@ -68,16 +74,58 @@ function checkSubmit(ctx: RouteContext, request: FastifyRequest, body: SubmitRun
   projectAllowed(request, body.project);
   checkSelectors(body, ctx.limits);
   if (ctx.stopping()) throw new HttpProblem(503, 'unavailable', 'the server is stopping');
-  if (!ctx.projects.get(body.project)) throw invalid('body.project', `no project \`${body.project}\` is registered`);
-  if (!ctx.projects.stacks(body.project).includes(body.stack))
-    throw invalid('body.stack', `project \`${body.project}\` has no stack \`${body.stack}\``);
+  const project = ctx.projects.get(body.project);
+  if (!project) throw invalid('body.project', `no project \`${body.project}\` is registered`);
+  if (body.ref !== undefined && !project.repo)
+    throw invalid(
+      'body.ref',
+      `project \`${body.project}\` is a stack file on the server: it has no branches or commits`,
+    );
+  if (body.ref !== undefined && body.previewRunId !== undefined)
+    throw invalid('body.ref', "an apply of a preview run works at the preview's commit");
+}
+
+/**
+ * The commit a run works at, resolved now (a project from git): the preview's for an apply of a preview, else `ref`
+ * or the project's branch. A ref git cannot find is a 400 naming `body.ref`; a repository that cannot be fetched a
+ * 503. The stack must be in the stack file at that commit.
+ */
+async function commitOf(
+  ctx: RouteContext,
+  body: SubmitRun,
+  preview: StoredRun | undefined,
+  signal: AbortSignal,
+): Promise<RunCommit | null> {
+  const project = ctx.projects.get(body.project);
+  let commit: RunCommit | null = null;
+  if (preview) commit = preview.commit ?? null;
+  else if (project?.repo) {
+    try {
+      const resolved = await ctx.projects.resolve(body.project, body.ref, signal);
+      commit = runCommit(project.repo.url, resolved);
+    } catch (error) {
+      if (error instanceof UnknownRefError) throw invalid('body.ref', error.message);
+      if (error instanceof RepositoryError) throw new HttpProblem(503, 'unavailable', error.message);
+      throw error;
+    }
+  }
+  const stacks = await ctx.projects.stacks(body.project, commit?.sha);
+  if (!stacks.includes(body.stack))
+    throw invalid(
+      'body.stack',
+      `project \`${body.project}\` has no stack \`${body.stack}\`${commit ? ` at ${commit.sha.slice(0, 12)} (${commit.ref})` : ''}`,
+    );
+  return commit;
 }
 
 /**
  * The options of the preview an apply names (`previewRunId`), checked for cheap facts only: whether the preview is
  * still what it showed is checked by the run itself, in the stack's turn (it then fails as a stale preview).
  */
-async function previewOptionsOf(ctx: RouteContext, body: SubmitRun): Promise<RunRequestOptions | undefined> {
+async function previewOf(
+  ctx: RouteContext,
+  body: SubmitRun,
+): Promise<{ preview: StoredRun; options: RunRequestOptions } | undefined> {
   if (body.previewRunId === undefined) return undefined;
   if (body.type !== 'apply') throw invalid('body.previewRunId', 'only an apply run may name a preview run');
   for (const field of ['include', 'exclude', 'parents', 'overrides'] as const) {
@@ -100,7 +148,7 @@ async function previewOptionsOf(ctx: RouteContext, body: SubmitRun): Promise<Run
       `preview run ${preview.id} has options no request may send (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); nothing was queued`,
     );
   }
-  return checked.data;
+  return { preview, options: checked.data };
 }
 
 /** A full queue (429) or a reused `Idempotency-Key` of another request (409); else the run submitted. */
@@ -137,14 +185,17 @@ async function submit(
 ): Promise<Exclude<SubmitOutcome, { kind: 'full' }>> {
   const body = request.body;
   checkSubmit(ctx, request, body);
-  const previewOptions = await previewOptionsOf(ctx, body);
-  const { type, project, stack, ...given } = body;
-  // An apply of a preview runs with the preview's selection and overrides, and records them as its own.
-  const options = previewOptions ? { ...given, ...previewSelection(previewOptions) } : given;
+  const approved = await previewOf(ctx, body);
+  const signal = AbortSignal.timeout(SUBMIT_FETCH_MS);
+  const commit = await commitOf(ctx, body, approved?.preview, signal);
+  const { type, project, stack, ref, ...given } = body;
+  // An apply of a preview runs with the preview's selection and overrides (and commit), and records them as its own.
+  const options = approved ? { ...given, ...previewSelection(approved.options) } : given;
+  const trigger: RunTrigger = { kind: 'api', delivery: null, ref: ref ?? null };
   const header = request.headers['idempotency-key'];
   const key = typeof header === 'string' ? header : undefined;
   const outcome = await ctx.store.submit(
-    { type, project, stack, createdBy: callerOf(request).name, options },
+    { type, project, stack, createdBy: callerOf(request).name, options, commit, trigger },
     {
       maxQueuedPerStack: ctx.limits.maxQueuedPerStack,
       maxQueuedTotal: ctx.limits.maxQueuedTotal,
