@@ -9,19 +9,29 @@ import type { RemoteRunArgs } from './remote/remote-run.js';
 
 export interface ServerOptionArgs {
   server?: string;
+  ref?: string;
 }
 
-/** Add `--server`. */
+/** Add `--server` and `--ref`. */
 export function serverOption<T>(y: Argv<T>): Argv<T & ServerOptionArgs> {
-  return y.option('server', {
-    type: 'string',
-    requiresArg: true,
-    group: 'Runs server:',
-    describe:
-      'Run it on this runs server (`kapps serve`, token in env KAPPS_TOKEN) and show its progress here: the stack ' +
-      'is <stack-name> of --project (required) as the server registers it; <stack-file> and [workspace-dir] are not ' +
-      'read. Exit 0, 1, or 130 when cancelled; Ctrl-C cancels the run on the server',
-  });
+  return y
+    .option('ref', {
+      type: 'string',
+      requiresArg: true,
+      group: 'Runs server:',
+      describe:
+        'With --server, for a project the server takes from git: the branch, tag or commit to run at (default: the ' +
+        "project's branch), resolved to a commit when the run is submitted",
+    })
+    .option('server', {
+      type: 'string',
+      requiresArg: true,
+      group: 'Runs server:',
+      describe:
+        'Run it on this runs server (`kapps serve`, token in env KAPPS_TOKEN) and show its progress here: the stack ' +
+        'is <stack-name> of --project (required) as the server registers it; <stack-file> and [workspace-dir] are not ' +
+        'read. Exit 0, 1, or 130 when cancelled; Ctrl-C cancels the run on the server',
+    });
 }
 
 /** Flags that have no meaning on a server run, refused rather than silently dropped. */
@@ -38,7 +48,10 @@ interface LocalOnly {
  * `install`/`delete` run remotely only with --yes (a plan alone does not run on a server).
  */
 export async function runRemotely(type: RunType, args: RemoteRunArgs & LocalOnly & ServerOptionArgs): Promise<boolean> {
-  if (args.server === undefined) return false;
+  if (args.server === undefined) {
+    if (args.ref !== undefined) throw new UsageError('--ref needs --server: a local run reads the stack file as it is');
+    return false;
+  }
   if (type === 'apply' || type === 'destroy') {
     const verb = type === 'apply' ? 'install' : 'delete';
     if (args.oneShot) throw new UsageError(`--one-shot does not run on a server: use ${verb} -y --server`);

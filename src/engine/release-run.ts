@@ -23,6 +23,8 @@ export interface RecordParams extends TargetParams {
   exclude: string[];
   refresh?: boolean;
   workers?: number;
+  /** The repository and commit the stack was read at (a runs server's project from git), recorded in the release. */
+  source?: { readonly repo: string; readonly commit: string };
 }
 
 /** The release key and store of a stack. */
@@ -257,6 +259,7 @@ async function openRun(
       kappsVersion: kappsVersion(),
       stackFile: args.stackFile,
       owner: release.ownerFor(ctx.runBy),
+      ...(args.source ? { source: args.source } : {}),
     });
   } catch (e) {
     await target.store.close();

@@ -33,9 +33,13 @@ export function releaseListEntries(summaries: readonly ReleaseSummary[]): Releas
 
 /** The `kapps release list` table: one line per release, newest first, with a header; ends with a newline. */
 export function formatReleaseTable(summaries: readonly ReleaseSummary[]): string {
+  // The commit column only for a stack some of whose releases a run of a project from git made.
+  const withCommit = summaries.some((s) => s.source !== undefined);
   const header = ['REVISION', 'OPERATION', 'PHASE', 'KAPPS', 'OWNER', 'STARTED', 'DURATION'];
+  if (withCommit) header.push('COMMIT');
   const rows = summaries.map((s) => {
     const duration = durationOf(s);
+    const commit = withCommit ? [s.source ? shortSha(s.source.commit) : '-'] : [];
     return [
       String(s.revision),
       s.operation,
@@ -44,6 +48,7 @@ export function formatReleaseTable(summaries: readonly ReleaseSummary[]): string
       formatOwner(s.owner),
       formatTime(s.createdAt),
       duration === null ? 'running' : formatDuration(duration),
+      ...commit,
     ];
   });
   return formatColumns([header, ...rows]);
@@ -240,4 +245,9 @@ function formatColumns(rows: readonly string[][]): string {
 
 function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The short form of a commit SHA, as kapps prints it (12 hex digits). */
+function shortSha(sha: string): string {
+  return sha.slice(0, 12);
 }

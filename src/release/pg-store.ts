@@ -37,6 +37,7 @@ import type {
   ReleaseOwner,
   ReleasePhase,
   ReleaseSummary,
+  ReleaseSource,
   ReleaseUnlock,
 } from './types.js';
 
@@ -47,6 +48,7 @@ interface SummaryRow {
   kapps_count: number | string;
   owner: ReleaseOwner;
   unlocked: ReleaseUnlock | null;
+  source: ReleaseSource | null;
   created_at: Date;
   modified_at: Date;
   finished_at: Date | null;
@@ -106,7 +108,7 @@ export class PgReleaseStore implements ReleaseStore {
   async list(project: string, stack: string): Promise<ReleaseSummary[]> {
     return this.#run('cannot list releases', async () => {
       const result = await this.#pool.query<SummaryRow>(
-        `SELECT revision, operation, phase, kapps_count, owner, unlocked,
+        `SELECT revision, operation, phase, kapps_count, owner, unlocked, source,
                 created_at, modified_at, finished_at, heartbeat_at
            FROM kapps_releases WHERE project = $1 AND stack = $2 ORDER BY revision DESC`,
         [project, stack],
@@ -124,6 +126,7 @@ export class PgReleaseStore implements ReleaseStore {
         ...(row.finished_at ? { finishedAt: row.finished_at.toISOString() } : {}),
         heartbeatAt: row.heartbeat_at.toISOString(),
         ...(row.unlocked ? { unlocked: row.unlocked } : {}),
+        ...(row.source ? { source: { repo: row.source.repo, commit: row.source.commit } } : {}),
       }));
     });
   }
@@ -133,8 +136,8 @@ export class PgReleaseStore implements ReleaseStore {
       try {
         await this.#pool.query(
           `INSERT INTO kapps_releases (project, stack, revision, operation, phase, kapps_count, owner, unlocked,
-                                       created_at, modified_at, finished_at, heartbeat_at, record)
-           VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, $9, $10, $11, $12, $13::json)`,
+                                       created_at, modified_at, finished_at, heartbeat_at, record, source)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, $9, $10, $11, $12, $13::json, $14::json)`,
           rowValues(release),
         );
       } catch (error) {
@@ -173,7 +176,7 @@ export class PgReleaseStore implements ReleaseStore {
         await client.query(
           `UPDATE kapps_releases SET operation = $4, phase = $5, kapps_count = $6, owner = $7::json,
                   unlocked = $8::json, created_at = $9, modified_at = $10, finished_at = $11, heartbeat_at = $12,
-                  record = $13::json
+                  record = $13::json, source = $14::json
             WHERE project = $1 AND stack = $2 AND revision = $3`,
           rowValues(release),
         );
@@ -381,6 +384,7 @@ function rowValues(release: Release): unknown[] {
     release.finishedAt ?? null,
     release.heartbeatAt,
     storableJson(orderRelease(release)),
+    release.source ? storableJson(release.source) : null,
   ];
 }
 

@@ -20,6 +20,7 @@ const RELEASE_KEYS = [
   'selectors',
   'kappsVersion',
   'unlocked',
+  'source',
   'error',
   'state',
   'spec',

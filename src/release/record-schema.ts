@@ -97,6 +97,14 @@ export const unlockSchema = z.object({
   at: isoTime,
 });
 
+/** Where a release's spec came from: a run of a project kept in a git repository, at one commit. */
+export const releaseSourceSchema = z.object({
+  /** The repository's URL, without credentials. */
+  repo: z.string(),
+  /** The full commit SHA the run worked at. */
+  commit: z.string(),
+});
+
 /** One release: a revision of a (project, stack). `Release` is inferred from it (with the spec's full type). */
 export const releaseRecordSchema = z.object({
   project: z.string().min(1),
@@ -121,6 +129,8 @@ export const releaseRecordSchema = z.object({
   kappsVersion: z.string(),
   /** Set when the release was unlocked by hand (`kapps release unlock`). */
   unlocked: unlockSchema.optional(),
+  /** The repository and commit its spec was read at (a runs server's project from git); absent otherwise. */
+  source: releaseSourceSchema.optional(),
   /**
    * Why the release failed before its kapps ran (a configuration or template error, a missing command, a source
    * that could not be fetched), credentials masked; absent otherwise.
@@ -138,6 +148,7 @@ const releaseSchema = releaseRecordSchema
     owner: ownerSchema.loose(),
     selectors: selectorsSchema.loose(),
     unlocked: unlockSchema.loose().optional(),
+    source: releaseSourceSchema.loose().optional(),
     state: z.record(z.string(), looseKappStateSchema),
   })
   .loose();

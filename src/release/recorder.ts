@@ -30,6 +30,7 @@ import {
   type ReleaseOperation,
   type ReleaseOwner,
   type ReleaseSelectors,
+  type ReleaseSource,
   type StepRecord,
 } from './types.js';
 
@@ -56,6 +57,8 @@ export interface BeginReleaseOptions {
   stackFile?: string;
   /** Milliseconds between heartbeats; default `HEARTBEAT_MS`. */
   heartbeatMs?: number;
+  /** The repository and commit the spec was read at (a runs server's project from git). */
+  source?: ReleaseSource;
 }
 
 /** What the caller records for one kapp; the recorder adds `revision` and `updatedAt`. */
@@ -97,6 +100,7 @@ export async function beginRelease(options: BeginReleaseOptions): Promise<Releas
     command: redactArgv(options.command),
     selectors: { include: [...options.selectors.include], exclude: [...options.selectors.exclude] },
     kappsVersion: options.kappsVersion,
+    ...(options.source ? { source: { repo: options.source.repo, commit: options.source.commit } } : {}),
     state: latest ? structuredClone(latest.state) : {},
     spec: structuredClone(options.spec),
   };

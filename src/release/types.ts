@@ -14,6 +14,7 @@ import type {
   kappStateSchema,
   ownerSchema,
   releaseRecordSchema,
+  releaseSourceSchema,
   selectorsSchema,
   stepRecordSchema,
   unlockSchema,
@@ -67,6 +68,9 @@ export type ReleaseSelectors = z.infer<typeof selectorsSchema>;
 /** Who unlocked a release by hand, and when (see `unlockSchema`). */
 export type ReleaseUnlock = z.infer<typeof unlockSchema>;
 
+/** Where a release's spec came from (see `releaseSourceSchema`). */
+export type ReleaseSource = z.infer<typeof releaseSourceSchema>;
+
 /** One release: a revision of a (project, stack); its fields are documented in `releaseRecordSchema`. */
 export type Release = Omit<z.infer<typeof releaseRecordSchema>, 'spec'> & {
   /** The `kapps generate` document of the selected kapps, with sensitive values redacted. */
@@ -88,6 +92,8 @@ export interface ReleaseSummary {
   finishedAt?: string;
   heartbeatAt: string;
   unlocked?: ReleaseUnlock;
+  /** The repository and commit its spec was read at, when a run of a project from git made it. */
+  source?: ReleaseSource;
 }
 
 /** Whether a phase holds the lock (`applying` or `deleting`). */
@@ -110,5 +116,6 @@ export function summarise(release: Release): ReleaseSummary {
     ...(release.finishedAt !== undefined ? { finishedAt: release.finishedAt } : {}),
     heartbeatAt: release.heartbeatAt,
     ...(release.unlocked ? { unlocked: { ...release.unlocked } } : {}),
+    ...(release.source ? { source: { repo: release.source.repo, commit: release.source.commit } } : {}),
   };
 }

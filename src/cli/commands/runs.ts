@@ -30,6 +30,7 @@ interface SubmitArgs extends ServerArgs {
   cluster?: string;
   previewRun?: string;
   idempotencyKey?: string;
+  ref?: string;
 }
 
 interface ListArgs extends ServerArgs {
@@ -141,6 +142,13 @@ const submitCommand: CommandModule<object, SubmitArgs> = {
         type: 'string',
         requiresArg: true,
         describe: 'apply: apply exactly what this finished preview run showed (refused when the stack changed since)',
+      })
+      .option('ref', {
+        type: 'string',
+        requiresArg: true,
+        describe:
+          "A project from git: the branch, tag or commit to run at (default: the project's branch), resolved when " +
+          'the run is submitted',
       })
       .option('idempotency-key', {
         type: 'string',

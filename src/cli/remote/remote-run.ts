@@ -9,6 +9,7 @@ import { CancelledError, ExitCode, KappsError, SilentFailure, UsageError } from 
 import type { Reporter } from '../../report/events.js';
 import {
   applyResultSchema,
+  gitRefSchema,
   nameSchema,
   overrideValueSchema,
   runSchema,
@@ -44,6 +45,8 @@ export interface RemoteRunArgs {
   /** generate: yaml | json; preview: table | json. */
   readonly output?: string;
   readonly detailedExitcode?: boolean;
+  /** A project from git: the branch, tag or commit to run at. */
+  readonly ref?: string | undefined;
 }
 
 /** The body of `POST /api/v1/runs` for these arguments. */
@@ -73,7 +76,19 @@ export function submitBody(type: RunType, project: string, args: RemoteRunArgs):
     ...(args.refresh ? { refresh: true } : {}),
     ...(args.workers !== undefined ? { workers: args.workers } : {}),
     ...(Object.keys(overrides).length ? { overrides } : {}),
+    ...(args.ref !== undefined ? { ref: checkedRef(args.ref, '--ref') } : {}),
   };
+}
+
+/** A ref as the server takes it (a usage error here rather than a 400 there): never an option for git. */
+export function checkedRef(value: string, what: string): string {
+  const checked = gitRefSchema.safeParse(value);
+  if (!checked.success) {
+    throw new UsageError(
+      `${what} ${JSON.stringify(value)} is not a ref the server takes: ${checked.error.issues[0]?.message ?? ''}`,
+    );
+  }
+  return value;
 }
 
 /** Check a project or stack name as the server takes it (a usage error here rather than a 400 there). */

@@ -60,10 +60,14 @@ export async function listRuns(client: ServerClient, query: RunListQuery, output
       `${r.project}/${r.stack}`,
       r.status,
       r.createdBy,
+      r.trigger.kind,
       r.createdAt,
       r.releaseRevision === null ? '-' : String(r.releaseRevision),
+      r.commit ? `${shortSha(r.commit.sha)} ${oneLine(r.commit.subject, 60)}` : '-',
     ]);
-    process.stdout.write(table(['ID', 'TYPE', 'STACK', 'STATUS', 'BY', 'CREATED', 'RELEASE'], rows));
+    process.stdout.write(
+      table(['ID', 'TYPE', 'STACK', 'STATUS', 'BY', 'TRIGGER', 'CREATED', 'RELEASE', 'COMMIT'], rows),
+    );
   }
   if (page.nextCursor !== null) process.stderr.write(`More: kapps runs list --cursor ${page.nextCursor}\n`);
 }
@@ -150,12 +154,38 @@ function printRun(run: Run, output: Output): void {
     ['blockedBy', run.blockedBy],
     ['releaseRevision', run.releaseRevision === null ? null : String(run.releaseRevision)],
     ['error', run.error],
+    ['commit', run.commit ? `${shortSha(run.commit.sha)} ${oneLine(run.commit.subject, 200)}` : null],
+    ['ref', run.commit ? run.commit.ref : null],
+    ['author', run.commit ? oneLine(run.commit.author, 200) : null],
+    ['repo', run.commit ? run.commit.repo : null],
+    ['trigger', triggerText(run.trigger)],
   ];
   const width = Math.max(...fields.map(([k]) => k.length));
   const lines = fields.filter(([, v]) => v !== null).map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v ?? ''}`);
   const options = Object.entries(run.options);
   if (options.length > 0) lines.push(`${'options:'.padEnd(width + 2)}${JSON.stringify(run.options)}`);
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** The short form of a commit SHA, as kapps prints it. */
+function shortSha(sha: string): string {
+  return sha.slice(0, 12);
+}
+
+/** A server's text on one line of a table, control characters shown as spaces, cut at `max` characters. */
+function oneLine(text: string, max: number): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is replaced
+  const flat = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** What started a run: `api`, `push refs/heads/main (delivery …)`, `poll`, … */
+function triggerText(trigger: Run['trigger']): string {
+  return [
+    trigger.kind,
+    ...(trigger.ref !== null ? [oneLine(trigger.ref, 200)] : []),
+    ...(trigger.delivery !== null ? [`(delivery ${oneLine(trigger.delivery, 100)})`] : []),
+  ].join(' ');
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {

@@ -256,6 +256,7 @@ export class EngineAdapter implements RunEngine {
       ...(options.changedOnly ? { changedOnly: true } : {}),
       ...(options.refresh ? { refresh: true } : {}),
       allOutput: true,
+      ...(at.source ? { source: at.source } : {}),
     };
   }
 

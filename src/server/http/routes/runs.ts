@@ -56,9 +56,26 @@ function checkSelectors(body: { include?: string[]; exclude?: string[] }, limits
   }
 }
 
-/** What a submit asked for, to compare a repeated `Idempotency-Key` with the request that first used it. */
-function requestOf(run: Pick<StoredRun, 'type' | 'project' | 'stack' | 'options'>): unknown {
-  return { type: run.type, project: run.project, stack: run.stack, options: run.options };
+/** What a submit asked for: its type, stack, options and the ref it named (null: the project's branch). */
+type AskedRun = Pick<StoredRun, 'type' | 'project' | 'stack' | 'options'> & { readonly ref: string | null };
+
+/**
+ * What a submit asked for, to compare a repeated `Idempotency-Key` with the request that first used it: the ref as
+ * asked (a retry after the branch moved is the same request, and answers the run made at the first commit).
+ */
+function requestOf(run: AskedRun): unknown {
+  return { type: run.type, project: run.project, stack: run.stack, options: run.options, ref: run.ref };
+}
+
+/** A stored run as `requestOf` compares it (the ref a client asked for is kept in its trigger). */
+function askedOf(run: StoredRun): AskedRun {
+  return {
+    type: run.type,
+    project: run.project,
+    stack: run.stack,
+    options: run.options,
+    ref: run.trigger?.ref ?? null,
+  };
 }
 
 /** A submit the caller may make, of a registered project, within the limits, while the server takes runs. */
@@ -155,7 +172,7 @@ async function previewOf(
 function submitted(
   ctx: RouteContext,
   outcome: SubmitOutcome,
-  asked: Pick<StoredRun, 'type' | 'project' | 'stack' | 'options'>,
+  asked: AskedRun,
   key: string | undefined,
 ): Exclude<SubmitOutcome, { kind: 'full' }> {
   if (outcome.kind === 'full') {
@@ -168,7 +185,10 @@ function submitted(
       { headers: { 'retry-after': String(outcome.retryAfterSeconds) } },
     );
   }
-  if (outcome.kind === 'existing' && canonicalJson(requestOf(outcome.run)) !== canonicalJson(requestOf(asked))) {
+  if (
+    outcome.kind === 'existing' &&
+    canonicalJson(requestOf(askedOf(outcome.run))) !== canonicalJson(requestOf(asked))
+  ) {
     throw new HttpProblem(
       409,
       'conflict',
@@ -202,7 +222,7 @@ async function submit(
       ...(key !== undefined ? { idempotencyKey: key } : {}),
     },
   );
-  return submitted(ctx, outcome, { type, project, stack, options }, key);
+  return submitted(ctx, outcome, { type, project, stack, options, ref: ref ?? null }, key);
 }
 
 /** One page of runs within max_list_bytes: a page that would be larger is cut, its cursor after the last run shown. */
