@@ -285,8 +285,9 @@ export class EngineAdapter implements RunEngine {
     return {
       cwd: dir,
       env: { ...process.env, KAPPS_BACKEND: this.#backend },
-      // A run sees what its project is given, and reads files only in the project and its workspace.
-      runEnv: projectRunEnv(project, process.env),
+      // A run sees what its project is given, and reads files only in the project and its workspace; never a
+      // credential the server holds for its projects (a repository's token, a webhook's or notification's secret).
+      runEnv: withoutCredentials(projectRunEnv(project, process.env), this.#context.projects.list()),
       readRoots: [realOrNearest(at.root), realOrNearest(this.#context.workspaceOf(run.project, run.stack))],
       argv: ['kapps', 'serve', `--run=${run.id}`, run.type, run.project, run.stack],
       runBy: run.createdBy,
@@ -356,6 +357,21 @@ function userMessage(error: unknown): string | undefined {
   if (error instanceof ConfigError) return redactCredentials(formatDiagnostics(error.diagnostics));
   if (error instanceof KappsError) return redactCredentials(error.message);
   return undefined;
+}
+
+/** `env` less the variables the configuration names as credentials of any project (`token_env`, `secret_env`). */
+function withoutCredentials(env: Record<string, string>, projects: readonly ProjectEntry[]): Record<string, string> {
+  const out = { ...env };
+  for (const project of projects) {
+    for (const name of [
+      project.repo?.tokenEnv,
+      project.webhook?.secretEnv,
+      ...project.notify.map((n) => n.secretEnv),
+    ]) {
+      if (name !== undefined) delete out[name];
+    }
+  }
+  return out;
 }
 
 /** The real path of `p`: its nearest existing ancestor's real path joined with the rest. */
