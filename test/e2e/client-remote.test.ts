@@ -265,7 +265,7 @@ describe('kapps runs', () => {
     const list = await client(p, ['runs', 'list', ...s]);
     expect(list.code, list.stderr).toBe(0);
     const lines = list.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+TYPE\s+STACK\s+STATUS\s+BY\s+CREATED\s+RELEASE$/);
+    expect(lines[0]).toMatch(/^ID\s+TYPE\s+STACK\s+STATUS\s+BY\s+TRIGGER\s+CREATED\s+RELEASE\s+COMMIT$/);
     expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual([b, a.id]);
     const queued = await client(p, ['runs', 'list', '--status', 'queued', ...s, '-o', 'json']);
     expect((JSON.parse(queued.stdout) as { runs: { id: string }[] }).runs.map((r) => r.id)).toEqual([b]);
