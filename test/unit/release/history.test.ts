@@ -9,6 +9,7 @@ import {
 import { summarise, type KappState, type Release } from '../../../src/release/types.js';
 import type { SpecKapp, SpecStep } from '../../../src/plan/spec.js';
 import { makeRelease } from './helpers.js';
+import { parseReleaseRecord } from '../../../src/release/record-schema.js';
 
 function entry(status: KappState['status'], digest: string, outputs: KappState['outputs'] = {}): KappState {
   return { status, specDigest: digest, revision: 1, updatedAt: '2026-01-01T00:00:00.000Z', outputs, steps: [] };
@@ -41,6 +42,24 @@ describe('release list', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('adds a COMMIT column when a release records its source (a run of a project from git)', () => {
+    const sha = '0123456789abcdef0123456789abcdef01234567';
+    const withSource = [
+      makeRelease('shop', 'dev', 2, { source: { repo: 'https://git.example.com/acme/infra.git', commit: sha } }),
+      makeRelease('shop', 'dev', 1),
+    ].map(summarise);
+    expect(withSource[0]?.source).toEqual({ repo: 'https://git.example.com/acme/infra.git', commit: sha });
+    expect(
+      formatReleaseTable(withSource)
+        .split('\n')
+        .map((l) => l.split(/ {2,}/).at(-1)),
+    ).toEqual(['COMMIT', '0123456789ab', '-', '']);
+    expect(parseReleaseRecord(JSON.parse(JSON.stringify(releases[2])), 'old')).not.toHaveProperty('source');
+    expect(() =>
+      parseReleaseRecord({ ...JSON.parse(JSON.stringify(releases[2])), source: { repo: 'r' } }, 'bad'),
+    ).toThrow(/source\.commit/);
   });
 
   it('gives JSON entries with the duration in milliseconds (null while running)', () => {
