@@ -100,6 +100,7 @@ describe('kapps serve: runs at a commit of a project from git', () => {
       { cwd: p.dir, env: p.env },
     );
     expect(shown.stdout).toContain(`source:\n  repo: ${remote.url}\n  commit: ${first}\n`);
+    expect(shown.stderr).toBe(`Release 1 of remote/dev: commit ${first.slice(0, 12)} of ${remote.url}\n`);
   });
 
   it("applies a preview at the preview's commit after a push, and refuses it as stale only when the release changed", async () => {

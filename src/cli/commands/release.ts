@@ -131,6 +131,12 @@ const showCommand: CommandModule<object, ShowArgs> = {
         command: redactArgv(release.command),
         spec: redactStackSpec(showMasks(release.spec, null)),
       });
+      // On stderr: stdout stays the record.
+      if (release.source) {
+        process.stderr.write(
+          `Release ${release.revision} of ${project}/${argv.stackName}: commit ${release.source.commit.slice(0, 12)} of ${release.source.repo}\n`,
+        );
+      }
       process.stdout.write(
         argv.output === 'json' ? `${JSON.stringify(ordered, null, 2)}\n` : stringify(ordered, { lineWidth: 0 }),
       );
