@@ -50,6 +50,17 @@ export class UnknownRefError extends KappsError {}
 /** Fetching or reading the repository failed (network, credentials, a damaged mirror): the server's problem. */
 export class RepositoryError extends KappsError {}
 
+/** What git says when a repository wants credentials it was not given (HTTPS or SSH). */
+const NEEDS_CREDENTIALS =
+  /could not read (Username|Password)|Authentication failed|HTTP Basic: Access denied|returned error: 40[13]|Permission denied \(publickey/;
+
+/** A hint after git's message when the repository asked for credentials. */
+function credentialsHint(detail: string): string {
+  return NEEDS_CREDENTIALS.test(detail)
+    ? ' (the repository asks for credentials: name the variable holding an HTTPS token in `repo.token_env`, or give the user the server runs as an SSH key or a credential helper)'
+    : '';
+}
+
 const SHA_PATTERN = /^[0-9a-f]{40}$/;
 const SHORT_SHA_PATTERN = /^[0-9a-f]{7,40}$/;
 
@@ -277,7 +288,7 @@ export class GitRepository {
     });
     if (r.exitCode !== 0) {
       const detail = redactCredentials((r.error ?? r.stderr.trim()) || `exit code ${String(r.exitCode)}`);
-      throw new RepositoryError(`${this.shownUrl}: could not ${what}: ${detail}`);
+      throw new RepositoryError(`${this.shownUrl}: could not ${what}: ${detail}${credentialsHint(detail)}`);
     }
     return r.stdout;
   }
