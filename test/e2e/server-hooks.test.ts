@@ -171,6 +171,20 @@ describe('kapps serve: webhooks', () => {
     expect(malformed.type).toMatch(/^application\/problem\+json/);
     expect(malformed.body.detail).toMatch(/body\.after/);
 
+    const tooLarge = await github(server.url, 'push', { ...githubPush(remote, pushed), padding: 'x'.repeat(6 << 20) });
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.type).toMatch(/^application\/problem\+json/);
+
+    const text = JSON.stringify(githubPush(remote, pushed));
+    const form = await deliver(server.url, '/api/v1/hooks/github', text, {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-github-event': 'push',
+      'x-github-delivery': randomUUID(),
+      'x-hub-signature-256': sign(SECRET, text),
+    });
+    expect(form.status).toBe(415);
+    expect(form.type).toMatch(/^application\/problem\+json/);
+
     expect(await runsOf(server)).toEqual([]);
   });
 
@@ -216,7 +230,8 @@ describe('kapps serve: webhooks', () => {
     const remote = gitRemote(p);
     const server = await serve(p, configOf(p, remote, '    on_push: apply\n'));
     const pushed = remote.commit('Ship it');
-    const answer = await github(server.url, 'push', githubPush(remote, pushed));
+    // Larger than other requests may be (1 MiB), within the hooks' own limit.
+    const answer = await github(server.url, 'push', { ...githubPush(remote, pushed), commits: ['x'.repeat(2 << 20)] });
     expect(answer.status).toBe(202);
     const queued = answer.body.runs ?? [];
     expect(queued.map((r) => `${r.type} ${r.stack} ${r.commit?.sha}`).sort()).toEqual([

@@ -3,9 +3,12 @@
  * secret of the projects it is for (GitHub's signature of the raw body, GitLab's token), and acts only on those
  * projects whose repository is the payload's. A delivery already acted on (its id) queues nothing again.
  */
-import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { problemSchema, runSchema } from '../../../api/index.js';
 import { apiRun } from '../presenters.js';
-import type { RouteContext } from '../context.js';
+import { problemResponses, type RouteContext } from '../context.js';
 import { HttpProblem, invalid } from '../problems.js';
 import type { ProjectEntry } from '../../config.js';
 import { RepositoryError, UnknownRefError } from '../../sources/repository.js';
@@ -27,6 +30,17 @@ const HOOK_FETCH_MS = 60_000;
 const MAX_ID_LENGTH = 200;
 
 type Host = 'github' | 'gitlab';
+
+/** What a delivery queued (`queued`), or why it queued nothing (`ignored`, `duplicate`). */
+const hookAnswerSchema = z.object({
+  status: z.enum(['queued', 'ignored', 'duplicate']),
+  delivery: z.string(),
+  reason: z.string().optional(),
+  runs: z.array(runSchema),
+  /** Stacks whose run the queue's limits refused. */
+  refused: z.array(z.object({ stack: z.string(), reason: z.string() })).optional(),
+});
+type HookAnswer = z.infer<typeof hookAnswerSchema>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -134,7 +148,7 @@ async function handle(
   ctx: RouteContext,
   host: Host,
   request: FastifyRequest,
-): Promise<{ status: number; body: unknown }> {
+): Promise<{ status: 200 | 202; body: HookAnswer }> {
   const body = request.hookBody ?? Buffer.alloc(0);
   const projects = verified(ctx, host, request, body);
   if (projects.length === 0)
@@ -173,7 +187,7 @@ async function handle(
 }
 
 export const hookRoutes =
-  (ctx: RouteContext): FastifyPluginCallback =>
+  (ctx: RouteContext): FastifyPluginCallbackZod =>
   (app, _options, done) => {
     // The raw bytes, as signed: GitHub's signature is of the body exactly as sent.
     app.removeAllContentTypeParsers();
@@ -188,7 +202,17 @@ export const hookRoutes =
     for (const host of ['github', 'gitlab'] as const) {
       app.post(
         `/api/v1/hooks/${host}`,
-        { bodyLimit: MAX_HOOK_BYTES, schema: { hide: true } },
+        {
+          bodyLimit: MAX_HOOK_BYTES,
+          schema: {
+            summary:
+              host === 'github'
+                ? "A GitHub webhook delivery (push, pull_request), signed with a project's webhook secret (X-Hub-Signature-256)"
+                : "A GitLab webhook delivery (Push Hook, Merge Request Hook) with a project's webhook secret (X-Gitlab-Token)",
+            security: [],
+            response: { 200: hookAnswerSchema, 202: hookAnswerSchema, 413: problemSchema, ...problemResponses },
+          },
+        },
         async (request, reply) => {
           const { status, body } = await handle(ctx, host, request);
           return reply.code(status).type('application/json').send(body);
