@@ -319,4 +319,22 @@ describe('kapps serve: polling', () => {
     }
     expect(a.stderr() + b.stderr()).not.toMatch(/polling shop failed/);
   });
+
+  it('says on stderr when a poll cannot fetch, without the token, and polls again at the next interval', async () => {
+    const p = twoStacks();
+    const remote = gitRemote(p);
+    const missing = `${remote.url}-moved`;
+    const config = p.write(
+      '../server.yaml',
+      `projects:\n  - name: shop\n    repo:\n      url: ${missing}\n      path: stacks.yaml\n      token_env: SHOP_TOKEN\n` +
+        '    poll_seconds: 1\n',
+    );
+    const token = 'glpat-not-to-be-seen-0123456789';
+    const server = await startServer({ args: ['--config', config], env: { ...p.env, SHOP_TOKEN: token }, cwd: p.root });
+    const failures = () => server.stderr().match(/kapps serve: polling shop failed \(tried again in 1 s\)/g) ?? [];
+    await waitFor('two failed polls', () => failures().length >= 2);
+    expect(server.stderr()).not.toContain(token);
+    expect((await api(server.url).get('/readyz')).status).toBe(200);
+    expect(await runsOf(server)).toEqual([]);
+  });
 });
