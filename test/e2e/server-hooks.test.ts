@@ -133,6 +133,34 @@ describe('kapps serve: webhooks', () => {
     expect((await runsOf(server)).length).toBe(2);
   });
 
+  it('remembers deliveries across a restart (file backend) and across instances (PostgreSQL)', async () => {
+    const p = twoStacks();
+    const remote = gitRemote(p);
+    const config = configOf(p, remote);
+    const pushed = remote.commit('Bigger web');
+    const payload = githubPush(remote, pushed);
+
+    const backend = p.path('../backend');
+    const first = await serve(p, config, ['--backend', backend]);
+    const id = randomUUID();
+    expect((await github(first.url, 'push', payload, { id })).status).toBe(202);
+    await first.stop();
+    const restarted = await serve(p, config, ['--backend', backend]);
+    expect((await github(restarted.url, 'push', payload, { id })).body).toMatchObject({ status: 'duplicate' });
+    await restarted.stop();
+
+    const url = await databases.create();
+    const [a, b] = (await Promise.all(
+      ['a', 'b'].map((name) => serve(p, config, ['--backend', url, '--data-dir', p.path(`../data-${name}`)])),
+    )) as [TestServer, TestServer];
+    const shared = randomUUID();
+    expect((await github(a.url, 'push', payload, { id: shared })).body).toMatchObject({ status: 'queued' });
+    const again = await github(b.url, 'push', payload, { id: shared });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ status: 'duplicate', runs: [] });
+    expect((await runsOf(b)).length).toBe(2);
+  });
+
   it('refuses a delivery signed with another secret (401) and ignores what it does not act on', async () => {
     const p = twoStacks();
     const remote = gitRemote(p);
