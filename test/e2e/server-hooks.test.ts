@@ -161,6 +161,39 @@ describe('kapps serve: webhooks', () => {
     expect((await runsOf(b)).length).toBe(2);
   });
 
+  it("acts only on the projects whose secret verifies the delivery, of the payload's repository and branch", async () => {
+    const p = twoStacks();
+    const remote = gitRemote(p);
+    const other = gitRemote(twoStacks());
+    const project = (name: string, url: string, secretEnv: string, branch: string) =>
+      `  - name: ${name}\n    repo: {url: ${url}, branch: ${branch}, path: stacks.yaml}\n` +
+      `    webhook: {secret_env: ${secretEnv}}\n`;
+    const config = p.write(
+      '../server.yaml',
+      'projects:\n' +
+        project('shop', remote.url, 'SHOP_HOOK_SECRET', 'main') +
+        project('shop-release', remote.url, 'SHOP_HOOK_SECRET', 'release') +
+        project('shop-other-secret', remote.url, 'OTHER_SECRET', 'main') +
+        project('blog', other.url, 'SHOP_HOOK_SECRET', 'main'),
+    );
+    const server = await startServer({
+      args: ['--config', config],
+      env: { ...p.env, SHOP_HOOK_SECRET: SECRET, OTHER_SECRET: 'another secret' },
+      cwd: p.root,
+    });
+    const pushed = remote.commit('Bigger web');
+    const answer = await github(server.url, 'push', githubPush(remote, pushed));
+    expect(answer.status).toBe(202);
+    expect((answer.body.runs ?? []).map((r) => `${r.project}/${r.stack}`).sort()).toEqual(['shop/dev', 'shop/prod']);
+
+    const elsewhere = await github(server.url, 'push', {
+      ...githubPush(remote, pushed),
+      repository: { clone_url: 'https://example.com/acme/unknown.git' },
+    });
+    expect(elsewhere.body).toMatchObject({ status: 'ignored', runs: [] });
+    expect((await runsOf(server)).length).toBe(2);
+  });
+
   it('refuses a delivery signed with another secret (401) and ignores what it does not act on', async () => {
     const p = twoStacks();
     const remote = gitRemote(p);

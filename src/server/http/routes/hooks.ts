@@ -115,33 +115,55 @@ function concerned(projects: readonly ProjectEntry[], event: TriggerEvent): { pr
   return { projects: tracking };
 }
 
+/**
+ * Queue the runs of `event` for each project not yet acted on for this delivery (its id is recorded per project, so
+ * a redelivery after a failure acts only on the projects that failed). A project whose repository cannot be fetched
+ * is forgotten again and makes the answer a 503 (after the others are queued): the host delivers again.
+ */
 async function queueAll(
   ctx: RouteContext,
   host: Host,
   projects: readonly ProjectEntry[],
   event: TriggerEvent,
   id: string,
-): Promise<Queued> {
+): Promise<Queued | undefined> {
+  const store = ctx.triggers!.store;
   const all: Queued = { runs: [], refused: [] };
   const signal = AbortSignal.timeout(HOOK_FETCH_MS);
+  let acted = false;
+  let failure: Error | undefined;
   for (const project of projects) {
-    const queued = await queueRuns(
-      ctx,
-      project,
-      {
-        kind: event.kind,
-        ref: event.ref,
-        sha: event.sha,
-        shownRef: event.branch ?? event.ref,
-        delivery: id,
-        createdBy: `webhook:${host}`,
-      },
-      signal,
-    );
-    all.runs.push(...queued.runs);
-    all.refused.push(...queued.refused.map((r) => ({ ...r, stack: `${project.name}/${r.stack}` })));
+    const key = `${host}:${id}:${project.name}`;
+    if (!(await store.claimDelivery(key))) continue;
+    acted = true;
+    try {
+      const queued = await queueRuns(
+        ctx,
+        project,
+        {
+          kind: event.kind,
+          ref: event.ref,
+          sha: event.sha,
+          shownRef: event.branch ?? event.ref,
+          delivery: id,
+          createdBy: `webhook:${host}`,
+        },
+        signal,
+      );
+      all.runs.push(...queued.runs);
+      all.refused.push(...queued.refused.map((r) => ({ ...r, stack: `${project.name}/${r.stack}` })));
+    } catch (error) {
+      await store.forgetDelivery(key).catch(() => undefined);
+      failure ??= error instanceof Error ? error : new Error(String(error));
+    }
   }
-  return all;
+  if (failure !== undefined) {
+    if (failure instanceof UnknownRefError)
+      throw invalid(event.kind === 'push' ? 'body.after' : 'body.pull_request.head.sha', failure.message);
+    if (failure instanceof RepositoryError) throw new HttpProblem(503, 'unavailable', failure.message);
+    throw failure;
+  }
+  return acted ? all : undefined;
 }
 
 async function handle(
@@ -166,22 +188,12 @@ async function handle(
   const { projects: acting, why } = concerned(projects, parsed.event);
   if (acting.length === 0) return { status: 202, body: { status: 'ignored', delivery: id, reason: why, runs: [] } };
   if (ctx.stopping()) throw new HttpProblem(503, 'unavailable', 'the server is stopping');
-  const key = `${host}:${id}`;
-  if (!(await ctx.triggers!.store.claimDelivery(key)))
+  const queued = await queueAll(ctx, host, acting, parsed.event, id);
+  if (!queued)
     return {
       status: 200,
       body: { status: 'duplicate', delivery: id, reason: `delivery ${id} was acted on before`, runs: [] },
     };
-  let queued: Queued;
-  try {
-    queued = await queueAll(ctx, host, acting, parsed.event, id);
-  } catch (error) {
-    await ctx.triggers!.store.forgetDelivery(key).catch(() => undefined);
-    if (error instanceof UnknownRefError)
-      throw invalid(parsed.event.kind === 'push' ? 'body.after' : 'body.pull_request.head.sha', error.message);
-    if (error instanceof RepositoryError) throw new HttpProblem(503, 'unavailable', error.message);
-    throw error;
-  }
   const runs = await Promise.all(queued.runs.map((run) => apiRun(ctx.store, run)));
   return { status: 202, body: { status: 'queued', delivery: id, runs, refused: queued.refused } };
 }
