@@ -32,6 +32,8 @@ import { ProjectRegistry } from './projects.js';
 import { ProjectSources } from './sources/sources.js';
 import type { RunStore, StoredRun } from './queue/run-store.js';
 import { defaultWebRoot } from './http/web.js';
+import { Poller } from './triggers/poller.js';
+import { openTriggerStore, type TriggerStore } from './triggers/trigger-store.js';
 
 export interface ServeOptions {
   readonly listen: string;
@@ -191,6 +193,7 @@ function createApp(
   backends: Backends,
   registry: ProjectRegistry,
   executor: Executor,
+  triggers: TriggerStore,
 ): Promise<FastifyInstance> {
   const { store, releases } = backends;
   const keepAlive = Number(options.env.KAPPS_SERVE_KEEPALIVE_MS);
@@ -203,6 +206,7 @@ function createApp(
     listenHost: setup.host,
     ready: () => storeReady(store),
     stopping: () => executor.stopping,
+    triggers: { store: triggers, secrets: webhookSecrets(setup.projects, options.env) },
     ...(Number.isInteger(keepAlive) && keepAlive > 0 ? { keepAliveMs: keepAlive } : {}),
     // KAPPS_SERVE_WEB_DIR: another built page (tests, development of the page).
     webRoot: options.env.KAPPS_SERVE_WEB_DIR
@@ -266,17 +270,22 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const backends = await openBackends(setup.spec, instance);
   const { store, releases } = backends;
   let app: FastifyInstance | undefined;
+  let triggers: TriggerStore | undefined;
   try {
     const sources = new ProjectSources(setup.dataDir, options.env);
     // One instance holds a file backend's data directory: what a stopped one left there is nobody's.
     if (setup.spec.kind === 'file') await sources.removeStaleTrees(setup.projects);
     const registry = new ProjectRegistry(setup.projects, sources);
     const executor = await createExecutor(options, setup, backends, registry, instance);
-    app = await createApp(options, setup, backends, registry, executor);
+    triggers = await openTriggerStore(setup.spec, setup.dataDir);
+    app = await createApp(options, setup, backends, registry, executor, triggers);
     const url = await listen(app, setup, options.listen);
     announce(options.say, setup);
     await executor.start();
+    const poller = new Poller({ projects: registry, store, limits: setup.limits, triggers, say: options.say });
+    poller.start();
     const running = app;
+    const triggerStore = triggers;
     let stopped: Promise<void> | undefined;
     return {
       url,
@@ -284,18 +293,31 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       executor,
       stop: () =>
         (stopped ??= (async () => {
+          await poller.stop();
           await executor.stop(setup.limits.graceSeconds * 1000);
           await running.close();
+          await triggerStore.close();
           await store.close();
           await releases.close();
         })()),
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
+    await triggers?.close().catch(() => undefined);
     await store.close().catch(() => undefined);
     await releases.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** Each project's webhook secret, from the server's environment (the configuration made sure it is there). */
+function webhookSecrets(projects: readonly ProjectEntry[], env: NodeJS.ProcessEnv): Map<string, string> {
+  const secrets = new Map<string, string>();
+  for (const project of projects) {
+    const secret = project.webhook ? env[project.webhook.secretEnv] : undefined;
+    if (secret) secrets.set(project.name, secret);
+  }
+  return secrets;
 }
 
 /** A run that errored under a dead server: its release, if still running, is closed as failed with the reason. */

@@ -276,6 +276,8 @@ describe('kapps serve: error answers', () => {
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toBe('3.1.0');
     expect(Object.keys(doc.body.paths).sort()).toEqual([
+      '/api/v1/hooks/github',
+      '/api/v1/hooks/gitlab',
       '/api/v1/projects',
       '/api/v1/projects/{p}/stacks/{s}',
       '/api/v1/projects/{p}/stacks/{s}/releases',

@@ -10,6 +10,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { AppContext, RouteContext } from './context.js';
 import { problemServerOptions, registerProblemHandler } from './errors.js';
 import { registerAuthentication, registerRequestChecks } from './hooks.js';
+import { hookRoutes } from './routes/hooks.js';
 import { metaRoutes } from './routes/meta.js';
 import { projectRoutes } from './routes/projects.js';
 import { releaseRoutes } from './routes/releases.js';
@@ -46,6 +47,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(runLogRoutes(ctx));
   await app.register(projectRoutes(ctx));
   await app.register(releaseRoutes(ctx));
+  await app.register(hookRoutes(ctx));
   if (ctx.webRoot) await registerWebFiles(app, ctx.webRoot);
   return app;
 }

@@ -11,6 +11,7 @@ import { makeRelease, uniqueProject } from '../release/helpers.js';
 /** The tables of the newest schema. */
 const ALL_TABLES = [
   'kapps_migrations',
+  'kapps_poll_claims',
   'kapps_release_journal',
   'kapps_release_logs',
   'kapps_releases',
@@ -18,6 +19,7 @@ const ALL_TABLES = [
   'kapps_run_results',
   'kapps_runs',
   'kapps_spec_key',
+  'kapps_webhook_deliveries',
 ];
 
 const databases = freshDatabases('kapps_mig_t');
