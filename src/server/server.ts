@@ -32,6 +32,10 @@ import { ProjectRegistry } from './projects.js';
 import { ProjectSources } from './sources/sources.js';
 import type { RunStore, StoredRun } from './queue/run-store.js';
 import { defaultWebRoot } from './http/web.js';
+import { Deliverer } from './notify/deliverer.js';
+import { FileOutbox } from './notify/file-outbox.js';
+import { NotifyingRunStore } from './notify/notifying-store.js';
+import type { Outbox } from './notify/outbox.js';
 
 export interface ServeOptions {
   readonly listen: string;
@@ -110,10 +114,14 @@ interface ServerSetup {
   readonly dataDir: string;
 }
 
-/** The opened backend: the run store and the release store. */
+/** The opened backend: the run store (which puts notifications in the outbox), the release store, the outbox. */
 interface Backends {
   readonly store: RunStore;
+  /** The backend's own run store (under `store`). */
+  readonly runs: RunStore;
   readonly releases: ReleaseStore;
+  readonly outbox: Outbox;
+  readonly deliverer: Deliverer;
 }
 
 /** Read the flags and the configuration file; refuse to listen beyond loopback without tokens. Opens nothing. */
@@ -146,14 +154,35 @@ function resolveSetup(options: ServeOptions): ServerSetup {
   return { host, port, projects, tokens, limits: limitsFrom(config, options), spec, dataDir };
 }
 
-/** Open the run store (as `instance`) and the release store; nothing is left open when either fails. */
-async function openBackends(spec: BackendSpec, instance: string): Promise<Backends> {
-  const store = await openRunStore(spec);
-  await store.open(instance);
+/** The outbox of notifications of a backend. */
+async function openOutbox(spec: BackendSpec): Promise<Outbox> {
+  if (spec.kind === 'file') return new FileOutbox(join(spec.root, 'notifications'));
+  const { PgOutbox } = await import('./notify/pg-outbox.js');
+  return new PgOutbox(spec.url);
+}
+
+/** Open the run store (as `instance`), the outbox and the release store; nothing is left open when one fails. */
+async function openBackends(setup: ServerSetup, options: ServeOptions, instance: string): Promise<Backends> {
+  const { spec } = setup;
+  const runs = await openRunStore(spec);
+  await runs.open(instance);
+  let outbox: Outbox | undefined;
   try {
-    return { store, releases: await openReleaseStore(spec) };
+    outbox = await openOutbox(spec);
+    await outbox.open();
+    const deliverer = new Deliverer({ outbox, instance, env: options.env, say: options.say });
+    const projects = new Map(setup.projects.map((p) => [p.name, p.notify]));
+    const store = new NotifyingRunStore({
+      store: runs,
+      outbox,
+      targets: (project) => projects.get(project),
+      enqueued: () => deliverer.wake(),
+      say: options.say,
+    });
+    return { store, runs, releases: await openReleaseStore(spec), outbox, deliverer };
   } catch (error) {
-    await store.close().catch(() => undefined);
+    await outbox?.close().catch(() => undefined);
+    await runs.close().catch(() => undefined);
     throw error;
   }
 }
@@ -192,7 +221,7 @@ function createApp(
   registry: ProjectRegistry,
   executor: Executor,
 ): Promise<FastifyInstance> {
-  const { store, releases } = backends;
+  const { store, runs, releases, outbox } = backends;
   const keepAlive = Number(options.env.KAPPS_SERVE_KEEPALIVE_MS);
   return buildApp({
     store,
@@ -201,7 +230,8 @@ function createApp(
     auth: new Authenticator(setup.tokens),
     limits: setup.limits,
     listenHost: setup.host,
-    ready: () => storeReady(store),
+    outbox,
+    ready: () => storeReady(runs),
     stopping: () => executor.stopping,
     ...(Number.isInteger(keepAlive) && keepAlive > 0 ? { keepAliveMs: keepAlive } : {}),
     // KAPPS_SERVE_WEB_DIR: another built page (tests, development of the page).
@@ -263,8 +293,8 @@ function announce(say: (text: string) => void, setup: ServerSetup): void {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const setup = resolveSetup(options);
   const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const backends = await openBackends(setup.spec, instance);
-  const { store, releases } = backends;
+  const backends = await openBackends(setup, options, instance);
+  const { store, releases, outbox, deliverer } = backends;
   let app: FastifyInstance | undefined;
   try {
     const sources = new ProjectSources(setup.dataDir, options.env);
@@ -276,6 +306,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const url = await listen(app, setup, options.listen);
     announce(options.say, setup);
     await executor.start();
+    deliverer.start();
     const running = app;
     let stopped: Promise<void> | undefined;
     return {
@@ -285,14 +316,18 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       stop: () =>
         (stopped ??= (async () => {
           await executor.stop(setup.limits.graceSeconds * 1000);
+          await deliverer.stop();
           await running.close();
           await store.close();
+          await outbox.close();
           await releases.close();
         })()),
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
+    await deliverer.stop().catch(() => undefined);
     await store.close().catch(() => undefined);
+    await outbox.close().catch(() => undefined);
     await releases.close().catch(() => undefined);
     throw error;
   }

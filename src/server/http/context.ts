@@ -10,6 +10,7 @@ import type { ServerLimits } from '../config.js';
 import type { ProjectRegistry } from '../projects.js';
 import type { RunStore, StoredRun } from '../queue/run-store.js';
 import type { ReleaseStore } from '../../release/store-types.js';
+import type { Outbox } from '../notify/outbox.js';
 import { reaches, type Authenticator, type Caller } from './auth.js';
 import { HttpProblem, notFound } from './problems.js';
 
@@ -30,6 +31,8 @@ export interface AppContext {
   readonly keepAliveMs?: number;
   /** Where the web page's files are (a directory with index.html), if built. */
   readonly webRoot?: URL;
+  /** The outbox of outbound notifications (a run's deliveries). */
+  readonly outbox?: Outbox;
 }
 
 /** The server's parts, and what the app adds for its routes. */
