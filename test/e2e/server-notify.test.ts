@@ -1,0 +1,229 @@
+/**
+ * Outbound notifications through a real `kapps serve`: a receiver (a Node HTTP server on loopback in the test) is
+ * sent signed JSON POSTs of the run events it subscribed to; a failing receiver is retried and never holds runs up;
+ * a run's deliveries and their attempts are seen in `GET /runs/{id}/notifications`.
+ */
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { NotificationList, Run } from '../../src/api/index.js';
+import { cleanupProjects, fake, fixtureProject, kapp, waitFor } from '../support/project.js';
+import { api, startServer, stopAllServers, waitForRun, type ApiClient } from '../support/server.js';
+
+const SECRET = 'receiver-key-3b9f1c';
+
+interface Received {
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly raw: string;
+  readonly body: { event: string; deliveryId: string; run: Run };
+}
+
+interface Receiver {
+  readonly url: string;
+  readonly received: Received[];
+  /** Requests held without an answer. */
+  readonly held: ServerResponse[];
+  close(): Promise<void>;
+}
+
+const receivers: Receiver[] = [];
+
+/** A receiver on loopback; `answer` says what each request gets: a status and body, or `hold` (never answered). */
+async function receiver(answer: (r: Received) => { status: number; body?: string } | 'hold'): Promise<Receiver> {
+  const received: Received[] = [];
+  const held: ServerResponse[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (c: Buffer) => chunks.push(c));
+    request.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const r: Received = {
+        path: request.url ?? '',
+        headers: request.headers,
+        raw,
+        body: JSON.parse(raw) as Received['body'],
+      };
+      received.push(r);
+      const a = answer(r);
+      if (a === 'hold') {
+        held.push(response);
+        return;
+      }
+      response.writeHead(a.status, { 'content-type': 'text/plain' }).end(a.body ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const r: Receiver = {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    held,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  receivers.push(r);
+  return r;
+}
+
+afterEach(async () => {
+  await stopAllServers();
+  for (const r of receivers.splice(0)) await r.close();
+  cleanupProjects();
+});
+
+/** A project whose runs succeed at once, and a server with `notify` targets (YAML of the list's items). */
+async function serve(notify: string) {
+  const p = fixtureProject({
+    manifests: { shop: { kapps: [kapp('web', { apply_install: [fake('deploy', 'web')] })] } },
+  });
+  const config = p.write(
+    '../server.yaml',
+    `projects:\n  - name: shop\n    stack_file: project/stacks.yaml\n    notify:\n${notify}`,
+  );
+  const server = await startServer({
+    args: ['--config', config],
+    env: { ...p.env, HOOK_SECRET: SECRET },
+    cwd: p.root,
+  });
+  return { server, c: api(server.url) };
+}
+
+function target(url: string, events: string[]): string {
+  return `      - url: ${url}\n        events: [${events.join(', ')}]\n        secret_env: HOOK_SECRET\n`;
+}
+
+async function submit(c: ApiClient): Promise<string> {
+  const r = await c.post<Run>('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+  expect(r.status).toBe(202);
+  return r.body.id;
+}
+
+async function notifications(c: ApiClient, runId: string): Promise<NotificationList['notifications']> {
+  const r = await c.get<NotificationList>(`/api/v1/runs/${runId}/notifications`);
+  expect(r.status).toBe(200);
+  return r.body.notifications;
+}
+
+describe('kapps serve: notifications', () => {
+  it('sends a finished run’s events to the receiver, signed, with the run; events not subscribed are not sent', async () => {
+    const rx = await receiver(() => ({ status: 200, body: 'thanks' }));
+    const { server, c } = await serve(
+      target(`${rx.url}/all-ends`, ['run.finished', 'run.succeeded']) + target(`${rx.url}/failures`, ['run.failed']),
+    );
+    const id = await submit(c);
+    const done = await waitForRun(c, id);
+    expect(done.status).toBe('succeeded');
+    await waitFor('both deliveries delivered', async () => {
+      const list = await notifications(c, id);
+      return list.length === 2 && list.every((n) => n.state === 'delivered');
+    });
+
+    // Exactly the subscribed events, to the subscribed target.
+    expect(rx.received.map((r) => [r.path, r.body.event]).sort()).toEqual([
+      ['/all-ends', 'run.finished'],
+      ['/all-ends', 'run.succeeded'],
+    ]);
+    const shown = await c.get<Run>(`/api/v1/runs/${id}`);
+    const { queuePosition, blockedBy, ...runAsShown } = shown.body;
+    expect([queuePosition, blockedBy]).toEqual([null, null]);
+    for (const r of rx.received) {
+      const expected = `sha256=${createHmac('sha256', SECRET).update(r.raw).digest('hex')}`;
+      expect(r.headers['x-kapps-signature-256']).toBe(expected);
+      expect(r.headers['content-type']).toBe('application/json');
+      expect(r.headers['x-kapps-event']).toBe(r.body.event);
+      expect(r.headers['x-kapps-delivery']).toBe(r.body.deliveryId);
+      expect(Object.keys(r.body)).toEqual(['event', 'deliveryId', 'run']);
+      expect(r.body.run).toEqual(runAsShown);
+      // Signed with this secret and no other.
+      expect(r.headers['x-kapps-signature-256']).not.toBe(
+        `sha256=${createHmac('sha256', 'another').update(r.raw).digest('hex')}`,
+      );
+    }
+
+    const list = await notifications(c, id);
+    expect(list.map((n) => [n.event, n.url, n.state, n.nextAttemptAt])).toEqual([
+      ['run.finished', `${rx.url}/all-ends`, 'delivered', null],
+      ['run.succeeded', `${rx.url}/all-ends`, 'delivered', null],
+    ]);
+    expect(new Set(list.map((n) => n.id))).toEqual(new Set(rx.received.map((r) => r.body.deliveryId)));
+    for (const n of list) expect(n.attempts).toMatchObject([{ status: 200, error: null, body: 'thanks' }]);
+
+    // The secret is never shown.
+    const answer = await fetch(`${server.url}/api/v1/runs/${id}/notifications`).then((r) => r.text());
+    expect(answer).not.toContain(SECRET);
+    expect(server.stdout() + server.stderr()).not.toContain(SECRET);
+    expect((await c.get(`/api/v1/runs/nosuchrun/notifications`)).status).toBe(404);
+    const openapi = await c.get<{ paths: Record<string, unknown> }>('/api/v1/openapi.json');
+    expect(Object.keys(openapi.body.paths)).toContain('/api/v1/runs/{id}/notifications');
+  });
+
+  it('retries a receiver that answers 500 until it answers 200, while runs keep finishing', async () => {
+    const facts: string[] = [];
+    let healed = false;
+    const rx = await receiver((r) => {
+      const status = healed ? 200 : 500;
+      facts.push(`receiver ${r.body.run.id} ${status}`);
+      return { status, body: status === 500 ? 'the receiver is down' : 'ok' };
+    });
+    const { c } = await serve(target(`${rx.url}/hook`, ['run.finished']));
+    const first = await submit(c);
+    await waitForRun(c, first);
+    await waitFor('a failed attempt', () => rx.received.length >= 1);
+
+    // Another run finishes while the first one's delivery still fails.
+    const second = await submit(c);
+    const secondDone = await waitForRun(c, second);
+    expect(secondDone.status).toBe('succeeded');
+    facts.push(`finished ${second}`);
+    const pending = await notifications(c, first);
+    expect(pending).toHaveLength(1);
+    expect(pending[0]?.state).toBe('pending');
+    expect(pending[0]?.nextAttemptAt).not.toBeNull();
+    expect(pending[0]?.attempts.length).toBeGreaterThanOrEqual(1);
+    for (const a of pending[0]?.attempts ?? []) {
+      expect(a).toMatchObject({ status: 500, error: null, body: 'the receiver is down' });
+    }
+
+    healed = true;
+    await waitFor(
+      'the first run’s delivery delivered',
+      async () => (await notifications(c, first))[0]?.state === 'delivered',
+    );
+    const [delivered] = await notifications(c, first);
+    const statuses = delivered?.attempts.map((a) => a.status) ?? [];
+    expect(statuses.length).toBeGreaterThanOrEqual(2);
+    expect(statuses.slice(0, -1).every((s) => s === 500)).toBe(true);
+    expect(statuses.at(-1)).toBe(200);
+    expect(delivered?.nextAttemptAt).toBeNull();
+
+    // In order: the first run's delivery failed, the second run finished, then the first run's delivery went through.
+    const firstFailure = facts.indexOf(`receiver ${first} 500`);
+    const secondFinished = facts.indexOf(`finished ${second}`);
+    const firstDelivered = facts.indexOf(`receiver ${first} 200`);
+    expect(firstFailure).toBeGreaterThanOrEqual(0);
+    expect(secondFinished).toBeGreaterThan(firstFailure);
+    expect(firstDelivered).toBeGreaterThan(secondFinished);
+  });
+
+  it('does not hold a run up when the receiver never answers; the attempt times out and is kept', async () => {
+    const rx = await receiver(() => 'hold');
+    const { c } = await serve(target(`${rx.url}/slow`, ['run.queued', 'run.started', 'run.finished']));
+    const id = await submit(c);
+    await waitFor('the receiver holding a request', () => rx.held.length >= 1);
+    const done = await waitForRun(c, id);
+    expect(done.status).toBe('succeeded');
+    // The run finished while the receiver still held a request.
+    expect(rx.held.some((response) => !response.writableEnded)).toBe(true);
+    const list = await notifications(c, id);
+    expect(list.map((n) => n.event)).toEqual(['run.queued', 'run.started', 'run.finished']);
+    expect(list.every((n) => n.state === 'pending')).toBe(true);
+    await waitFor('an attempt timed out', async () => (await notifications(c, id)).some((n) => n.attempts.length > 0));
+    const attempt = (await notifications(c, id)).flatMap((n) => n.attempts)[0];
+    expect(attempt).toMatchObject({ status: null, error: 'no answer within 10 s', body: '' });
+  });
+});
