@@ -6,8 +6,9 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { NotificationList, Run } from '../../src/api/index.js';
+import { freshDatabases } from '../support/pg.js';
 import { cleanupProjects, fake, fixtureProject, kapp, waitFor } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun, type ApiClient } from '../support/server.js';
 
@@ -29,6 +30,8 @@ interface Receiver {
 }
 
 const receivers: Receiver[] = [];
+const databases = freshDatabases('kapps_notify_e2e');
+afterAll(() => databases.dropAll());
 
 /** A receiver on loopback; `answer` says what each request gets: a status and body, or `hold` (never answered). */
 async function receiver(answer: (r: Received) => { status: number; body?: string } | 'hold'): Promise<Receiver> {
@@ -77,7 +80,7 @@ afterEach(async () => {
 });
 
 /** A project whose runs succeed at once, and a server with `notify` targets (YAML of the list's items). */
-async function serve(notify: string) {
+async function serve(notify: string, backend?: string, instances = 1) {
   const p = fixtureProject({
     manifests: { shop: { kapps: [kapp('web', { apply_install: [fake('deploy', 'web')] })] } },
   });
@@ -85,12 +88,17 @@ async function serve(notify: string) {
     '../server.yaml',
     `projects:\n  - name: shop\n    stack_file: project/stacks.yaml\n    notify:\n${notify}`,
   );
-  const server = await startServer({
-    args: ['--config', config],
-    env: { ...p.env, HOOK_SECRET: SECRET },
-    cwd: p.root,
-  });
-  return { server, c: api(server.url) };
+  const [server, ...others] = await Promise.all(
+    Array.from({ length: instances }, () =>
+      startServer({
+        args: ['--config', config, ...(backend ? ['--backend', backend] : [])],
+        env: { ...p.env, HOOK_SECRET: SECRET },
+        cwd: p.root,
+      }),
+    ),
+  );
+  if (!server) throw new Error('no server');
+  return { server, others, c: api(server.url) };
 }
 
 function target(url: string, events: string[]): string {
@@ -225,5 +233,36 @@ describe('kapps serve: notifications', () => {
     await waitFor('an attempt timed out', async () => (await notifications(c, id)).some((n) => n.attempts.length > 0));
     const attempt = (await notifications(c, id)).flatMap((n) => n.attempts)[0];
     expect(attempt).toMatchObject({ status: null, error: 'no answer within 10 s', body: '' });
+  });
+
+  it('with PostgreSQL and two instances, sends each delivery once', async () => {
+    const rx = await receiver(() => ({ status: 200 }));
+    const { server, others, c } = await serve(
+      target(`${rx.url}/hook`, ['run.queued', 'run.started', 'run.finished']),
+      await databases.create(),
+      2,
+    );
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await submit(c));
+    for (const id of ids) await waitForRun(c, id);
+    await waitFor('every delivery delivered', async () => {
+      for (const id of ids) {
+        const list = await notifications(c, id);
+        if (list.length !== 3 || list.some((n) => n.state !== 'delivered')) return false;
+      }
+      return true;
+    });
+    const sent = rx.received.map((r) => r.body.deliveryId);
+    expect(sent).toHaveLength(12);
+    expect(new Set(sent).size).toBe(12);
+    // The other instance shows the same deliveries.
+    const other = api(others[0]?.url ?? server.url);
+    for (const id of ids) {
+      expect((await notifications(other, id)).map((n) => [n.event, n.state, n.attempts.length])).toEqual([
+        ['run.queued', 'delivered', 1],
+        ['run.started', 'delivered', 1],
+        ['run.finished', 'delivered', 1],
+      ]);
+    }
   });
 });
