@@ -3,7 +3,7 @@
  * sent signed JSON POSTs of the run events it subscribed to; a failing receiver is retried and never holds runs up;
  * a run's deliveries and their attempts are seen in `GET /runs/{id}/notifications`.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -80,13 +80,13 @@ afterEach(async () => {
 });
 
 /** A project whose runs succeed at once, and a server with `notify` targets (YAML of the list's items). */
-async function serve(notify: string, backend?: string, instances = 1) {
+async function serve(notify: string, backend?: string, instances = 1, extra = '') {
   const p = fixtureProject({
     manifests: { shop: { kapps: [kapp('web', { apply_install: [fake('deploy', 'web')] })] } },
   });
   const config = p.write(
     '../server.yaml',
-    `projects:\n  - name: shop\n    stack_file: project/stacks.yaml\n    notify:\n${notify}`,
+    `projects:\n  - name: shop\n    stack_file: project/stacks.yaml\n    notify:\n${notify}${extra}`,
   );
   const [server, ...others] = await Promise.all(
     Array.from({ length: instances }, () =>
@@ -264,5 +264,25 @@ describe('kapps serve: notifications', () => {
         ['run.finished', 'delivered', 1],
       ]);
     }
+  });
+
+  it('shows a run’s notifications only to a token that reaches its project', async () => {
+    const rx = await receiver(() => ({ status: 200 }));
+    const sha = (t: string): string => createHash('sha256').update(t).digest('hex');
+    const tokens =
+      'tokens:\n' +
+      `  - {name: ci, role: apply, sha256: ${sha('ci-secret')}}\n` +
+      `  - {name: shop-reader, role: read, sha256: ${sha('shop-secret')}, projects: [shop]}\n` +
+      `  - {name: other-reader, role: read, sha256: ${sha('other-secret')}, projects: [other]}\n`;
+    const { server } = await serve(target(`${rx.url}/hook`, ['run.queued']), undefined, 1, tokens);
+    const id = await submit(api(server.url, 'ci-secret'));
+    await waitFor('the delivery', () => rx.received.length === 1);
+    const reader = await api(server.url, 'shop-secret').get<NotificationList>(`/api/v1/runs/${id}/notifications`);
+    expect(reader.status).toBe(200);
+    expect(reader.body.notifications.map((n) => n.event)).toEqual(['run.queued']);
+    const other = await api(server.url, 'other-secret').get(`/api/v1/runs/${id}/notifications`);
+    expect(other.status).toBe(404);
+    expect(other.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect((await api(server.url).get(`/api/v1/runs/${id}/notifications`)).status).toBe(401);
   });
 });
