@@ -6,6 +6,8 @@
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { NotificationList, Run } from '../../src/api/index.js';
 import { freshDatabases } from '../support/pg.js';
@@ -98,7 +100,13 @@ async function serve(notify: string, backend?: string, instances = 1, extra = ''
     ),
   );
   if (!server) throw new Error('no server');
-  return { server, others, c: api(server.url) };
+  const restart = () =>
+    startServer({
+      args: ['--config', config, '--backend', backend ?? server.backend ?? ''],
+      env: { ...p.env, HOOK_SECRET: SECRET },
+      cwd: p.root,
+    });
+  return { server, others, c: api(server.url), restart };
 }
 
 function target(url: string, events: string[]): string {
@@ -284,5 +292,30 @@ describe('kapps serve: notifications', () => {
     expect(other.status).toBe(404);
     expect(other.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect((await api(server.url).get(`/api/v1/runs/${id}/notifications`)).status).toBe(401);
+  });
+
+  it('lets a run’s notifications go with the run when the history retention deletes it', async () => {
+    const rx = await receiver(() => ({ status: 200 }));
+    const { server, c, restart } = await serve(
+      target(`${rx.url}/hook`, ['run.finished']),
+      undefined,
+      1,
+      'limits:\n  keep_runs_per_stack: 1\n',
+    );
+    const first = await submit(c);
+    await waitForRun(c, first);
+    const second = await submit(c);
+    await waitForRun(c, second);
+    await waitFor('both delivered', () => rx.received.length === 2);
+    const folder = join(server.backend ?? '', 'notifications');
+    expect(existsSync(join(folder, first))).toBe(true);
+    await server.stop();
+    // The retention runs at start-up: the first run goes, and its notifications with it.
+    const again = await restart();
+    const c2 = api(again.url);
+    await waitFor('the first run deleted', async () => (await c2.get(`/api/v1/runs/${first}`)).status === 404);
+    await waitFor('its notifications deleted', () => !existsSync(join(folder, first)));
+    expect((await c2.get(`/api/v1/runs/${first}/notifications`)).status).toBe(404);
+    expect((await notifications(c2, second)).map((n) => [n.event, n.state])).toEqual([['run.finished', 'delivered']]);
   });
 });
