@@ -6,7 +6,8 @@
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { NotificationList, Run } from '../../src/api/index.js';
@@ -82,9 +83,9 @@ afterEach(async () => {
 });
 
 /** A project whose runs succeed at once, and a server with `notify` targets (YAML of the list's items). */
-async function serve(notify: string, backend?: string, instances = 1, extra = '') {
+async function serve(notify: string, backend?: string, instances = 1, extra = '', stepArgs: string[] = []) {
   const p = fixtureProject({
-    manifests: { shop: { kapps: [kapp('web', { apply_install: [fake('deploy', 'web')] })] } },
+    manifests: { shop: { kapps: [kapp('web', { apply_install: [fake('deploy', 'web', stepArgs)] })] } },
   });
   const config = p.write(
     '../server.yaml',
@@ -106,7 +107,7 @@ async function serve(notify: string, backend?: string, instances = 1, extra = ''
       env: { ...p.env, HOOK_SECRET: SECRET },
       cwd: p.root,
     });
-  return { server, others, c: api(server.url), restart };
+  return { server, others, c: api(server.url), restart, root: p.root };
 }
 
 function target(url: string, events: string[]): string {
@@ -317,5 +318,33 @@ describe('kapps serve: notifications', () => {
     await waitFor('its notifications deleted', () => !existsSync(join(folder, first)));
     expect((await c2.get(`/api/v1/runs/${first}/notifications`)).status).toBe(404);
     expect((await notifications(c2, second)).map((n) => [n.event, n.state])).toEqual([['run.finished', 'delivered']]);
+  });
+
+  it('sends run.cancelled and run.finished for a queued run that is cancelled', async () => {
+    const rx = await receiver(() => ({ status: 200 }));
+    const go = join(tmpdir(), `kapps-notify-go-${process.pid}-${Date.now()}`);
+    const { c } = await serve(
+      target(`${rx.url}/hook`, ['run.cancelled', 'run.failed', 'run.finished']),
+      undefined,
+      1,
+      '',
+      ['--wait-file', go],
+    );
+    const running = await submit(c);
+    await waitForRun(c, running, (r) => r.status === 'running');
+    const queued = await submit(c);
+    const cancelled = await c.post<Run>(`/api/v1/runs/${queued}/cancel`);
+    expect(cancelled.body.status).toBe('cancelled');
+    writeFileSync(go, '');
+    expect((await waitForRun(c, running)).status).toBe('succeeded');
+    await waitFor('three deliveries', () => rx.received.length === 3);
+    expect((await notifications(c, queued)).map((n) => n.event)).toEqual(['run.finished', 'run.cancelled']);
+    expect((await notifications(c, running)).map((n) => n.event)).toEqual(['run.finished']);
+    const forQueued = rx.received.filter((r) => r.body.run.id === queued);
+    expect(forQueued.map((r) => [r.body.event, r.body.run.status]).sort()).toEqual([
+      ['run.cancelled', 'cancelled'],
+      ['run.finished', 'cancelled'],
+    ]);
+    rmSync(go, { force: true });
   });
 });
