@@ -11,6 +11,7 @@ import { makeRelease, uniqueProject } from '../release/helpers.js';
 /** The tables of the newest schema. */
 const ALL_TABLES = [
   'kapps_migrations',
+  'kapps_notifications',
   'kapps_release_journal',
   'kapps_release_logs',
   'kapps_releases',
