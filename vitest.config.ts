@@ -18,6 +18,7 @@ const needsBuildOrPostgres = [
   'test/unit/pg/migrate.test.ts',
   'test/unit/server/file-run-store-kill.test.ts',
   'test/unit/server/pg-run-store.test.ts',
+  'test/unit/server/outbox.test.ts',
 ];
 
 export default defineConfig({

@@ -11,3 +11,4 @@ export * from './problems.js';
 export * from './projects.js';
 export * from './releases.js';
 export * from './runs.js';
+export * from './notifications.js';

@@ -34,6 +34,10 @@ import type { RunStore, StoredRun } from './queue/run-store.js';
 import { defaultWebRoot } from './http/web.js';
 import { Poller } from './triggers/poller.js';
 import { openTriggerStore, type TriggerStore } from './triggers/trigger-store.js';
+import { Deliverer } from './notify/deliverer.js';
+import { FileOutbox } from './notify/file-outbox.js';
+import { NotifyingRunStore } from './notify/notifying-store.js';
+import type { Outbox } from './notify/outbox.js';
 
 export interface ServeOptions {
   readonly listen: string;
@@ -112,10 +116,14 @@ interface ServerSetup {
   readonly dataDir: string;
 }
 
-/** The opened backend: the run store and the release store. */
+/** The opened backend: the run store (which puts notifications in the outbox), the release store, the outbox. */
 interface Backends {
   readonly store: RunStore;
+  /** The backend's own run store (under `store`). */
+  readonly runs: RunStore;
   readonly releases: ReleaseStore;
+  readonly outbox: Outbox;
+  readonly deliverer: Deliverer;
 }
 
 /** Read the flags and the configuration file; refuse to listen beyond loopback without tokens. Opens nothing. */
@@ -148,14 +156,35 @@ function resolveSetup(options: ServeOptions): ServerSetup {
   return { host, port, projects, tokens, limits: limitsFrom(config, options), spec, dataDir };
 }
 
-/** Open the run store (as `instance`) and the release store; nothing is left open when either fails. */
-async function openBackends(spec: BackendSpec, instance: string): Promise<Backends> {
-  const store = await openRunStore(spec);
-  await store.open(instance);
+/** The outbox of notifications of a backend. */
+async function openOutbox(spec: BackendSpec): Promise<Outbox> {
+  if (spec.kind === 'file') return new FileOutbox(join(spec.root, 'notifications'));
+  const { PgOutbox } = await import('./notify/pg-outbox.js');
+  return new PgOutbox(spec.url);
+}
+
+/** Open the run store (as `instance`), the outbox and the release store; nothing is left open when one fails. */
+async function openBackends(setup: ServerSetup, options: ServeOptions, instance: string): Promise<Backends> {
+  const { spec } = setup;
+  const runs = await openRunStore(spec);
+  await runs.open(instance);
+  let outbox: Outbox | undefined;
   try {
-    return { store, releases: await openReleaseStore(spec) };
+    outbox = await openOutbox(spec);
+    await outbox.open();
+    const deliverer = new Deliverer({ outbox, instance, env: options.env, say: options.say });
+    const projects = new Map(setup.projects.map((p) => [p.name, p.notify]));
+    const store = new NotifyingRunStore({
+      store: runs,
+      outbox,
+      targets: (project) => projects.get(project),
+      enqueued: () => deliverer.wake(),
+      say: options.say,
+    });
+    return { store, runs, releases: await openReleaseStore(spec), outbox, deliverer };
   } catch (error) {
-    await store.close().catch(() => undefined);
+    await outbox?.close().catch(() => undefined);
+    await runs.close().catch(() => undefined);
     throw error;
   }
 }
@@ -195,7 +224,7 @@ function createApp(
   executor: Executor,
   triggers: TriggerStore,
 ): Promise<FastifyInstance> {
-  const { store, releases } = backends;
+  const { store, runs, releases, outbox } = backends;
   const keepAlive = Number(options.env.KAPPS_SERVE_KEEPALIVE_MS);
   return buildApp({
     store,
@@ -204,7 +233,8 @@ function createApp(
     auth: new Authenticator(setup.tokens),
     limits: setup.limits,
     listenHost: setup.host,
-    ready: () => storeReady(store),
+    outbox,
+    ready: () => storeReady(runs),
     stopping: () => executor.stopping,
     triggers: { store: triggers, secrets: webhookSecrets(setup.projects, options.env) },
     ...(Number.isInteger(keepAlive) && keepAlive > 0 ? { keepAliveMs: keepAlive } : {}),
@@ -267,8 +297,8 @@ function announce(say: (text: string) => void, setup: ServerSetup): void {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const setup = resolveSetup(options);
   const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const backends = await openBackends(setup.spec, instance);
-  const { store, releases } = backends;
+  const backends = await openBackends(setup, options, instance);
+  const { store, releases, outbox, deliverer } = backends;
   let app: FastifyInstance | undefined;
   let triggers: TriggerStore | undefined;
   try {
@@ -284,6 +314,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await executor.start();
     const poller = new Poller({ projects: registry, store, limits: setup.limits, triggers, say: options.say });
     poller.start();
+    deliverer.start();
     const running = app;
     const triggerStore = triggers;
     let stopped: Promise<void> | undefined;
@@ -295,16 +326,20 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         (stopped ??= (async () => {
           await poller.stop();
           await executor.stop(setup.limits.graceSeconds * 1000);
+          await deliverer.stop();
           await running.close();
           await triggerStore.close();
           await store.close();
+          await outbox.close();
           await releases.close();
         })()),
     };
   } catch (error) {
     await app?.close().catch(() => undefined);
     await triggers?.close().catch(() => undefined);
+    await deliverer.stop().catch(() => undefined);
     await store.close().catch(() => undefined);
+    await outbox.close().catch(() => undefined);
     await releases.close().catch(() => undefined);
     throw error;
   }

@@ -288,6 +288,7 @@ describe('kapps serve: error answers', () => {
       '/api/v1/runs/{id}/cancel',
       '/api/v1/runs/{id}/events',
       '/api/v1/runs/{id}/logs',
+      '/api/v1/runs/{id}/notifications',
       '/api/v1/runs/{id}/result',
       '/api/v1/whoami',
     ]);

@@ -12,6 +12,7 @@ import { problemServerOptions, registerProblemHandler } from './errors.js';
 import { registerAuthentication, registerRequestChecks } from './hooks.js';
 import { hookRoutes } from './routes/hooks.js';
 import { metaRoutes } from './routes/meta.js';
+import { notificationRoutes } from './routes/notifications.js';
 import { projectRoutes } from './routes/projects.js';
 import { releaseRoutes } from './routes/releases.js';
 import { runLogRoutes } from './routes/run-logs.js';
@@ -45,6 +46,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(metaRoutes(ctx));
   await app.register(runRoutes(ctx));
   await app.register(runLogRoutes(ctx));
+  await app.register(notificationRoutes(ctx));
   await app.register(projectRoutes(ctx));
   await app.register(releaseRoutes(ctx));
   await app.register(hookRoutes(ctx));

@@ -11,6 +11,7 @@ import type { ProjectRegistry } from '../projects.js';
 import type { RunStore, StoredRun } from '../queue/run-store.js';
 import type { ReleaseStore } from '../../release/store-types.js';
 import type { TriggerStore } from '../triggers/trigger-store.js';
+import type { Outbox } from '../notify/outbox.js';
 import { reaches, type Authenticator, type Caller } from './auth.js';
 import { HttpProblem, notFound } from './problems.js';
 
@@ -33,6 +34,8 @@ export interface AppContext {
   readonly webRoot?: URL;
   /** Webhooks: the delivery ids seen, and each project's webhook secret (by project name). */
   readonly triggers?: { readonly store: TriggerStore; readonly secrets: ReadonlyMap<string, string> };
+  /** The outbox of outbound notifications (a run's deliveries). */
+  readonly outbox?: Outbox;
 }
 
 /** The server's parts, and what the app adds for its routes. */

@@ -22,6 +22,11 @@ export async function apiRun(store: RunStore, run: StoredRun, options: { snapsho
     run = (await store.get(run.id)) ?? run;
     queue = await store.queueInfo(run);
   }
+  return { ...runView(run), queuePosition: queue.queuePosition, blockedBy: queue.blockedBy };
+}
+
+/** A run as the API shows it, without its place in the queue (which only the store knows). */
+export function runView(run: StoredRun): Omit<Run, 'queuePosition' | 'blockedBy'> {
   return {
     id: run.id,
     type: run.type,
@@ -32,8 +37,6 @@ export async function apiRun(store: RunStore, run: StoredRun, options: { snapsho
     createdAt: run.createdAt,
     startedAt: run.startedAt,
     finishedAt: run.finishedAt,
-    queuePosition: queue.queuePosition,
-    blockedBy: queue.blockedBy,
     releaseRevision: run.releaseRevision,
     error: run.error,
     options: run.options,

@@ -12,6 +12,7 @@ import { makeRelease, uniqueProject } from '../release/helpers.js';
 const ALL_TABLES = [
   'kapps_migrations',
   'kapps_poll_claims',
+  'kapps_notifications',
   'kapps_release_journal',
   'kapps_release_logs',
   'kapps_releases',
