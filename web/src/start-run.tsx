@@ -1,14 +1,19 @@
 /**
  * "Start run…": a run of any type with the API's options (kapps to include and exclude, refresh, keep going,
- * changed only). It takes the focus, Escape closes it; a destroy waits for the stack's name.
+ * changed only; for a project from git, the ref to run at). It takes the focus, Escape closes it; a destroy waits
+ * for the stack's name. `refError` is the server's word on the ref, shown next to its field.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { RunType, SubmitRun } from '../../src/api/index';
+import type { ProjectRepo } from './commit';
 
 export function StartRunDialog(props: {
   project: string;
   stack: string;
   types: readonly RunType[];
+  /** The project's repository; null: a stack file on the server (no ref field). */
+  repo: ProjectRepo | null;
+  refError?: string | null;
   onStart: (body: SubmitRun) => void;
   onClose: () => void;
 }) {
@@ -20,6 +25,7 @@ export function StartRunDialog(props: {
   const [keepGoing, setKeepGoing] = useState(false);
   const [changedOnly, setChangedOnly] = useState(false);
   const [typed, setTyped] = useState('');
+  const [ref, setRef] = useState('');
   useEffect(() => box.current?.querySelector<HTMLElement>('select')?.focus(), []);
   const selectors = (text: string) => text.split(/[\s,]+/).filter(Boolean);
   const ready = type !== 'destroy' || typed === props.stack;
@@ -46,6 +52,7 @@ export function StartRunDialog(props: {
             ...(type === 'preview' && refresh ? { refresh: true } : {}),
             ...(keepGoing ? { keepGoing: true } : {}),
             ...(changedOnly ? { changedOnly: true } : {}),
+            ...(props.repo && ref.trim() ? { ref: ref.trim() } : {}),
           });
         }}
       >
@@ -57,6 +64,26 @@ export function StartRunDialog(props: {
             ))}
           </select>
         </label>
+        {props.repo && (
+          <label>
+            Ref (branch, tag or commit){' '}
+            <input
+              type="text"
+              autocomplete="off"
+              spellcheck={false}
+              placeholder={props.repo.branch ?? 'default branch'}
+              value={ref}
+              aria-invalid={props.refError ? true : undefined}
+              aria-describedby={props.refError ? 'start-run-ref-error' : undefined}
+              onInput={(e) => setRef((e.target as HTMLInputElement).value)}
+            />
+            {props.refError && (
+              <span id="start-run-ref-error" role="alert" class="error field-error">
+                {props.refError}
+              </span>
+            )}
+          </label>
+        )}
         <label>
           Include kapps (<code>manifest:kapp</code> or <code>manifest:*</code>, separated by spaces){' '}
           <input type="text" value={include} onInput={(e) => setInclude((e.target as HTMLInputElement).value)} />

@@ -1,6 +1,7 @@
 /** One release (spec and state per kapp) and the side-by-side diff of two revisions. */
 import { api, type Release } from '../api';
 import { ChangeList, diffValues, KappChanges, OPEN_AT_FIRST } from '../change-list';
+import { ReleaseSource } from '../commit';
 import { asText } from '../diff-view';
 import { formatDuration, formatTime, href } from '../format';
 import { useLoad } from '../use-load';
@@ -35,6 +36,14 @@ export function ReleasePage(props: { project: string; stack: string; revision: n
             <dd>
               {r.owner.user}@{r.owner.host}
             </dd>
+            {r.source && (
+              <>
+                <dt>Source</dt>
+                <dd>
+                  <ReleaseSource source={r.source} />
+                </dd>
+              </>
+            )}
             <dt>Started</dt>
             <dd>{formatTime(r.createdAt)}</dd>
             <dt>Finished</dt>

@@ -8,6 +8,7 @@ import { Component } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { stripAnsi } from '../ansi';
 import { api, describeError, followEvents, isFinal, roleAtLeast, type LogLine, type Run, type Whoami } from '../api';
+import { RunCommitFacts } from '../commit';
 import { DagView } from '../dag';
 import { durationBetween, formatDuration, formatTime, href } from '../format';
 import { Confirm } from '../confirm';
@@ -174,6 +175,11 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
       {notice && <p role="status">{notice}</p>}
       {run && (
         <>
+          {run.commit && (
+            <dl class="facts" aria-label="Source">
+              <RunCommitFacts commit={run.commit} trigger={run.trigger} />
+            </dl>
+          )}
           <ol class="timeline" aria-label="Timeline">
             <li>
               Queued {formatTime(run.createdAt)} by {run.createdBy}

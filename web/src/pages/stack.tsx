@@ -4,8 +4,9 @@
  */
 import { useState } from 'preact/hooks';
 import type { RunType, SubmitRun } from '../../../src/api/index';
-import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
+import { api, ApiError, describeError, roleAtLeast, type Run, type Whoami } from '../api';
 import { durationBetween, formatDuration, formatTime, href } from '../format';
+import { ProjectRepoLine, RunCommitLine, ReleaseSource } from '../commit';
 import { Confirm } from '../confirm';
 import { StartRunDialog } from '../start-run';
 import { useLoad } from '../use-load';
@@ -22,13 +23,24 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
   const [runsKey, setRunsKey] = useState(0);
   const [releasesKey, setReleasesKey] = useState(0);
 
-  const start = async (type: RunType, body: SubmitRun = { type, project, stack }) => {
+  const [refError, setRefError] = useState<string | null>(null);
+  const projects = useLoad(() => api.projects(), []);
+  const repo = projects.data?.projects.find((p) => p.name === project)?.repo ?? null;
+
+  /** Start a run; from the dialog, a problem with its ref keeps the dialog open and shows next to the field. */
+  const start = async (type: RunType, body: SubmitRun = { type, project, stack }, fromDialog = false) => {
     setConfirm(null);
-    setDialog(false);
+    if (!fromDialog) setDialog(false);
     try {
       const run = await api.submit(body);
       location.hash = href.run(run.id);
     } catch (e) {
+      const refProblem = e instanceof ApiError ? e.problem?.errors?.find((f) => f.field === 'body.ref') : undefined;
+      if (fromDialog && refProblem) {
+        setRefError((e as ApiError).problem?.detail ?? refProblem.message);
+        return;
+      }
+      setDialog(false);
       setMessage({ text: describeError(e), error: true });
     }
   };
@@ -100,6 +112,14 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
               'free'
             )}
           </dd>
+          {repo && (
+            <>
+              <dt>Repository</dt>
+              <dd>
+                <ProjectRepoLine repo={repo} />
+              </dd>
+            </>
+          )}
           <dt>Running</dt>
           <dd>{summary.data.running.length}</dd>
           <dt>Queued</dt>
@@ -118,7 +138,14 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
               {t.type[0]!.toUpperCase() + t.type.slice(1)}
             </button>
           ))}
-          <button type="button" aria-expanded={dialog} onClick={() => setDialog(!dialog)}>
+          <button
+            type="button"
+            aria-expanded={dialog}
+            onClick={() => {
+              setRefError(null);
+              setDialog(!dialog);
+            }}
+          >
             Start run…
           </button>
         </div>
@@ -128,8 +155,16 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
           project={project}
           stack={stack}
           types={allowed.map((t) => t.type)}
-          onStart={(body) => void start(body.type, body)}
-          onClose={() => setDialog(false)}
+          repo={repo}
+          refError={refError}
+          onStart={(body) => {
+            setRefError(null);
+            void start(body.type, body, true);
+          }}
+          onClose={() => {
+            setRefError(null);
+            setDialog(false);
+          }}
         />
       )}
       {confirmUnlock && lock && (
@@ -316,6 +351,12 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
             <tr key={r.id} data-run={r.id}>
               <td data-label="Run">
                 <a href={href.run(r.id)}>{r.id}</a>
+                {r.commit && (
+                  <>
+                    <br />
+                    <RunCommitLine commit={r.commit} trigger={r.trigger} runHref={href.run(r.id)} />
+                  </>
+                )}
               </td>
               <td data-label="Type">{r.type}</td>
               <td data-label="Status">
@@ -394,7 +435,15 @@ function ReleaseHistory(props: { project: string; stack: string }) {
               <td data-label="Revision">
                 <a href={href.release(props.project, props.stack, r.revision)}>#{r.revision}</a>
               </td>
-              <td data-label="Operation">{r.operation}</td>
+              <td data-label="Operation">
+                {r.operation}
+                {r.source && (
+                  <>
+                    <br />
+                    <ReleaseSource source={r.source} />
+                  </>
+                )}
+              </td>
               <td data-label="Phase">
                 <span class={`badge r-${r.phase}`}>{r.phase}</span>
                 {r.unlocked ? ` (unlocked by ${r.unlocked.by})` : ''}

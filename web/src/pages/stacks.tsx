@@ -1,5 +1,6 @@
 /** Every registered project and stack: latest release, lock, running and queued runs. */
 import { api, type StackSummary } from '../api';
+import { ProjectRepoLine } from '../commit';
 import { formatTime, href } from '../format';
 import { useLoad } from '../use-load';
 
@@ -7,7 +8,7 @@ export function StacksPage() {
   const { data, error, reload } = useLoad(
     async () => {
       const { projects } = await api.projects();
-      const pairs = projects.flatMap((p) => p.stacks.map((s) => ({ project: p.name, stack: s })));
+      const pairs = projects.flatMap((p) => p.stacks.map((s) => ({ project: p.name, repo: p.repo, stack: s })));
       const summaries = await Promise.all(
         pairs.map(async (pair) => {
           try {
@@ -48,12 +49,20 @@ export function StacksPage() {
             </tr>
           </thead>
           <tbody>
-            {data.map(({ project, stack, summary, error: e }) => {
+            {data.map(({ project, repo, stack, summary, error: e }) => {
               const r = summary?.latestRelease;
               const lock = summary?.lock;
               return (
                 <tr key={`${project}/${stack}`} data-stack={`${project}/${stack}`}>
-                  <td data-label="Project">{project}</td>
+                  <td data-label="Project">
+                    {project}
+                    {repo && (
+                      <>
+                        <br />
+                        <ProjectRepoLine repo={repo} />
+                      </>
+                    )}
+                  </td>
                   <td data-label="Stack">
                     <a href={href.stack(project, stack)}>{stack}</a>
                   </td>
