@@ -9,6 +9,7 @@ import type { KappResult, RunCommand, RunOptions, RunSummary } from '../execute/
 import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
 import { urlSecrets } from '../diagnostics/redact.js';
+import { warmProcessServers } from '../process/process-runner.js';
 import { timed, type Timings } from '../diagnostics/timings.js';
 import type { EngineContext, StackParams } from './context.js';
 import { openStackFor, type OpenOptions } from './open.js';
@@ -233,6 +234,9 @@ class Operation {
     let stack = await timed(t, 'open', () => openStackFor(this.#params, this.#open, ctx));
     // Checked before the lock, so a refused apply records no release (and again once the workspace is filled).
     if (this.#plan.applyNoValue) await timed(t, 'no-value-check', () => noValueCheck(stack, this.#runOptions(stack)));
+    // Steps will run (sources may be fetched too): the process servers start while the lock is taken and the
+    // release begun, which mostly wait for the disk.
+    if (this.#plan.fillsWorkspace) warmProcessServers();
     if (this.#plan.takesLock && this.#plan.operation) {
       const operation = this.#plan.operation;
       const lock = await timed(t, 'lock', async () => {
