@@ -234,9 +234,6 @@ class Operation {
     let stack = await timed(t, 'open', () => openStackFor(this.#params, this.#open, ctx));
     // Checked before the lock, so a refused apply records no release (and again once the workspace is filled).
     if (this.#plan.applyNoValue) await timed(t, 'no-value-check', () => noValueCheck(stack, this.#runOptions(stack)));
-    // Steps will run (sources may be fetched too): the process servers start while the lock is taken and the
-    // release begun, which mostly wait for the disk.
-    if (this.#plan.fillsWorkspace) warmProcessServers();
     if (this.#plan.takesLock && this.#plan.operation) {
       const operation = this.#plan.operation;
       const lock = await timed(t, 'lock', async () => {
@@ -247,7 +244,12 @@ class Operation {
       this.#recorder = lock;
       this.#hooks.onRecorder?.(lock, lock.revision);
     }
-    if (this.#plan.fillsWorkspace) stack = await timed(t, 'workspace', () => this.#fillWorkspace(stack));
+    if (this.#plan.fillsWorkspace) {
+      stack = await timed(t, 'workspace', () => this.#fillWorkspace(stack));
+      // Steps will run: the process servers start while the release is begun (which mostly waits for the disk)
+      // rather than delaying the first steps.
+      warmProcessServers();
+    }
     if (signal.aborted) throw new CancelledError('interrupted');
     const options = this.#runOptions(stack);
     if (this.#plan.applyNoValue) await timed(t, 'no-value-check', () => noValueCheck(stack, options));
