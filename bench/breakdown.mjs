@@ -18,7 +18,7 @@
 // Each figure is the median over the rounds; the wall time's min and max and the machine's load are printed with
 // it, and the critical-path bound max(critical path × step, work / workers) beside it.
 //
-//   npm run build && node bench/breakdown.mjs [--rounds 3] [--only W2,W1]
+//   npm run build && node bench/breakdown.mjs [--rounds 3] [--only W2,W1,W4] [--cli dist/bin/kapps.js]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -28,7 +28,7 @@ import { writeStack } from './gen-stack.mjs';
 import { timeProcess } from './time-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
+let cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
 const genDag = process.env.KAPPS_GEN_DAG ?? path.join(here, '..', '..', 'shared', 'bench', 'gen-dag.mjs');
 
 const opts = { rounds: 3, only: ['W2', 'W1'] };
@@ -36,12 +36,14 @@ const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--rounds') opts.rounds = Number(argv[++i]);
   else if (argv[i] === '--only') opts.only = argv[++i].split(',');
+  else if (argv[i] === '--cli') cli = path.resolve(argv[++i]);
   else throw new Error(`unknown argument ${argv[i]}`);
 }
 
 const WORKLOADS = {
   W1: { nodes: 500, seed: 1, fanin: 3, cmd: 'true', workers: 8 },
   W2: { nodes: 200, seed: 2, fanin: 3, cmd: 'sleep 0.05', workers: 8 },
+  W4: { nodes: 2000, seed: 4, fanin: 3, cmd: 'sleep 0.2', workers: 64 },
 };
 
 /** The command's phases, in order: the spans the CLI and the engine write. */
@@ -260,6 +262,6 @@ function print(name, w, dag, bound, rounds) {
 if (!existsSync(cli)) throw new Error('build first: npm run build');
 if (!existsSync(genDag)) throw new Error(`the DAG generator is not at ${genDag} (set KAPPS_GEN_DAG)`);
 for (const name of opts.only) {
-  if (!WORKLOADS[name]) throw new Error(`unknown workload ${name} (W1, W2)`);
+  if (!WORKLOADS[name]) throw new Error(`unknown workload ${name} (W1, W2, W4)`);
   await breakdown(name, WORKLOADS[name]);
 }

@@ -9,6 +9,7 @@ import type { KappResult, RunCommand, RunOptions, RunSummary } from '../execute/
 import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
 import { urlSecrets } from '../diagnostics/redact.js';
+import { warmProcessServers } from '../process/process-runner.js';
 import { timed, type Timings } from '../diagnostics/timings.js';
 import type { EngineContext, StackParams } from './context.js';
 import { openStackFor, type OpenOptions } from './open.js';
@@ -243,7 +244,12 @@ class Operation {
       this.#recorder = lock;
       this.#hooks.onRecorder?.(lock, lock.revision);
     }
-    if (this.#plan.fillsWorkspace) stack = await timed(t, 'workspace', () => this.#fillWorkspace(stack));
+    if (this.#plan.fillsWorkspace) {
+      stack = await timed(t, 'workspace', () => this.#fillWorkspace(stack));
+      // Steps will run: the process servers start while the release is begun (which mostly waits for the disk)
+      // rather than delaying the first steps.
+      warmProcessServers();
+    }
     if (signal.aborted) throw new CancelledError('interrupted');
     const options = this.#runOptions(stack);
     if (this.#plan.applyNoValue) await timed(t, 'no-value-check', () => noValueCheck(stack, options));

@@ -6,11 +6,10 @@
  */
 import type { PlannedStep } from '../plan/steps.js';
 import type { Phase, StepStatus } from '../vocabulary.js';
-import { resolveCommandAsync } from '../process/resolve-command.js';
 import { runProcess } from '../process/process-runner.js';
 import type { SpawnResult } from '../process/spawn.js';
-import { realpath } from 'node:fs/promises';
-import { ConfinementError, isInside, writeConfinedFile, type PathUse } from '../workspace/confine.js';
+import type { StepRefusal } from '../process/step-checks.js';
+import { ConfinementError, writeConfinedFile, type PathUse } from '../workspace/confine.js';
 import type { Redactor } from './redact.js';
 
 /** What happened to a step. */
@@ -94,21 +93,14 @@ class OutputLines {
   }
 }
 
-/**
- * Why a step may not run in `dir` (checked when planned as written): a symbolic link in the kapp's directory that
- * leads out of it. A directory that does not exist yet is left to the spawn to report.
- */
-async function workingDirEscape(dir: string, kappDir: string): Promise<string | undefined> {
-  let real: string;
-  let root: string;
-  try {
-    [real, root] = await Promise.all([realpath(dir), realpath(kappDir)]);
-  } catch {
-    return undefined;
+/** The sentence saying why a step was not started (it failed a check made before its spawn). */
+function refusalReason(step: PlannedStep, refused: StepRefusal): string {
+  if (refused.kind === 'escape') {
+    return `working_dir ${refused.dir} leads to ${refused.real}, outside the kapp's directory ${refused.root}; steps run only inside it`;
   }
-  return isInside(root, real)
-    ? undefined
-    : `working_dir ${dir} leads to ${real}, outside the kapp's directory ${root}; steps run only inside it`;
+  const where = step.command.includes('/') ? `relative to ${step.workingDir}` : 'on PATH';
+  // The kapp and the step are named by whoever reports the reason (`<kapp> failed: <phase>/<step>: …`).
+  return `command '${step.command}' not found ${where}`;
 }
 
 /** Run a step that has passed its conditions. */
@@ -124,30 +116,19 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
       reason: `step '${step.name}' of kapp ${ctx.kappId} names no command`,
     };
   }
-  const escape = await workingDirEscape(step.workingDir, ctx.kappDir);
-  if (escape) return { status: failedStatus, exitCode: null, timedOut: false, durationMs: 0, reason: escape };
-  const resolved = await resolveCommandAsync(step.command, { cwd: step.workingDir, pathEnv: env.PATH });
-  if (!resolved) {
-    const where = step.command.includes('/') ? `relative to ${step.workingDir}` : 'on PATH';
-    return {
-      status: failedStatus,
-      exitCode: null,
-      timedOut: false,
-      durationMs: 0,
-      // The kapp and the step are named by whoever reports the reason (`<kapp> failed: <phase>/<step>: …`).
-      reason: `command '${step.command}' not found ${where}`,
-    };
-  }
   const show = showsOutput(step.print, ctx.verbose);
   const lines =
     show || ctx.allOutput
       ? new OutputLines((stream, text) => ctx.onOutput(stream, ctx.redactor.text(text), !show))
       : undefined;
+  // Checked where it is spawned, just before: its working directory stays in the kapp's directory (symbolic links
+  // resolved), and its command is found (on PATH for a bare name); it is spawned by its absolute path.
   const result = await runProcess({
-    command: resolved,
+    command: step.command,
     args: step.args,
     cwd: step.workingDir,
     env,
+    confineTo: ctx.kappDir,
     ...(step.timeout ? { timeoutMs: step.timeout * 1000 } : {}),
     ...(ctx.killGraceMs !== undefined ? { killGraceMs: ctx.killGraceMs } : {}),
     signal: ctx.signal,
@@ -156,6 +137,15 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
     ...(lines ? { onOutput: (stream: 'stdout' | 'stderr', text: string) => lines.push(stream, text) } : {}),
   });
   lines?.flush();
+  if (result.refused) {
+    return {
+      status: failedStatus,
+      exitCode: null,
+      timedOut: false,
+      durationMs: 0,
+      reason: refusalReason(step, result.refused),
+    };
+  }
   const captureProblems: string[] = [];
   if (step.stdout) {
     const p = writeCapture(step.stdout, result.stdout, ctx, { kapp: ctx.kappId, field: `step '${step.name}' stdout` });

@@ -208,6 +208,20 @@ async function spawnWatched(req: SpawnRequest): Promise<SpawnResult> {
   }
 }
 
+/**
+ * Start the process servers now, if none runs yet, so that their start (a Node process, tens of milliseconds) overlaps
+ * what a run does before its first step (reading the stack, taking the lock) instead of delaying the first steps.
+ * Idle, they keep nothing alive. With KAPPS_INPROCESS_SPAWN=1 the watchdog is started instead.
+ */
+export function warmProcessServers(): void {
+  if (process.env.KAPPS_INPROCESS_SPAWN === '1') {
+    void startWatchdog();
+    return;
+  }
+  if (!usable()) return;
+  while (servers.length < maxServers()) setRef(startServer());
+}
+
 /** Run a process; see `spawnStep` for the contract. */
 export function runProcess(req: SpawnRequest): Promise<SpawnResult> {
   if (process.env.KAPPS_INPROCESS_SPAWN === '1') return spawnWatched(req);

@@ -32,12 +32,15 @@ onRequest((message) => {
       const controller = new AbortController();
       running.set(message.id, controller);
       const id = message.id;
-      void spawnStep({
-        ...message.req,
-        signal: controller.signal,
-        onStart: (pid) => send({ type: 'started', id, pid }),
-        ...(message.stream ? { onOutput: (stream, text) => send({ type: 'output', id, stream, text }) } : {}),
-      }).then(
+      void spawnStep(
+        {
+          ...message.req,
+          signal: controller.signal,
+          onStart: (pid) => send({ type: 'started', id, pid }),
+          ...(message.stream ? { onOutput: (stream, text) => send({ type: 'output', id, stream, text }) } : {}),
+        },
+        { syncChecks: true },
+      ).then(
         (result) => {
           running.delete(id);
           send({ type: 'result', id, result });

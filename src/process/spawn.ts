@@ -30,6 +30,7 @@ import {
   unregisterProcessGroup,
 } from './process-groups.js';
 import { resolveCommand } from './resolve-command.js';
+import { checkStepAsync, checkStepSync, type StepRefusal } from './step-checks.js';
 
 /** Default time between SIGTERM and SIGKILL when a step is stopped, in milliseconds. */
 export const DEFAULT_KILL_GRACE_MS = 3000;
@@ -79,6 +80,12 @@ export interface SpawnRequest {
   readonly tailLines?: number;
   /** Called once the process has started, with its pid (also its process group id). */
   readonly onStart?: (pid: number) => void;
+  /**
+   * The kapp's directory: check the step first (see `step-checks.ts`): its working directory must not lead out of
+   * it, and its command must be an executable file, spawned by its absolute path. A step that fails a check is not
+   * started and its result says why (`refused`).
+   */
+  readonly confineTo?: string;
 }
 
 /** What happened. `spawnStep` reports failures here and never throws for them. */
@@ -110,14 +117,27 @@ export interface SpawnResult {
    * a background process of a step that exited, still held them): a sentence saying so.
    */
   readonly outputAbandoned?: string;
+  /** The step failed a check of `confineTo` and was not started. */
+  readonly refused?: StepRefusal;
+}
+
+/** How `spawnStep` runs its checks: synchronously in the process server, which has nothing else to do meanwhile. */
+export interface SpawnStepOptions {
+  readonly syncChecks?: boolean;
 }
 
 /**
  * Runs a step to completion and describes the outcome. It throws only when `onOutput` throws (a bug in the
  * caller), after the process has been stopped.
  */
-export async function spawnStep(req: SpawnRequest): Promise<SpawnResult> {
+export async function spawnStep(req: SpawnRequest, options: SpawnStepOptions = {}): Promise<SpawnResult> {
   const started = performance.now();
+  if (req.confineTo !== undefined) {
+    const check = { command: req.command, cwd: req.cwd, pathEnv: req.env.PATH, confineTo: req.confineTo };
+    const checked = options.syncChecks ? checkStepSync(check) : await checkStepAsync(check);
+    if ('refused' in checked) return notStarted(started, { refused: checked.refused });
+    req = { ...req, command: checked.command };
+  }
   if (req.signal?.aborted) return notStarted(started, { cancelled: true });
 
   const capture = req.captureOutput ?? true;
@@ -319,7 +339,7 @@ async function finishKill(pgid: number, deadline: number): Promise<void> {
 /** A result for a step whose process never started. */
 function notStarted(
   started: number,
-  fields: { cancelled?: boolean; spawnError?: string; spawnErrorCode?: string },
+  fields: { cancelled?: boolean; spawnError?: string; spawnErrorCode?: string; refused?: StepRefusal },
 ): SpawnResult {
   return {
     exitCode: null,
@@ -332,6 +352,7 @@ function notStarted(
     durationMs: performance.now() - started,
     ...(fields.spawnError === undefined ? {} : { spawnError: fields.spawnError }),
     ...(fields.spawnErrorCode === undefined ? {} : { spawnErrorCode: fields.spawnErrorCode }),
+    ...(fields.refused === undefined ? {} : { refused: fields.refused }),
   };
 }
 

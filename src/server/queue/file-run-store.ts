@@ -110,6 +110,8 @@ interface RunSlot {
   feedSize: number;
   /** Writes to this run's files, one after the other. */
   chain: Promise<unknown>;
+  /** Submitted but not yet written (its directory, run.json, its first feed line): not claimable yet. */
+  submitting?: boolean;
 }
 
 function isActive(run: StoredRun): boolean {
@@ -558,6 +560,7 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
       feedOffsets: [],
       feedSize: 0,
       chain: Promise.resolve(),
+      submitting: true,
     };
     this.#active.set(id, slot);
     try {
@@ -572,6 +575,7 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
       await rm(join(this.#dir, id), { recursive: true, force: true }).catch(() => undefined);
       throw storageError(error, 'cannot submit a run', this.#dir);
     }
+    slot.submitting = false;
     this.#notify({ type: 'queued', runId: id });
     return { kind: 'created', run };
   }
@@ -614,7 +618,8 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     for (const slot of this.#active.values()) {
       const key = JSON.stringify([slot.run.project, slot.run.stack]);
       if (slot.run.status === 'running') busy.add(key);
-      else if (slot.run.status === 'queued') queued.push(slot);
+      // A run whose submission is still being written is claimed after it (its `queued` notice).
+      else if (slot.run.status === 'queued' && slot.submitting !== true) queued.push(slot);
     }
     queued.sort((a, b) => a.run.seq - b.run.seq);
     const slot = queued.find((s) => !busy.has(JSON.stringify([s.run.project, s.run.stack])));

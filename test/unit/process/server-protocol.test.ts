@@ -64,6 +64,21 @@ describe('the process server protocol', () => {
     expect(messages.map((m) => m.type)).toEqual(['ready', 'started', ...output.map(() => 'output'), 'result']);
   });
 
+  it('checks a step of a kapp before starting it: a command not found is refused and nothing starts', async () => {
+    const { server, messages, next } = start();
+    await next('ready');
+    sendRequest(server, {
+      type: 'run',
+      id: 3,
+      req: { command: 'kapps-no-such-command', args: [], cwd: tmpdir(), env, confineTo: tmpdir() },
+      stream: true,
+    });
+    const result = await next('result');
+    if (result.type !== 'result') throw new Error('not a result');
+    expect(result.result).toMatchObject({ refused: { kind: 'not-found' }, exitCode: null, cancelled: false });
+    expect(messages.map((m) => m.type)).toEqual(['ready', 'result']);
+  });
+
   it('sends no output unless asked, and stops a step on cancel', async () => {
     const { server, messages, next } = start();
     await next('ready');

@@ -1,4 +1,13 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -379,4 +388,53 @@ describe('spawnStep: commands that cannot start', () => {
     expect(r.exitCode).toBeNull();
     expect(r.spawnError).toMatch(/^cannot run kapps-fake: /);
   });
+});
+
+describe('spawnStep: the checks of confineTo, in kapps (asynchronous) and in the process server (synchronous)', () => {
+  const kappDir = mkdtempSync(path.join(dir, 'kapp-'));
+  const outside = mkdtempSync(path.join(tmpdir(), 'kapps-outside-'));
+  afterAll(() => rmSync(outside, { recursive: true, force: true }));
+  const touched = path.join(outside, 'touched');
+  const link = path.join(kappDir, 'out');
+  symlinkSync(outside, link);
+
+  for (const syncChecks of [false, true]) {
+    const how = syncChecks ? 'synchronous' : 'asynchronous';
+    it(`${how}: runs a command found on PATH, by its absolute path, in the kapp's directory`, async () => {
+      const r = await spawnStep(
+        { command: 'sh', args: ['-c', 'echo "$0"; pwd'], cwd: kappDir, env, confineTo: kappDir },
+        { syncChecks },
+      );
+      expect(r.refused).toBeUndefined();
+      expect(r.exitCode).toBe(0);
+      const [argv0, cwd] = r.stdout.toString().trim().split('\n');
+      expect(path.isAbsolute(argv0 ?? '')).toBe(true);
+      expect(cwd).toBe(realpathSync(kappDir));
+    });
+
+    it(`${how}: refuses a working directory that leads out of the kapp's directory, starting nothing`, async () => {
+      const r = await spawnStep(
+        { command: 'touch', args: [touched], cwd: link, env, confineTo: kappDir },
+        { syncChecks },
+      );
+      expect(r.refused).toEqual({
+        kind: 'escape',
+        dir: link,
+        real: realpathSync(outside),
+        root: realpathSync(kappDir),
+      });
+      expect(r.pid).toBeUndefined();
+      expect(existsSync(touched)).toBe(false);
+    });
+
+    it(`${how}: refuses a command that is not found, starting nothing`, async () => {
+      const r = await spawnStep(
+        { command: 'kapps-no-such-command', args: [], cwd: kappDir, env, confineTo: kappDir },
+        { syncChecks },
+      );
+      expect(r.refused).toEqual({ kind: 'not-found' });
+      expect(r).toMatchObject({ exitCode: null, signal: null, cancelled: false, timedOut: false });
+      expect(r.spawnError).toBeUndefined();
+    });
+  }
 });

@@ -147,6 +147,30 @@ describe('file run store: durable files, the index, and one ordered append', () 
     }
   });
 
+  it('claims a run only once its submission is written: a claim racing the submit never loses its feed', async () => {
+    // A server claims as soon as a run finishes: a run submitted at that moment was claimed before its directory
+    // existed, its claim failed, and it stayed `running` with no feed but its `queued` line (its events never came).
+    const store = await openStore(tempDir());
+    const submitted = store.submit(
+      { type: 'apply', project: 'shop', stack: 'dev', createdBy: 'ci', options: {} },
+      { maxQueuedPerStack: 100, maxQueuedTotal: 100 },
+    );
+    const early = await store.claim('a', 30_000);
+    const outcome = await submitted;
+    if (outcome.kind === 'full') throw new Error('full');
+    const id = outcome.run.id;
+    const claimed = early ?? (await store.claim('a', 30_000));
+    expect(claimed?.id).toBe(id);
+    const feed = await store.readFeed(id, 0, 10);
+    expect(feed.map((e) => [e.seq, e.item.kind === 'status' ? e.item.data.status : e.item.kind])).toEqual([
+      [1, 'queued'],
+      [2, 'running'],
+    ]);
+    expect(await store.appendFeed(id, [{ kind: 'log', data: log('a step') }], 'a')).toBe(3);
+    expect(await store.finish(id, 'a', { status: 'succeeded' })).toBe(true);
+    expect((await store.get(id))?.status).toBe('succeeded');
+  });
+
   it('starts and lists from its index: the run.json of finished runs is not read', async () => {
     const dir = tempDir();
     const first = await openStore(dir);
