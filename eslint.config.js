@@ -69,9 +69,18 @@ export default defineConfig(
   // CLI, which starts the server.
   ...[
     { files: ['src/**/*.ts'], ignores: ['src/process/**', 'src/cli/**', 'src/server/**'], forbid: ['cli', 'server'] },
-    { files: ['src/server/**/*.ts'], ignores: ['src/server/queue/**', 'src/server/runs/**'], forbid: ['cli'] },
-    // The queue (the run stores) and the runs (the executor, the engine adapter) know nothing of HTTP.
-    { files: ['src/server/queue/**/*.ts', 'src/server/runs/**/*.ts'], ignores: [], forbid: ['cli', 'http'] },
+    {
+      files: ['src/server/**/*.ts'],
+      ignores: ['src/server/{queue,runs,sources,triggers,notify}/**'],
+      forbid: ['cli'],
+    },
+    // The queue (the run stores), the runs (the executor, the engine adapter), the projects' repositories, what
+    // starts runs (webhooks, polling) and the notifications know nothing of HTTP.
+    {
+      files: ['src/server/{queue,runs,sources,triggers,notify}/**/*.ts'],
+      ignores: [],
+      forbid: ['cli', 'http'],
+    },
     // The public contract is shared by the server, the CLI client and the page: it imports nothing of kapps.
     { files: ['src/api/**/*.ts'], ignores: [], forbid: ['cli', 'server', 'engine', 'release', 'execute'] },
     { files: ['src/cli/**/*.ts'], ignores: [], forbid: [] },

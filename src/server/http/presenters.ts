@@ -3,7 +3,8 @@
  * promises (src/api/) is shown; secrets in release records are shown as `(sensitive)`.
  */
 import type { Release as ApiRelease, Run } from '../../api/index.js';
-import { API_TRIGGER, type RunStore, type StoredRun } from '../queue/run-store.js';
+import type { RunStore, StoredRun } from '../queue/run-store.js';
+import { runView } from '../queue/run-view.js';
 import { orderRelease } from '../../release/record-order.js';
 import { redactArgv, redactCredentials } from '../../diagnostics/redact.js';
 import type { RepoSource } from '../config.js';
@@ -25,26 +26,6 @@ export async function apiRun(store: RunStore, run: StoredRun, options: { snapsho
   return { ...runView(run), queuePosition: queue.queuePosition, blockedBy: queue.blockedBy };
 }
 
-/** A run as the API shows it, without its place in the queue (which only the store knows). */
-export function runView(run: StoredRun): Omit<Run, 'queuePosition' | 'blockedBy'> {
-  return {
-    id: run.id,
-    type: run.type,
-    project: run.project,
-    stack: run.stack,
-    status: run.status,
-    createdBy: run.createdBy,
-    createdAt: run.createdAt,
-    startedAt: run.startedAt,
-    finishedAt: run.finishedAt,
-    releaseRevision: run.releaseRevision,
-    error: run.error,
-    options: run.options,
-    commit: run.commit ?? null,
-    trigger: run.trigger ?? API_TRIGGER,
-    actions: { cancelable: run.status === 'queued' || (run.status === 'running' && !run.cancelRequested) },
-  };
-}
 
 /** The lock of a stack: its latest release while that one is applying or deleting, else null. */
 function stackLock(latest: Release | undefined) {

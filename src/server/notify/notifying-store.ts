@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NotificationEvent } from '../../api/index.js';
 import type { NotifyEvent, ProjectEntry } from '../config.js';
-import { runView } from '../http/presenters.js';
+import { runView } from '../queue/run-view.js';
 import type {
   FeedItem,
   NewRun,
