@@ -95,6 +95,23 @@ describe('web page: projects from git', () => {
     await page.close();
   });
 
+  it('shows the commit a release was applied from, in the release history and on the release', async () => {
+    const c = api(server.url);
+    const submitted = await c.post<Run>('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+    const done = await waitForRun(c, submitted.body.id);
+    expect(done.status).toBe('succeeded');
+    const page = await open('#/stacks/shop/dev');
+    const source = page.getByTestId('release-source').first();
+    await source.waitFor();
+    expect(await source.innerText()).toContain(first.slice(0, 10));
+    expect(await source.innerText()).toContain(remote.url);
+    await page.goto(`${server.url}/#/stacks/shop/dev/releases/${done.releaseRevision}`);
+    const shown = page.getByTestId('release-source');
+    await shown.waitFor();
+    expect(await shown.locator('code.sha').getAttribute('title')).toBe(first);
+    await page.close();
+  });
+
   it('has no ref field for a project from a stack file', async () => {
     const page = await open('#/stacks/plain/dev');
     await page.getByRole('button', { name: 'Start run…' }).click();

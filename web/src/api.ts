@@ -5,6 +5,7 @@
 import type {
   LogChunk,
   LogLine,
+  NotificationList,
   Problem,
   ProjectList,
   Release,
@@ -123,6 +124,7 @@ export const api = {
   submit: (body: SubmitRun) => postJson<Run>('/api/v1/runs', body),
   cancel: (id: string) => postJson<Run>(`/api/v1/runs/${enc(id)}/cancel`),
   result: (id: string) => getText(`/api/v1/runs/${enc(id)}/result`),
+  notifications: (id: string) => getJson<NotificationList>(`/api/v1/runs/${enc(id)}/notifications`),
   logs: (id: string, offset: number) => getJson<LogChunk>(`/api/v1/runs/${enc(id)}/logs?offset=${offset}`),
   /** One page of a stack's releases: with `limit` or `cursor` the server pages; without, it answers them all. */
   releases: async (p: string, s: string, query: { limit?: number; cursor?: string } = {}): Promise<ReleasePage> => {

@@ -11,8 +11,8 @@ import { makeRelease, uniqueProject } from '../release/helpers.js';
 /** The tables of the newest schema. */
 const ALL_TABLES = [
   'kapps_migrations',
-  'kapps_poll_claims',
   'kapps_notifications',
+  'kapps_poll_claims',
   'kapps_release_journal',
   'kapps_release_logs',
   'kapps_releases',

@@ -23,6 +23,7 @@ import {
   type RunModel,
 } from '../run-model';
 import { RunResult } from './result';
+import { Notifications } from './notifications';
 
 export function RunPage(props: { id: string; who: Whoami; line?: number | null }) {
   const model = useRef<RunModel>(emptyModel());
@@ -361,6 +362,7 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
         target={props.line ?? null}
       />
       {run && isFinal(run.status) && <RunResult run={run} who={props.who} />}
+      {run && <Notifications run={run} />}
     </section>
   );
 }
