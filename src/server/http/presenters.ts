@@ -26,7 +26,6 @@ export async function apiRun(store: RunStore, run: StoredRun, options: { snapsho
   return { ...runView(run), queuePosition: queue.queuePosition, blockedBy: queue.blockedBy };
 }
 
-
 /** The lock of a stack: its latest release while that one is applying or deleting, else null. */
 function stackLock(latest: Release | undefined) {
   if (!latest || !isRunningPhase(latest.phase)) return null;
