@@ -230,6 +230,8 @@ describe('kapps serve: notifications', () => {
     expect(done.status).toBe('succeeded');
     // The run finished while the receiver still held a request.
     expect(rx.held.some((response) => !response.writableEnded)).toBe(true);
+    // The finish is enqueued just after the run's status changes: wait for it rather than race it.
+    await waitFor('three deliveries', async () => (await notifications(c, id)).length === 3);
     const list = await notifications(c, id);
     expect(list.map((n) => n.event)).toEqual(['run.queued', 'run.started', 'run.finished']);
     expect(list.every((n) => n.state === 'pending')).toBe(true);
@@ -310,7 +312,7 @@ describe('kapps serve: notifications', () => {
     expect((await c.get(`/api/v1/runs/${first}/notifications`)).status).toBe(404);
     await waitFor('the second run’s delivery', async () => (await notifications(c, second))[0]?.state === 'delivered');
     expect(existsSync(join(folder, second))).toBe(true);
-  });
+  }, 180_000);
 
   it('sends run.cancelled and run.finished for a queued run that is cancelled', async () => {
     const rx = await receiver(() => ({ status: 200 }));
