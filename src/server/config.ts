@@ -14,7 +14,7 @@ import { gitPathProblem, gitRefProblem, gitRepoProblem } from '../config/source-
 import { redactCredentials } from '../diagnostics/redact.js';
 import { sortByLocation, validateTree } from '../config/validate.js';
 import { parseYamlTree, type YamlNode } from '../yaml/read.js';
-import { nameSchema, ROLES, type Role } from '../api/index.js';
+import { NOTIFICATION_EVENTS, nameSchema, ROLES, type NotificationEvent, type Role } from '../api/index.js';
 
 const tokenSchema = z
   .object({
@@ -112,16 +112,9 @@ const projectEnvSchema = z
   .partial()
   .strict();
 
-/** The events an outbound notification may be sent for. */
-export const NOTIFY_EVENTS = [
-  'run.queued',
-  'run.started',
-  'run.finished',
-  'run.succeeded',
-  'run.failed',
-  'run.cancelled',
-] as const;
-export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+/** The events an outbound notification may be sent for: the API's (src/api/notifications.ts). */
+export const NOTIFY_EVENTS = NOTIFICATION_EVENTS;
+export type NotifyEvent = NotificationEvent;
 
 const repoSchema = z
   .object({

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { NotificationEvent } from '../../api/index.js';
-import type { NotifyEvent, ProjectEntry } from '../config.js';
+import type { ProjectEntry } from '../config.js';
 import { runView } from '../queue/run-view.js';
 import type {
   FeedItem,
@@ -25,14 +25,6 @@ import type {
   SubmitLimits,
 } from '../queue/run-store.js';
 import type { NewDelivery, Outbox } from './outbox.js';
-
-/** The configuration's event names are the API's. */
-const SAME_EVENTS: NotifyEvent extends NotificationEvent
-  ? NotificationEvent extends NotifyEvent
-    ? true
-    : never
-  : never = true;
-void SAME_EVENTS;
 
 /** The events a run's new status stands for. */
 export function eventsOf(run: StoredRun): NotificationEvent[] {
