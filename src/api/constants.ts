@@ -3,7 +3,12 @@
  * states, roles, the event names of a run's stream, the problem type URLs and the page and cursor rules.
  */
 
-export const RUN_TYPES = ['generate', 'preview', 'apply', 'destroy'] as const;
+/**
+ * `rollback`: an install of the desired state a recorded revision applied (`toRevision`), recorded as a new revision
+ * with `rollbackOf`; `drift`: a preview with the live outputs read (`preview --refresh`) that writes no release,
+ * its result a drift report (src/api/drift.ts).
+ */
+export const RUN_TYPES = ['generate', 'preview', 'apply', 'destroy', 'rollback', 'drift'] as const;
 export type RunType = (typeof RUN_TYPES)[number];
 
 /** `queued → running → succeeded | failed | cancelled`; `errored`: the server running it died under it. */
@@ -16,7 +21,10 @@ export function isFinalRunState(status: string): boolean {
   return (FINAL_RUN_STATES as readonly string[]).includes(status);
 }
 
-/** Roles, each including the ones before it: read < plan (generate, preview) < apply (apply, destroy, cancel) < admin (unlock). */
+/**
+ * Roles, each including the ones before it: read < plan (generate, preview, drift) < apply (apply, destroy, rollback,
+ * cancel) < admin (unlock).
+ */
 export const ROLES = ['read', 'plan', 'apply', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 

@@ -12,3 +12,4 @@ export * from './projects.js';
 export * from './releases.js';
 export * from './runs.js';
 export * from './notifications.js';
+export * from './drift.js';

@@ -12,6 +12,10 @@ export const NOTIFICATION_EVENTS = [
   'run.succeeded',
   'run.failed',
   'run.cancelled',
+  /** A drift check found a stack drifted where it was not before: once per drift episode. */
+  'drift.detected',
+  /** A drift check found a drifted stack in sync again: the episode is closed. */
+  'drift.resolved',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 

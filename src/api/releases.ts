@@ -21,7 +21,18 @@ const releaseHeader = {
   heartbeatAt: z.string(),
   unlocked: z.object({ by: z.string(), at: z.string() }).optional(),
   /** Where its spec came from, for a release a run of a project from a repository made: the repository and commit. */
-  source: z.object({ repo: z.string(), commit: z.string() }).optional(),
+  source: z
+    .object({
+      repo: z.string(),
+      commit: z.string(),
+      /** The checkout had local changes (not committed) when the release was made: its commit alone does not reproduce it. */
+      dirty: z.boolean().optional(),
+      /** The stack file's path inside the repository. */
+      path: z.string().optional(),
+    })
+    .optional(),
+  /** A rollback: the revision whose desired state it applied again. */
+  rollbackOf: z.number().int().optional(),
 };
 
 export const releaseListEntrySchema = z.object({

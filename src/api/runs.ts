@@ -45,19 +45,37 @@ export const runOptionsSchema = z
     refresh: z.boolean(),
     /** Apply: apply exactly what this finished preview run showed (409 "stale preview" when the stack changed since). */
     previewRunId: runIdSchema,
+    /**
+     * Rollback (and a preview of one): the revision whose desired state is applied again; -1 the one before the
+     * latest. Only a revision that succeeded is a target.
+     */
+    toRevision: z.union([z.number().int().min(1), z.literal(-1)]),
+    /** Rollback: delete (in reverse order) the kapps installed now that the target revision did not have. */
+    prune: z.boolean(),
+    /**
+     * Rollback: go on where the target's project commit cannot be checked out (unreachable, or a checkout that had
+     * local changes): the recorded sources and variables on top of today's checkout.
+     */
+    force: z.boolean(),
   })
   .partial()
   .strict();
 export type RunRequestOptions = z.infer<typeof runOptionsSchema>;
 
-/** The options of a preview an apply of it takes over: what it selected and the overrides. */
+/**
+ * The options of a preview an apply (or rollback) of it takes over: what it selected, the overrides and, for the
+ * preview of a rollback, its target revision and whether it prunes or forces.
+ */
 export function previewSelection(options: RunRequestOptions): RunRequestOptions {
-  const { include, exclude, parents, overrides } = options;
+  const { include, exclude, parents, overrides, toRevision, prune, force } = options;
   return {
     ...(include ? { include } : {}),
     ...(exclude ? { exclude } : {}),
     ...(parents !== undefined ? { parents } : {}),
     ...(overrides ? { overrides } : {}),
+    ...(toRevision !== undefined ? { toRevision } : {}),
+    ...(prune !== undefined ? { prune } : {}),
+    ...(force !== undefined ? { force } : {}),
   };
 }
 

@@ -97,12 +97,19 @@ export const unlockSchema = z.object({
   at: isoTime,
 });
 
-/** Where a release's spec came from: a run of a project kept in a git repository, at one commit. */
+/**
+ * Where a release's spec came from: a run of a project kept in a git repository, at one commit, or a command run in
+ * a git checkout (its commit, and whether it had local changes).
+ */
 export const releaseSourceSchema = z.object({
-  /** The repository's URL, without credentials. */
+  /** The repository's URL, without credentials (a checkout without a remote: its top folder). */
   repo: z.string(),
   /** The full commit SHA the run worked at. */
   commit: z.string(),
+  /** The checkout had local changes (not committed): its commit alone does not reproduce the release. */
+  dirty: z.boolean().optional(),
+  /** The stack file's path inside the repository (`/`-separated). */
+  path: z.string().optional(),
 });
 
 /** One release: a revision of a (project, stack). `Release` is inferred from it (with the spec's full type). */
@@ -131,6 +138,8 @@ export const releaseRecordSchema = z.object({
   unlocked: unlockSchema.optional(),
   /** The repository and commit its spec was read at (a runs server's project from git); absent otherwise. */
   source: releaseSourceSchema.optional(),
+  /** A rollback (`kapps release rollback --to N`): the revision N whose desired state it applied again. */
+  rollbackOf: z.number().int().positive().optional(),
   /**
    * Why the release failed before its kapps ran (a configuration or template error, a missing command, a source
    * that could not be fetched), credentials masked; absent otherwise.

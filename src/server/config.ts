@@ -159,6 +159,48 @@ const notifySchema = z
   })
   .strict();
 
+/** A duration: a whole number and a unit, `30s`, `15m`, `6h`, `1d`. */
+const durationSchema = z
+  .string()
+  .regex(/^[1-9][0-9]{0,5}(s|m|h|d)$/, 'a duration: a whole number and s, m, h or d (`30m`, `6h`, `1d`)');
+
+/** `drift:`, for every project (top level) or one (a project's own, which replaces the top level's). */
+const driftSchema = z
+  .object({
+    every: durationSchema.describe(
+      'how often each stack is checked (`6h`; at least 5s, at most 30d); checks are spread over the interval',
+    ),
+    stacks: z
+      .array(nameSchema)
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe('the stacks checked (default: every stack of the project)'),
+    ignore: z
+      .array(
+        z
+          .object({
+            kapp: z.string().min(1).max(300).describe('`manifest:kapp`, `*` standing for any text (`infra:*`)'),
+            outputs: z
+              .array(z.string().min(1).max(300))
+              .min(1)
+              .max(100)
+              .describe(
+                'output paths, dotted (`endpoint`, `info.last_seen`); `*` stands for one segment or part of one, `**` for any number',
+              ),
+          })
+          .strict(),
+      )
+      .max(200)
+      .optional()
+      .describe('output changes that are not drift'),
+    remediate: z
+      .enum(['none', 'preview', 'apply'])
+      .optional()
+      .describe('what a drift queues: nothing (default), a preview, or an apply of the drifted kapps'),
+  })
+  .strict();
+
 /** The file as written. */
 export const serverConfigFile = z
   .object({
@@ -200,6 +242,9 @@ export const serverConfigFile = z
               .max(20)
               .optional()
               .describe('where signed JSON notifications of run events are POSTed'),
+            drift: driftSchema
+              .optional()
+              .describe("scheduled drift checks of the project's stacks (replaces the top-level `drift`)"),
             env: projectEnvSchema
               .optional()
               .describe(
@@ -211,6 +256,7 @@ export const serverConfigFile = z
       .describe('the projects clients may name'),
     tokens: z.array(tokenSchema).describe('bearer tokens; without any, the server listens on loopback only'),
     limits: limitsSchema,
+    drift: driftSchema.describe('scheduled drift checks of every project without a `drift` of its own'),
   })
   .partial()
   .strict();
@@ -277,6 +323,34 @@ export interface NotifyTarget {
   readonly secretEnv: string;
 }
 
+/** An output change that is not drift: in the kapps matching `kapp`, the outputs matching one of `outputs`. */
+export interface DriftIgnoreRule {
+  /** `manifest:kapp`, `*` standing for any text. */
+  readonly kapp: string;
+  /** Dotted output paths; `*` one segment or part of one, `**` any number of segments. */
+  readonly outputs: readonly string[];
+}
+
+/** A project's drift checks (`drift:`). */
+export interface DriftPolicy {
+  readonly everySeconds: number;
+  /** The stacks checked; undefined: every stack of the project. */
+  readonly stacks?: readonly string[];
+  readonly ignore: readonly DriftIgnoreRule[];
+  readonly remediate: 'none' | 'preview' | 'apply';
+}
+
+/** Seconds of a duration the schema accepted (`30s`, `15m`, `6h`, `1d`). */
+export function durationSeconds(text: string): number {
+  const unit = text.slice(-1);
+  const n = Number(text.slice(0, -1));
+  return n * (unit === 'd' ? 86_400 : unit === 'h' ? 3600 : unit === 'm' ? 60 : 1);
+}
+
+/** The shortest and longest drift interval. */
+export const MIN_DRIFT_SECONDS = 5;
+export const MAX_DRIFT_SECONDS = 30 * 86_400;
+
 export interface ProjectEntry {
   readonly name: string;
   /** A stack file on this server's disk (absolute); undefined for a project from a repository. */
@@ -290,6 +364,8 @@ export interface ProjectEntry {
   /** How often the server fetches its branch (seconds); undefined: never. */
   readonly pollSeconds?: number;
   readonly notify: readonly NotifyTarget[];
+  /** Its scheduled drift checks (its own `drift:`, else the top level's); undefined: none. */
+  readonly drift?: DriftPolicy;
   /** What its runs see of the environment (`env:`); unset: the server's own minus kapps' variables. */
   readonly env?: { readonly pass: readonly string[]; readonly set: Readonly<Record<string, string>> };
 }
@@ -356,7 +432,14 @@ export function readServerConfig(file: string, serverEnv: NodeJS.ProcessEnv = pr
   const parsed = serverConfigFile.parse(root ? plain(root) : {});
   const locate: Locate = (path) => nodeAt(root, path)?.loc ?? { file, line: 1, column: 1 };
   const diagnostics: Diagnostic[] = [];
-  const projects = resolveProjects(parsed.projects ?? [], dirname(resolve(file)), locate, diagnostics, serverEnv);
+  const topDrift = parsed.drift ? resolveDrift(parsed.drift, ['drift'], locate, diagnostics) : undefined;
+  const projects = resolveProjects(parsed.projects ?? [], dirname(resolve(file)), locate, diagnostics, serverEnv).map(
+    (p, i): ProjectEntry => {
+      const own = parsed.projects?.[i]?.drift;
+      const drift = own ? resolveDrift(own, ['projects', i, 'drift'], locate, diagnostics) : topDrift;
+      return drift ? { ...p, drift } : p;
+    },
+  );
   const tokens = resolveTokens(parsed.tokens ?? [], locate, diagnostics);
   throwIfErrors(diagnostics);
   return { projects, tokens, limits: resolveLimits(parsed.limits ?? {}) };
@@ -437,6 +520,29 @@ function resolveProjects(
       ...(env ? { env: { pass: env.pass ?? [], set: env.set ?? {} } } : {}),
     };
   });
+}
+
+/** A `drift:` as the server uses it; an interval out of bounds is added to `diagnostics`. */
+function resolveDrift(
+  written: z.infer<typeof driftSchema>,
+  at: (string | number)[],
+  locate: Locate,
+  diagnostics: Diagnostic[],
+): DriftPolicy {
+  const everySeconds = durationSeconds(written.every);
+  if (everySeconds < MIN_DRIFT_SECONDS || everySeconds > MAX_DRIFT_SECONDS) {
+    diagnostics.push(
+      errorDiag(`\`every: ${written.every}\` is out of bounds: at least 5s, at most 30d`, locate([...at, 'every']), {
+        path: `${at.map((x, k) => (typeof x === 'number' ? `[${x}]` : k === 0 ? x : `.${x}`)).join('')}.every`,
+      }),
+    );
+  }
+  return {
+    everySeconds,
+    ...(written.stacks ? { stacks: written.stacks } : {}),
+    ignore: (written.ignore ?? []).map((r) => ({ kapp: r.kapp, outputs: r.outputs })),
+    remediate: written.remediate ?? 'none',
+  };
 }
 
 /** What is wrong with a project's `repo:`: each problem's message, its path under `repo` and a hint. */

@@ -146,7 +146,21 @@ export class EngineAdapter implements RunEngine {
       case 'install':
       case 'delete':
         return this.operate(job, job.plan.engine);
+      case 'rollback':
+        return this.rollback(job);
+      case 'drift':
+        return this.drift(job);
     }
+  }
+
+  /** A rollback to the revision `toRevision` names, recorded as a new revision with `rollbackOf`. */
+  rollback({ run }: EngineJob): Promise<ExecutedRun> {
+    return Promise.reject(new RunRefused(`run ${run.id}: rollback runs are not available on this server yet`));
+  }
+
+  /** A drift check: the live outputs of the installed kapps read and compared with the last release. */
+  drift({ run }: EngineJob): Promise<ExecutedRun> {
+    return Promise.reject(new RunRefused(`run ${run.id}: drift runs are not available on this server yet`));
   }
 
   /** The `kapps generate` document of the stack. */

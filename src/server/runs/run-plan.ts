@@ -9,8 +9,11 @@ import { RunRefused } from './errors.js';
 
 /** What one type of run does. */
 export interface RunKind {
-  /** What it asks of the engine: a generated document, a preview, or an operation on the stack (`install -y`, `delete -y`). */
-  readonly engine: 'generate' | 'preview' | 'install' | 'delete';
+  /**
+   * What it asks of the engine: a generated document, a preview, an operation on the stack (`install -y`,
+   * `delete -y`), a rollback to a recorded revision (`release rollback -y`), or a drift check (`kapps drift`).
+   */
+  readonly engine: 'generate' | 'preview' | 'install' | 'delete' | 'rollback' | 'drift';
   /** How its messages name it (`Apply of shop/dev succeeded: …`). */
   readonly label: string;
   /** The role that may submit it. */
@@ -66,6 +69,27 @@ export const RUN_KINDS: Readonly<Record<RunType, RunKind>> = {
     readOnly: false,
     records: true,
     takesLock: true,
+    mayApplyPreview: false,
+    resultType: 'application/json',
+  },
+  rollback: {
+    engine: 'rollback',
+    label: 'Rollback',
+    role: 'apply',
+    readOnly: false,
+    records: true,
+    takesLock: true,
+    // A rollback may name the preview of the same rollback (a preview run with `toRevision`).
+    mayApplyPreview: true,
+    resultType: 'application/json',
+  },
+  drift: {
+    engine: 'drift',
+    label: 'Drift check',
+    role: 'plan',
+    readOnly: true,
+    records: false,
+    takesLock: false,
     mayApplyPreview: false,
     resultType: 'application/json',
   },
