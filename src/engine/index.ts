@@ -8,3 +8,4 @@ export type { PreviewResult } from './preview.js';
 export { runOperation, runMode, type RunHooks, type RunOutcome, type RunParams } from './run.js';
 export { createRunLog, type LogLine } from './run-log.js';
 export { openTarget, type RecordParams, type RunRecorder } from './release-run.js';
+export { checkDrift, type DriftOptions, type DriftResult } from './drift.js';
