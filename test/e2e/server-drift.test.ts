@@ -335,7 +335,7 @@ describe('kapps serve: drift checks', () => {
     });
   });
 
-  it('answers 404 for an unknown project or stack, 403 for a token that may not reach it, 401 without a token', async () => {
+  it('answers 400, 401, 403 and 404 as problems; a plan token may ask for a check', async () => {
     const live = tempDir('kapps-drift-live-');
     const p = project(live);
     const config = join(p.root, 'server.yaml');
@@ -351,6 +351,10 @@ describe('kapps serve: drift checks', () => {
         '  - name: reader',
         '    sha256: da6161cb90815491daa7fdabd9983a61814c4394e52314cd2b3b669fb7d14501',
         '    role: read',
+        '    projects: [other]',
+        '  - name: planner',
+        '    sha256: ef877a42128154a97c8a50c10153206771a2f6ea8a88c6257d127823bc4bce32',
+        '    role: plan',
         '    projects: [other]',
         '',
       ].join('\n'),
@@ -374,6 +378,32 @@ describe('kapps serve: drift checks', () => {
     const fleet = await c.get<Fleet>('/api/v1/fleet', auth);
     expect(fleet.body.stacks.map((x) => `${x.project}/${x.stack}`)).toEqual(['other/dev']);
     expect(fleet.body.stacks[0]).toMatchObject({ lastRelease: null, drift: null, schedule: null });
+    // A name that is not one: 400, never a 500.
+    const bad = await c.get('/api/v1/projects/other/stacks/-x/drift', auth);
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('content-type')).toContain('application/problem+json');
+
+    // A check on request: the plan role may submit one (read may not); its check is kept as any.
+    const submit = { type: 'drift', project: 'other', stack: 'dev' };
+    expect((await c.post('/api/v1/runs', submit, auth)).status).toBe(403);
+    const plan = { authorization: 'Bearer p-token-987654321' };
+    const queued = await c.post<Run>('/api/v1/runs', submit, plan);
+    expect(queued.status).toBe(202);
+    const planner = api(server.url, 'p-token-987654321');
+    expect((await waitForRun(planner, queued.body.id, undefined, 60_000)).status).toBe('succeeded');
+    await waitFor('the check recorded', async () => {
+      const d = await c.get<StackDrift>('/api/v1/projects/other/stacks/dev/drift', auth);
+      return d.body.latest?.runId === queued.body.id;
+    });
+    const checked = (await c.get<StackDrift>('/api/v1/projects/other/stacks/dev/drift', auth)).body;
+    expect(checked.latest).toMatchObject({ state: 'unknown', reason: 'the stack has no release to compare with' });
+    expect(checked.history.map((h) => h.runId)).toEqual([queued.body.id]);
+
+    // Both routes are in the OpenAPI document.
+    const doc = (await c.get<{ paths: Record<string, unknown> }>('/api/v1/openapi.json')).body;
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/api/v1/projects/{p}/stacks/{s}/drift', '/api/v1/fleet']),
+    );
   });
 
   it('refuses a drift interval out of bounds, naming the file, line and field', async () => {
