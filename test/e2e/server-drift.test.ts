@@ -13,6 +13,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Fleet, Run, RunList, StackDrift } from '../../src/api/index.js';
 import { cleanup, fakeKapp, makeProject, tempDir, fileBackend, type TestProject } from '../fixtures/release/harness.js';
 import { runCli } from '../support/cli.js';
+import { gitRemote } from '../support/git-remote.js';
+import type { FixtureProject } from '../support/project.js';
 import { freshDatabases } from '../support/pg.js';
 import { api, startServer, stopAllServers, waitForRun, type ApiClient, type TestServer } from '../support/server.js';
 import { waitFor } from '../support/wait.js';
@@ -94,17 +96,30 @@ interface Setup {
 }
 
 /** A server with project `shop` checked every 5 s (`drift` YAML lines added), notifying a local receiver. */
-async function serve(driftLines: string[], o: { clock?: boolean; backend?: string; instances?: number } = {}) {
+async function serve(
+  driftLines: string[],
+  o: { clock?: boolean; backend?: string; instances?: number; git?: boolean } = {},
+) {
   const live = tempDir('kapps-drift-live-');
   const p = project(live, o.clock);
   const rx = await receiver();
   const config = join(p.root, 'server.yaml');
+  // From git: the project's folder is pushed to a bare repository the server reads.
+  const remote = o.git
+    ? gitRemote({
+        ...p,
+        write: (rel: string, text: unknown) => writeFileSync(join(p.dir, rel), String(text)),
+      } as unknown as FixtureProject)
+    : undefined;
+  const source = remote
+    ? [`    repo:`, `      url: ${remote.url}`, '      path: stacks.yaml']
+    : [`    stack_file: ${p.stackFile}`];
   writeFileSync(
     config,
     [
       'projects:',
       '  - name: shop',
-      `    stack_file: ${p.stackFile}`,
+      ...source,
       '    notify:',
       `      - url: ${rx.url}/hook`,
       '        events: [drift.detected, drift.resolved]',
@@ -126,7 +141,7 @@ async function serve(driftLines: string[], o: { clock?: boolean; backend?: strin
     ),
   );
   const server = servers[0]!;
-  return { p, live, server, servers, c: api(server.url), rx };
+  return { p, live, server, servers, c: api(server.url), rx, remote };
 }
 
 async function drift(c: ApiClient): Promise<StackDrift> {
@@ -308,6 +323,50 @@ describe('kapps serve: drift checks', () => {
     // The first check against release 2 finds the clock changed: it was no longer marked.
     const first = d.history.filter((h) => h.basedOnRevision === 2).at(-1);
     expect(first).toMatchObject({ state: 'drifted', drifted: ['web:db'] });
+  });
+
+  it('remediate: preview queues one preview of the drifted kapps, reading their live state', async () => {
+    const s = await serve(['remediate: preview']);
+    await install(s);
+    writeFileSync(join(s.live, 'db.txt'), 'db-v2');
+    await waitFor(
+      'the remediation finished',
+      async () => {
+        const id = (await drift(s.c)).episode?.remediations[0]?.runId;
+        return id !== undefined && (await s.c.get<Run>(`/api/v1/runs/${id}`)).body.status === 'succeeded';
+      },
+      90_000,
+    );
+    const d = await checksAfter(s.c, (await drift(s.c)).history.length, 1);
+    // Still drifted, one episode, one preview however many checks found it.
+    expect(d.episode).toMatchObject({ remediations: [{ type: 'preview' }] });
+    expect(d.episode!.checks).toBeGreaterThanOrEqual(2);
+    const preview = (await s.c.get<Run>(`/api/v1/runs/${d.episode!.remediations[0]!.runId}`)).body;
+    expect(preview).toMatchObject({
+      type: 'preview',
+      createdBy: 'drift',
+      trigger: { kind: 'drift' },
+      options: { include: ['web:db'], refresh: true },
+    });
+    const shown = await s.c.get<{ kapps: { id: string; action: string }[] }>(`/api/v1/runs/${preview.id}/result`);
+    expect(shown.body.kapps).toEqual([expect.objectContaining({ id: 'web:db', action: 'Drifted' })]);
+    const applies = await s.c.get<RunList>('/api/v1/runs?project=shop&stack=dev&type=apply');
+    expect(applies.body.runs.map((r) => r.createdBy)).toEqual(['anonymous']);
+  });
+
+  it('checks a project from git at the head of its branch', async () => {
+    const s = await serve([], { git: true });
+    await install(s);
+    const d = await drift(s.c);
+    const check = (await s.c.get<Run>(`/api/v1/runs/${d.latest!.runId}`)).body;
+    expect(check).toMatchObject({
+      type: 'drift',
+      createdBy: 'schedule',
+      commit: { sha: s.remote!.head(), ref: 'main' },
+    });
+    expect(d.latest).toMatchObject({ state: 'inSync', basedOnRevision: 1 });
+    writeFileSync(join(s.live, 'db.txt'), 'db-v2');
+    await waitFor('the drift found', async () => (await drift(s.c)).latest?.state === 'drifted', 90_000);
   });
 
   it('two instances on PostgreSQL run each scheduled check once', async () => {
