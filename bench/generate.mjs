@@ -7,7 +7,7 @@
 // --templated adds a variable and templated arguments to every step (`{{ .kapp.vars.* }}`, `{{ .kapp.id }}`), so
 // every kapp's variables are rendered too; the plain shape plans steps written without templates.
 //
-//   npm run build && node bench/generate.mjs [--sizes 1000,10000] [--runs 5] [--manifests 100] [--templated]
+//   npm run build && node bench/generate.mjs [--sizes 1000,10000] [--runs 5] [--manifests 100] [--templated] [--cli dist/bin/kapps.js]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,7 +18,7 @@ import { writeStack } from './gen-stack.mjs';
 import { targetRow } from './targets.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
+let cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
 const genDag = process.env.KAPPS_GEN_DAG ?? path.join(here, '..', '..', 'shared', 'bench', 'gen-dag.mjs');
 
 const opts = { sizes: [1000, 10000], runs: 5, manifests: 100, templated: false };
@@ -29,6 +29,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--runs') opts.runs = Number(argv[++i]);
   else if (a === '--manifests') opts.manifests = Number(argv[++i]);
   else if (a === '--templated') opts.templated = true;
+  else if (a === '--cli') cli = path.resolve(argv[++i]);
   else throw new Error(`unknown argument ${a}`);
 }
 for (const [what, file] of [
