@@ -80,9 +80,13 @@ try {
   const dagDir = path.join(work, 'dag');
   const gen = spawnSync(
     process.execPath,
-    [genDag, '--nodes', String(opts.kapps), '--seed', '3', '--fanin', '3', '--cmd', 'true'].concat(
-      ['--out', dagDir, '--formats', 'json', '--quiet'],
-    ),
+    [genDag, '--nodes', String(opts.kapps), '--seed', '3', '--fanin', '3', '--cmd', 'true'].concat([
+      '--out',
+      dagDir,
+      '--formats',
+      'json',
+      '--quiet',
+    ]),
     { encoding: 'utf8' },
   );
   if (gen.status !== 0) throw new Error(`gen-dag failed:\n${gen.stderr}`);
