@@ -24,11 +24,24 @@ async function generateInContext(
     { planning: true, ...(options.signal ? { signal: options.signal } : {}) },
     ctx,
   );
-  const { redactStackSpec } = await import('../release/spec-diff.js');
+  const { redactKappSpec, redactStackSpec } = await import('../release/spec-diff.js');
+  const specOptions = options.phases?.length ? { phases: [...options.phases] } : {};
+  if (options.format === 'json') {
+    // Each kapp written as it is planned: a big stack's specs are not all held at once. The text is what
+    // `JSON.stringify(spec, null, 2)` gives for the whole document.
+    const kapps: string[] = [];
+    stack.eachSpecKapp(specOptions, (kapp) => {
+      // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them.
+      // Written two lists deep, it is indented as in the document: `[\n  [\n` and `\n  ]\n]` are cut off.
+      kapps.push(JSON.stringify([[redactKappSpec(kapp)]], null, 2).slice(6, -6));
+    });
+    flushWarnings(stack, ctx);
+    const list = kapps.length ? `[\n${kapps.join(',\n')}\n  ]` : '[]';
+    return `{\n  "stack": ${JSON.stringify(stack.config.name)},\n  "kapps": ${list}\n}\n`;
+  }
   // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them.
-  const spec = redactStackSpec(stack.spec(options.phases?.length ? { phases: [...options.phases] } : {}));
+  const spec = redactStackSpec(stack.spec(specOptions));
   flushWarnings(stack, ctx);
-  if (options.format === 'json') return `${JSON.stringify(spec, null, 2)}\n`;
   const { stringify } = await import('../yaml/stringify.js');
   return stringify(spec, { lineWidth: 0 });
 }
