@@ -170,15 +170,23 @@ function compileObject(def: Def): FastCheck | undefined {
   };
 }
 
-/** Compiled checks, by schema: the schemas are constants, each compiled once. */
-const compiled = new WeakMap<z.ZodType, FastCheck | null>();
+/**
+ * Where a schema keeps its compiled check (null: it cannot be compiled): a property of the schema itself, a constant
+ * of the module that defines it, compiled the first time a file is checked against it.
+ */
+const COMPILED = Symbol('kapps.fastCheck');
+
+type WithCheck = { [COMPILED]?: FastCheck | null };
 
 /** The quick check of `schema` (see the module doc), or undefined when it cannot be compiled. */
 export function fastCheckOf(schema: z.ZodType): FastCheck | undefined {
-  let check = compiled.get(schema);
+  const holder = schema as unknown as WithCheck;
+  let check = holder[COMPILED];
   if (check === undefined) {
     check = compile(schema) ?? null;
-    compiled.set(schema, check);
+    if (Object.isExtensible(schema)) {
+      Object.defineProperty(schema, COMPILED, { value: check, enumerable: false, configurable: true });
+    }
   }
   return check ?? undefined;
 }
