@@ -4,8 +4,8 @@
 // absolute times on a shared machine are noise. At the end, the rows of the speed targets the suites measured
 // (bench/targets.mjs), each with its ratio, its baseline and the machine's load.
 //
-//   node bench/run.mjs [--only startup,template,generate,workloads,breakdown,spawn,process-server,release-bytes,yaml,server,web,web-page,web-releases]
-//                      [--rounds N]   (passed to the suites that take it: workloads, breakdown, server)
+//   node bench/run.mjs [--only startup,template,generate,preview,workloads,breakdown,spawn,process-server,release-bytes,yaml,server,web,web-page,web-releases]
+//                      [--rounds N]   (passed to the suites that take it: preview, workloads, breakdown, server)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -22,6 +22,12 @@ const suites = [
   },
   { name: 'template', file: 'template.mjs', what: 'Go-template rendering of the conformance corpus, against gotpl' },
   { name: 'generate', file: 'generate.mjs', what: '`kapps generate -o json` on 1,000 and 10,000 kapps' },
+  {
+    name: 'preview',
+    file: 'preview.mjs',
+    what: '`kapps preview` of a 1,000-kapp stack against its last release, beside its `generate`',
+    rounds: true,
+  },
   {
     name: 'workloads',
     file: 'workloads.mjs',

@@ -11,7 +11,7 @@
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
 import type { GoKey } from '../go-value/value.js';
 import { formatGoKey } from '../yaml/scalar.js';
-import { linkedNodes as nodesOf, setLocationNode } from '../yaml/node-links.js';
+import { linkedNodeOrNodes, linkedNodes as nodesOf, setLocationNode } from '../yaml/node-links.js';
 import type { YamlNode } from '../yaml/tree.js';
 
 export { setLocationNode };
@@ -52,16 +52,22 @@ function nodeFieldLocation(node: YamlNode, key: string | number): SourceLocation
 /** Where the object (or its field `key`) came from; a field falls back to its object's location. */
 export function locationOf(obj: object | undefined, key?: string | number): SourceLocation | undefined {
   if (!obj) return undefined;
-  const nodes = nodesOf(obj);
+  const linked = linkedNodeOrNodes(obj);
   if (key !== undefined) {
     const explicit = fieldTable.get(obj)?.get(key);
     if (explicit) return explicit;
-    for (const n of nodes) {
-      const loc = nodeFieldLocation(n, key);
+    if (Array.isArray(linked)) {
+      for (const n of linked as readonly YamlNode[]) {
+        const loc = nodeFieldLocation(n, key);
+        if (loc) return loc;
+      }
+    } else if (linked !== undefined) {
+      const loc = nodeFieldLocation(linked as YamlNode, key);
       if (loc) return loc;
     }
   }
-  return selfTable.get(obj) ?? nodes[0]?.loc;
+  const first = Array.isArray(linked) ? (linked as readonly YamlNode[])[0] : (linked as YamlNode | undefined);
+  return selfTable.get(obj) ?? first?.loc;
 }
 
 /** Give `to` the locations recorded for `from` (fields included), keeping any `to` already has. */

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { error as errorDiag, warning as warningDiag } from '../diagnostics/diagnostic.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/diagnostic.js';
 import { didYouMean } from '../diagnostics/did-you-mean.js';
+import { fastCheckOf } from './fast-check.js';
 import { mapEntry, nodeKindName, type YamlNode } from '../yaml/read.js';
 
 /** A field path inside a file. */
@@ -114,6 +115,13 @@ function hintFor(path: FieldPath, node: YamlNode | undefined): string | undefine
  * Validate `node` (null for an empty file) against `schema`; returns every problem found, in file order.
  */
 export function validateTree(schema: z.ZodType, node: YamlNode | null, options: ValidateOptions): Diagnostic[] {
+  // A valid tree (the usual case) is confirmed without building the view; zod finds and words the problems.
+  if (node && fastCheckOf(schema)?.(node)) return [];
+  return zodProblems(schema, node, options);
+}
+
+/** `validateTree` without the quick check: the view checked by zod, every issue a diagnostic. */
+export function zodProblems(schema: z.ZodType, node: YamlNode | null, options: ValidateOptions): Diagnostic[] {
   const view: View = node ? toView(node) : (Object.create(null) as View);
   const result = schema.safeParse(view);
   if (result.success) return [];

@@ -24,11 +24,26 @@ async function generateInContext(
     { planning: true, ...(options.signal ? { signal: options.signal } : {}) },
     ctx,
   );
-  const { redactStackSpec } = await import('../release/spec-diff.js');
+  const { redactKappSpec, redactStackSpec } = await import('../release/spec-diff.js');
+  const specOptions = options.phases?.length ? { phases: [...options.phases] } : {};
+  if (options.format === 'json') {
+    // Each kapp written as it is planned, so that a big stack's specs are not all held at once; the pieces (`{` and
+    // the stack's name, each kapp with `,` between, the closing lines) are joined once, into the text
+    // `JSON.stringify(spec, null, 2)` gives for the whole document.
+    const pieces: string[] = [`{\n  "stack": ${JSON.stringify(stack.config.name)},\n  "kapps": [`];
+    stack.eachSpecKapp(specOptions, (kapp) => {
+      pieces.push(pieces.length === 1 ? '\n' : ',\n');
+      // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them. Written two lists
+      // deep, a kapp is indented as in the document: `[\n  [\n` and `\n  ]\n]` are cut off.
+      pieces.push(JSON.stringify([[redactKappSpec(kapp)]], null, 2).slice(6, -6));
+    });
+    flushWarnings(stack, ctx);
+    pieces.push(pieces.length === 1 ? ']\n}\n' : '\n  ]\n}\n');
+    return pieces.join('');
+  }
   // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them.
-  const spec = redactStackSpec(stack.spec(options.phases?.length ? { phases: [...options.phases] } : {}));
+  const spec = redactStackSpec(stack.spec(specOptions));
   flushWarnings(stack, ctx);
-  if (options.format === 'json') return `${JSON.stringify(spec, null, 2)}\n`;
   const { stringify } = await import('../yaml/stringify.js');
   return stringify(spec, { lineWidth: 0 });
 }

@@ -38,6 +38,7 @@ import {
 } from './errors.js';
 import { parseReleaseRecord } from './record-schema.js';
 import { orderKappState, orderRelease } from './record-order.js';
+import { readRecordYaml } from './record-read.js';
 import { recordYaml } from './record-yaml.js';
 import { damageReport, encodeLines, readLogFile, type LogChunk, type LogStoreOptions } from '../log/ndjson.js';
 import type { LogLine } from '../log/line.js';
@@ -402,7 +403,8 @@ export class FileReleaseStore implements ReleaseStore {
     }
     let data: unknown;
     try {
-      data = parse(text, { uniqueKeys: true });
+      // A record in the form kapps writes is read without the `yaml` package (the same data, several times faster).
+      data = readRecordYaml(text) ?? parse(text, { uniqueKeys: true });
     } catch (error) {
       throw new ReleaseRecordError(file, `unparsable YAML: ${errorMessage(error)}`, { cause: error });
     }

@@ -109,7 +109,8 @@ const PLAIN = /^(?:[A-Za-z0-9_/$^.(]|-[A-Za-z-])[A-Za-z0-9_./@+=$^()%,~:-]*(?: [
 const NOT_STRING =
   /^(?:~|null|Null|NULL|y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$|^[-+]?\.?[0-9]|^[-+]?\.(?:[0-9_.eE]|$)|^[-+]?[eE][-+]?[0-9]|^[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)$|^---|:$|: /;
 
-function plainOk(text: string): boolean {
+/** Whether the writer leaves `text` plain (no YAML reader takes it for anything but that string). */
+export function plainOk(text: string): boolean {
   return PLAIN.test(text) && !NOT_STRING.test(text);
 }
 

@@ -198,12 +198,21 @@ export class StackPlanner {
 
   /** The resolved spec (what `kapps generate` prints) of the selection's sub-graph, in stack order. */
   spec(options: SpecOptions = {}): StackSpec {
+    const kapps: SpecKapp[] = [];
+    this.eachSpecKapp(options, (kapp) => kapps.push(kapp));
+    return { stack: this.#model.config.name, kapps };
+  }
+
+  /**
+   * The kapps of `spec`, handed to `each` one by one in stack order, so that a caller that writes them out need not
+   * hold every kapp's spec at once. Throws the same `ConfigError` as `spec`, after the last kapp.
+   */
+  eachSpecKapp(options: SpecOptions, each: (kapp: SpecKapp) => void): void {
     const phases = options.phases ?? PHASES;
     // Outputs are only read through variables; skip building the views when no planned kapp renders any.
     const needViews = this.#model.selection.nodes.some((n) => this.#planNeedsVariables(this.#model.kapp(n.id)));
     const views = needViews ? this.placeholderViews() : new Map<string, GoMap>();
     const problems: Diagnostic[] = [];
-    const kapps: SpecKapp[] = [];
     for (const node of this.#model.selection.nodes) {
       if (options.onlyIds && !options.onlyIds.has(node.id)) continue;
       const kapp = this.#model.kapp(node.id);
@@ -220,7 +229,7 @@ export class StackPlanner {
           problems.push(...e.diagnostics);
         }
       }
-      kapps.push({
+      each({
         id: node.id,
         dependsOn: [...node.dependsOn],
         // What will run: an ancestor processed with --parents counts as selected.
@@ -230,6 +239,5 @@ export class StackPlanner {
       });
     }
     if (problems.length) throw new ConfigError(uniqueDiagnostics(problems));
-    return { stack: this.#model.config.name, kapps };
   }
 }

@@ -6,7 +6,7 @@
  */
 import type { KappDescriptor, RunUnitConfig, TemplateConfig } from '../config/types.js';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
-import type { StackSpec } from '../plan/spec.js';
+import type { SpecKapp, StackSpec } from '../plan/spec.js';
 import type { PlannedStep } from '../plan/steps.js';
 import type { Phase } from '../vocabulary.js';
 import type { GoMap, GoValue } from '../go-value/value.js';
@@ -106,5 +106,10 @@ export class Stack extends StackModel {
   /** The resolved spec (what `kapps generate` prints) of the selection's sub-graph, in stack order. */
   spec(options: SpecOptions = {}): StackSpec {
     return this.#planner.spec(options);
+  }
+
+  /** The kapps of `spec` one by one, in stack order (see `StackPlanner.eachSpecKapp`). */
+  eachSpecKapp(options: SpecOptions, each: (kapp: SpecKapp) => void): void {
+    this.#planner.eachSpecKapp(options, each);
   }
 }

@@ -26,3 +26,8 @@ export function linkedNodes(obj: object): readonly YamlNode[] {
   const linked = nodeTable.get(obj);
   return linked === undefined ? [] : Array.isArray(linked) ? linked : [linked];
 }
+
+/** The node `obj` was linked to, or its nodes (several); undefined when it has none. No list is built. */
+export function linkedNodeOrNodes(obj: object): YamlNode | readonly YamlNode[] | undefined {
+  return nodeTable.get(obj);
+}

@@ -95,8 +95,11 @@ export function depthError(loc: SourceLocation): ConfigError {
 
 export class TreeAssembler {
   readonly diagnostics: Diagnostic[] = [];
-  /** Height of each collection built (1 + its deepest child), aliases included. */
-  readonly #heights = new WeakMap<YamlNode, number>();
+  /**
+   * Height of each collection built (1 + its deepest child), aliases included. A plain map: it lives as long as the
+   * document's parse, and weak entries cost the garbage collector more for every node of a big file.
+   */
+  readonly #heights = new Map<YamlNode, number>();
   /** Collections being parsed around the current position. */
   #open = 0;
 
@@ -111,9 +114,10 @@ export class TreeAssembler {
   }
 
   /** Record a collection's height from its children; refuses one that nests too deeply (aliases expanded). */
-  #measure<T extends YamlNode>(node: T, children: readonly YamlNode[]): T {
+  #measure<T extends YamlNode>(node: T, children: readonly YamlNode[] | number): T {
     let h = 0;
-    for (const c of children) if (c.kind !== 'scalar') h = Math.max(h, this.#heights.get(c) ?? 1);
+    if (typeof children === 'number') h = children;
+    else for (const c of children) if (c.kind !== 'scalar') h = Math.max(h, this.#heights.get(c) ?? 1);
     if (h + 1 > MAX_YAML_DEPTH) throw depthError(node.loc);
     this.#heights.set(node, h + 1);
     return node;
@@ -180,7 +184,8 @@ export class TreeAssembler {
   }
 
   seq(items: YamlNode[], loc: SourceLocation): YamlSeqNode {
-    return this.#measure({ kind: 'seq', items, loc }, items);
+    // A copy of exactly its length: a list built by `push` keeps room for more, and a stack's tree is kept.
+    return this.#measure({ kind: 'seq', items: items.slice(), loc }, items);
   }
 
   /**
@@ -250,10 +255,9 @@ export class TreeAssembler {
       if (mergedAny || index) put({ key, value, merged: false });
       else entries.push({ key, value, merged: false });
     }
-    return this.#measure(
-      { kind: 'map', entries, loc },
-      entries.map((e) => e.value),
-    );
+    let h = 0;
+    for (const e of entries) if (e.value.kind !== 'scalar') h = Math.max(h, this.#heights.get(e.value) ?? 1);
+    return this.#measure({ kind: 'map', entries: entries.slice(), loc }, h);
   }
 
   /** Check the whole document and throw `ConfigError` with every problem found. */
