@@ -101,7 +101,7 @@ async function materialise(
   today: Stack,
   params: RunParams,
   ctx: EngineContext,
-): Promise<{ stackFile: string; source: ReleaseSource; dispose(): Promise<void> } | { refused: string }> {
+): Promise<{ stackFile: string; source: ReleaseSource; dispose: () => Promise<void> } | { refused: string }> {
   const source = target.source;
   const n = target.revision;
   if (!source)

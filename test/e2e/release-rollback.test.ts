@@ -223,27 +223,27 @@ describe('kapps release rollback', () => {
     const { p, git } = project();
     // A library kept in its own repository, used at its branch main.
     const lib = fixtureProject({ name: 'lib', stacks: null });
-    lib.write('sugarkube.yaml', libKapp('one'));
+    lib.write('k/sugarkube.yaml', libKapp('one'));
     const libGit = gitRemote(lib);
     const firstLib = libGit.head();
     git.commit('Use lib', {
-      'manifests/web.yaml': `${manifest(['site'])}  - id: lib\n    sources:\n      - id: lib\n        uri: ${libGit.url}#main\n`,
+      'manifests/web.yaml': `${manifest(['site'])}  - id: lib\n    sources:\n      - id: lib\n        uri: ${libGit.url}//k#main\n`,
     });
     await installed(p);
-    const two = await show(p);
-    expect(two.spec.kapps.find((k) => k.id === 'web:lib')?.sources?.[0]?.commit).toBe(firstLib);
+    const one = await show(p);
+    expect(one.spec.kapps.find((k) => k.id === 'web:lib')?.sources?.[0]?.commit).toBe(firstLib);
 
-    const secondLib = libGit.commit('Two', { 'sugarkube.yaml': libKapp('two') });
+    const secondLib = libGit.commit('Two', { 'k/sugarkube.yaml': libKapp('two') });
     await installed(p, '--fetch');
-    const three = await show(p);
-    expect(three.spec.kapps.find((k) => k.id === 'web:lib')?.sources?.[0]?.commit).toBe(secondLib);
+    const two = await show(p);
+    expect(two.spec.kapps.find((k) => k.id === 'web:lib')?.sources?.[0]?.commit).toBe(secondLib);
 
-    const r = await rollback(p, '--to', '2', '-y', '--reporter', 'plain');
+    const r = await rollback(p, '--to', '1', '-y', '--reporter', 'plain');
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(tags(r)).toEqual(['apply-lib-one']);
-    const four = await show(p);
-    expect(four).toMatchObject({ revision: 4, rollbackOf: 2 });
-    expect(four.spec.kapps.find((k) => k.id === 'web:lib')?.sources?.[0]).toMatchObject({ commit: firstLib });
+    expect(tags(r), r.stdout + r.stderr).toEqual(['apply-lib-one']);
+    const three = await show(p);
+    expect(three).toMatchObject({ revision: 3, rollbackOf: 1 });
+    expect(three.spec.kapps.find((k) => k.id === 'web:lib')?.sources?.[0]).toMatchObject({ commit: firstLib });
     const checkout = path.join(p.workspace, 'web', 'lib', '.sugarkube');
     const head = execFileSync(
       'git',
@@ -253,6 +253,18 @@ describe('kapps release rollback', () => {
       },
     ).trim();
     expect(head).toBe(firstLib);
+    // The checkout says it is the pinned commit of main, so the next install brings main back.
+    const marker = path.join(
+      checkout,
+      execFileSync('ls', [checkout], { encoding: 'utf8' }).trim(),
+      '.git',
+      'kapps-ref',
+    );
+    expect(readFileSync(marker, 'utf8')).toBe(`main@${firstLib}\n`);
+    await installed(p);
+    expect((await show(p)).spec.kapps.find((k) => k.id === 'web:lib')?.sources?.[0]).toMatchObject({
+      commit: secondLib,
+    });
   });
 });
 

@@ -74,7 +74,7 @@ function builder(y: Argv): Argv<RollbackArgs> {
       'Only a revision that succeeded can be a target. The stack is read at the project commit the revision ' +
         'recorded, its git sources at the commits it recorded; a revision whose checkout had local changes, or whose ' +
         'commit is gone, is refused (--force). Exit codes: 0 success (or preview shown), 1 refused or failed, 2 usage.',
-    ) as unknown as Argv<RollbackArgs>;
+    );
 }
 
 /** The command as the user would type it again, with -y. */
@@ -133,6 +133,6 @@ async function remote(args: RollbackArgs): Promise<void> {
 export const rollbackCommand: CommandModule<object, RollbackArgs> = {
   command: 'rollback <stack-file> <stack-name> [workspace-dir]',
   describe: 'Apply again the desired state of a recorded revision (preview only unless --yes)',
-  builder: builder as unknown as CommandModule<object, RollbackArgs>['builder'],
+  builder: builder,
   handler,
 };
