@@ -26,6 +26,16 @@ export interface RollbackParams extends RunParams {
   prune?: boolean;
   /** Go on where the target's commit cannot be checked out, or its specs cannot be reproduced. */
   force?: boolean;
+  /**
+   * The stack file is in a working tree at this project commit already (a runs server's project from git): it is
+   * used as it is when it is the target's commit, and recorded as the rollback's source.
+   */
+  checkedOut?: ReleaseSource;
+}
+
+/** A rollback's hooks: a run's, and a check of its preview before anything is applied (it throws to stop). */
+export interface RollbackHooks extends RunHooks {
+  check?(preview: RollbackPreview): void | Promise<void>;
 }
 
 /** A rollback refused before anything was changed: the reason, and what to do. */
@@ -99,11 +109,17 @@ function pinsOf(specs: ReadonlyMap<string, SpecKapp>): Record<string, Record<str
 async function materialise(
   target: Release,
   today: Stack,
-  params: RunParams,
+  params: RollbackParams,
   ctx: EngineContext,
 ): Promise<{ stackFile: string; source: ReleaseSource; dispose: () => Promise<void> } | { refused: string }> {
   const source = target.source;
   const n = target.revision;
+  const given = params.checkedOut;
+  if (given && source && !source.dirty) {
+    if (given.commit !== source.commit)
+      return { refused: `the run is at commit ${given.commit}, revision ${n} recorded ${source.commit}` };
+    return { stackFile: path.resolve(ctx.cwd, params.stackFile), source: given, dispose: () => Promise.resolve() };
+  }
   if (!source)
     return {
       refused: `revision ${n} recorded no project commit (it was made before kapps recorded them, or outside a git checkout)`,
@@ -298,7 +314,7 @@ export interface RollbackOutcome extends RunOutcome {
  * `rollbackOf: N`), then with `prune` delete the kapps N did not have, in reverse order (a second revision, also
  * `rollbackOf: N`), from today's stack. Throws `RollbackRefusedError` before changing anything when it cannot.
  */
-export function rollbackStack(params: RollbackParams, hooks: RunHooks): Promise<RollbackOutcome> {
+export function rollbackStack(params: RollbackParams, hooks: RollbackHooks): Promise<RollbackOutcome> {
   const { ctx, signal } = hooks;
   return inRunContext(ctx, async () => {
     const prepared = await prepare(params, ctx, signal);
@@ -307,6 +323,7 @@ export function rollbackStack(params: RollbackParams, hooks: RunHooks): Promise<
       const view = viewOf(ctx);
       view.rollbackPlanned({ ...preview, prune: params.prune ?? false });
       view.previewShown({ revision: preview.latest, rows: preview.rows, document: preview.document });
+      await hooks.check?.(preview);
       const { runOperation } = await import('./run.js');
       const outcome = await runOperation('install', { ...prepared.params, yes: true, changedOnly: true }, hooks);
       if (!params.prune || preview.absent.length === 0 || outcome.summary.status !== 'succeeded')
