@@ -148,6 +148,53 @@ describe('kapps serve: rollback runs', () => {
     expect(three.body).toMatchObject({ revision: 3, rollbackOf: 1 });
   });
 
+  it('rolls back a stack file on the server kept in a git checkout, and with prune deletes the kapp added since', async () => {
+    const p = fixtureProject({ name: 'infra', manifests: { shop: manifest('v1') } });
+    const remote = gitRemote(p);
+    const config = p.write(
+      '../server.yaml',
+      `projects:\n  - name: local\n    stack_file: ${p.stackFile}\n` +
+        `tokens:\n  - name: deployer\n    role: apply\n    sha256: ${sha('apply-secret')}\n`,
+    );
+    const server = await startServer({
+      args: ['--config', config, '--data-dir', path.join(p.root, 'data')],
+      env: p.env,
+      cwd: p.root,
+    });
+    const c = api(server.url, 'apply-secret');
+    const local = { project: 'local' };
+    await done(c, { ...local, type: 'apply' });
+    remote.commit('v2 and extra', {
+      'manifests/shop.yaml': {
+        kapps: [
+          kapp('web', { apply_install: [fake('deploy', 'web', ['--stdout', 'v2'])] }),
+          kapp('extra', {
+            apply_install: [fake('deploy', 'extra-up')],
+            apply_delete: [fake('remove', 'extra-down')],
+          }),
+        ],
+      },
+    });
+    await done(c, { ...local, type: 'apply' });
+    expect(deployed(p)).toEqual(['v1', 'v2']);
+
+    const rolled = await done(c, { ...local, type: 'rollback', toRevision: 1, prune: true });
+    expect(deployed(p)).toEqual(['v1', 'v2', 'v1']);
+    expect(p.traceLines().filter((l) => l.event === 'start' && l.tag === 'extra-down')).toHaveLength(1);
+    expect(rolled.releaseRevision).toBe(4);
+    const list = await c.get<(ReleaseBody & { operation: string; source?: { dirty?: boolean } })[]>(
+      '/api/v1/projects/local/stacks/dev/releases',
+    );
+    expect(list.body.map((r) => [r.revision, r.operation, r.rollbackOf ?? null])).toEqual([
+      [4, 'delete', 1],
+      [3, 'install', 1],
+      [2, 'install', null],
+      [1, 'install', null],
+    ]);
+    // The rollback ran at revision 1's commit: its release records it, clean.
+    expect(list.body[1]?.source).toMatchObject({ commit: list.body[3]?.source?.commit, dirty: false });
+  });
+
   it('answers 400 naming the field for a rollback without its target, a bad one, and rollback options elsewhere', async () => {
     const p = fixtureProject({ name: 'infra', manifests: { shop: manifest('v1') } });
     const remote = gitRemote(p);

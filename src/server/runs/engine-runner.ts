@@ -167,25 +167,35 @@ export class EngineAdapter implements RunEngine {
     const then = approved ? await this.#context.store.getResult(approved.id) : undefined;
     if (approved && !then) throw new StalePreviewError(`preview run ${approved.id} has no result`);
     const { createRunLog, rollbackStack } = await this.#engine;
-    const log = createRunLog((line) => io.log(line), {
-      command: 'install',
-      maxLineLength: this.#context.limits.maxLineLength,
-    });
+    // One log per operation: the install, then the delete of `prune`.
+    let log: ReturnType<typeof createRunLog> | undefined;
+    let operations = 0;
     let revision: number | null = null;
     const outcome = await rollbackStack(
       { ...this.#rollbackParams(run, options, job.at), keepGoing: options.keepGoing ?? false },
       {
         ctx,
         signal: io.signal,
-        begin: () => (event) => {
-          io.emit(event);
-          log.onEvent(event);
+        begin: () => {
+          const command = operations++ === 0 ? 'install' : 'delete';
+          const opened = createRunLog((line) => io.log(line), {
+            command,
+            maxLineLength: this.#context.limits.maxLineLength,
+          });
+          log = opened;
+          return (event) => {
+            io.emit(event);
+            opened.onEvent(event);
+          };
         },
         onRecorder: (_recorder, rev) => {
           if (revision !== rev) io.onRelease(rev);
           revision = rev;
         },
-        afterRun: () => log.close(),
+        afterRun: async () => {
+          await log?.close();
+          log = undefined;
+        },
         ...(approved && then
           ? {
               check: (preview) =>
