@@ -4,7 +4,7 @@
  * commit (what a rollback opens). Git runs through the engine's git runner, every value after `--` or
  * `--end-of-options`, never read as an option.
  */
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { KappsError } from '../diagnostics/errors.js';
@@ -25,9 +25,14 @@ export interface CheckoutSource {
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 /** git's output, or undefined when it fails or cannot be run (what a release records of a checkout is optional). */
-async function gitOut(run: CommandRunner, args: readonly string[], cwd: string): Promise<string | undefined> {
+async function gitOut(
+  run: CommandRunner,
+  args: readonly string[],
+  cwd: string,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
   try {
-    const r = await run('git', args, { cwd, timeoutMs: 30_000 });
+    const r = await run('git', args, { cwd, timeoutMs: 30_000, ...(signal ? { signal } : {}) });
     return r.exitCode === 0 ? r.stdout : undefined;
   } catch {
     return undefined;
@@ -53,9 +58,18 @@ function real(p: string): string {
   }
 }
 
+/** Whether `dir` or a folder above it holds a `.git` (a folder, or the file of a worktree): git is asked only then. */
+function inCheckout(dir: string): boolean {
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    if (existsSync(path.join(at, '.git'))) return true;
+    if (path.dirname(at) === at) return false;
+  }
+}
+
 /** The top folder of the git checkout holding `dir`, or undefined when it is in none. */
-export async function checkoutTop(run: CommandRunner, dir: string): Promise<string | undefined> {
-  const top = await gitOut(run, ['rev-parse', '--show-toplevel'], dir);
+export async function checkoutTop(run: CommandRunner, dir: string, signal?: AbortSignal): Promise<string | undefined> {
+  if (!inCheckout(dir)) return undefined;
+  const top = await gitOut(run, ['rev-parse', '--show-toplevel'], dir, signal);
   return top?.trim() ? real(top.trim()) : undefined;
 }
 
@@ -68,18 +82,20 @@ export async function checkoutSource(
   run: CommandRunner,
   stackFile: string,
   leaveOut: readonly string[],
+  signal?: AbortSignal,
 ): Promise<CheckoutSource | undefined> {
   const file = path.join(real(path.dirname(stackFile)), path.basename(stackFile));
-  const top = await checkoutTop(run, path.dirname(file));
+  const top = await checkoutTop(run, path.dirname(file), signal);
   if (!top) return undefined;
-  const commit = (await gitOut(run, ['rev-parse', '--verify', '--end-of-options', 'HEAD^{commit}'], top))?.trim();
+  const git = (args: readonly string[]): Promise<string | undefined> => gitOut(run, args, top, signal);
+  const commit = (await git(['rev-parse', '--verify', '--end-of-options', 'HEAD^{commit}']))?.trim();
   if (!commit || !SHA.test(commit)) return undefined;
-  const origin = (await gitOut(run, ['config', '--get', '--end-of-options', 'remote.origin.url'], top))?.trim();
+  const origin = (await git(['config', '--get', '--end-of-options', 'remote.origin.url']))?.trim();
   const excludes = leaveOut
     .map(real)
     .filter((dir) => isInside(dir, top) && dir !== top)
     .map((dir) => `:(top,exclude,literal)${path.relative(top, dir).split(path.sep).join('/')}`);
-  const status = await gitOut(run, ['status', '--porcelain', '-z', '--', ':(top)', ...excludes], top);
+  const status = await git(['status', '--porcelain', '-z', '--', ':(top)', ...excludes]);
   return {
     repo: origin ? withoutCredentials(origin) : top,
     commit,

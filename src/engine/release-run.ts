@@ -227,8 +227,9 @@ export async function lockRun(
   args: RecordParams,
   operation: 'install' | 'delete',
   ctx: EngineContext,
+  signal?: AbortSignal,
 ): Promise<RunLock> {
-  return openRun(stack, args, operation, { stack: stack.config.name, kapps: [] }, false, ctx);
+  return openRun(stack, args, operation, { stack: stack.config.name, kapps: [] }, false, ctx, signal);
 }
 
 /** Take the lock (create revision N+1) with the spec of the kapps the run processes, and return what records the run. */
@@ -255,13 +256,14 @@ async function openRun(
   initialSpec: StackSpec,
   specRecorded: boolean,
   ctx: EngineContext,
+  signal?: AbortSignal,
 ): Promise<RunLock> {
   const release = await import('../release/index.js');
   const { ReleaseLogWriter } = await import('../release/log-writer.js');
   const target = await openTarget(stack, args, ctx);
   let recorder: ReleaseRecorder;
   try {
-    const source = args.source ?? (await checkoutOf(stack, args, target.backend, ctx));
+    const source = args.source ?? (await checkoutOf(stack, args, target.backend, ctx, signal));
     recorder = await release.beginRelease({
       store: target.store,
       project: target.project,
@@ -301,11 +303,12 @@ async function checkoutOf(
   args: RecordParams,
   backend: BackendSpec,
   ctx: EngineContext,
+  signal: AbortSignal | undefined,
 ): Promise<ReleaseSource | undefined> {
   const { checkoutSource } = await import('./checkout.js');
   const { gitRunnerFor } = await import('./git-runner.js');
   const leaveOut = [stack.workspace, ...(backend.kind === 'file' ? [backend.root] : [])];
-  return checkoutSource(gitRunnerFor(ctx.env), path.resolve(ctx.cwd, args.stackFile), leaveOut);
+  return checkoutSource(gitRunnerFor(ctx.env), path.resolve(ctx.cwd, args.stackFile), leaveOut, signal);
 }
 
 /** What a `ReleaseRun` is made of: the release begun (revision N+1) in its store, and what records into it. */

@@ -243,7 +243,7 @@ class Operation {
       const operation = this.#plan.operation;
       const lock = await timed(t, 'lock', async () => {
         const { lockRun } = await import('./release-run.js');
-        return lockRun(stack, this.#params, operation, ctx);
+        return lockRun(stack, this.#params, operation, ctx, signal);
       });
       this.#lock = lock;
       this.#recorder = lock;
