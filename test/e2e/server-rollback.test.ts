@@ -221,5 +221,29 @@ describe('kapps serve: rollback runs', () => {
     // No run was queued by any of them.
     const runs = await c.get('/api/v1/runs?project=shop');
     expect(runs.body.runs?.map((r) => r.type)).toEqual(['apply']);
+
+    // An apply may not name the preview of a rollback, nor a rollback a plain preview.
+    const rollbackPreview = await done(c, { type: 'preview', toRevision: 1 });
+    const plainPreview = await done(c, { type: 'preview' });
+    const applyOfRollback = await c.post('/api/v1/runs', {
+      type: 'apply',
+      project: 'shop',
+      stack: 'dev',
+      previewRunId: rollbackPreview.id,
+    });
+    expect(applyOfRollback.status).toBe(400);
+    expect(applyOfRollback.body.detail).toBe(
+      `body.previewRunId: preview run ${rollbackPreview.id} is the preview of a rollback: submit a rollback run to apply it`,
+    );
+    const rollbackOfPlain = await c.post('/api/v1/runs', {
+      type: 'rollback',
+      project: 'shop',
+      stack: 'dev',
+      previewRunId: plainPreview.id,
+    });
+    expect(rollbackOfPlain.status).toBe(400);
+    expect(rollbackOfPlain.body.detail).toBe(
+      `body.previewRunId: preview run ${plainPreview.id} is not the preview of a rollback`,
+    );
   });
 });
