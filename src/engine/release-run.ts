@@ -34,9 +34,15 @@ export interface RecordParams extends TargetParams {
   rollbackOf?: number;
 }
 
+/** What `openTarget` reads of a stack: its project configuration and its name. */
+export interface TargetStack {
+  readonly project: Stack['project'];
+  readonly config: { readonly name: string };
+}
+
 /** The release key and store of a stack. */
 export async function openTarget(
-  stack: Stack,
+  stack: TargetStack,
   args: TargetParams,
   ctx: EngineContext,
 ): Promise<{ project: string; store: ReleaseStore; where: string; source: string; backend: BackendSpec }> {

@@ -12,10 +12,11 @@ import type { SpecKapp } from '../plan/spec.js';
 import type { PreviewDocument, PreviewRow, Release } from '../release/index.js';
 import type { PreviewKapp } from '../release/preview.js';
 import type { ReleaseSource } from '../release/types.js';
-import type { openTarget } from './release-run.js';
+import type { openTarget, TargetStack } from './release-run.js';
 import type { CompleteSpec } from './spec.js';
 import type { Stack } from '../stack/stack.js';
 import type { EngineContext } from './context.js';
+import { defaultWorkspace } from '../stack/open-stack.js';
 import { openStackFor } from './open.js';
 import type { RunHooks, RunOutcome, RunParams } from './run.js';
 import { inRunContext } from './scope.js';
@@ -111,7 +112,7 @@ function pinsOf(specs: ReadonlyMap<string, SpecKapp>): Record<string, Record<str
 /** Where the project's commit can be checked out from, or why not. */
 async function materialise(
   target: Release,
-  today: Stack,
+  workspace: string,
   params: RollbackParams,
   ctx: EngineContext,
 ): Promise<{ stackFile: string; source: ReleaseSource; dispose: () => Promise<void> } | { refused: string }> {
@@ -144,7 +145,7 @@ async function materialise(
   const rel = source.path ?? path.relative(top, stackFile).split(path.sep).join('/');
   if (path.isAbsolute(rel) || rel.split('/').includes('..'))
     return { refused: `revision ${n} recorded the stack file path ${JSON.stringify(rel)}, outside its checkout` };
-  const parent = path.dirname(today.workspace);
+  const parent = path.dirname(workspace);
   await mkdir(parent, { recursive: true });
   const copy = await copyAtCommit(run, top, source.commit, parent);
   return {
@@ -182,10 +183,6 @@ async function specDifferences(
   return out;
 }
 
-/**
- * Compute the rollback to `params.toRevision`: refuse (with the reason) a target that cannot be reproduced, else
- * the preview. The caller disposes of what it returns.
- */
 /** The store a rollback reads, and the releases it is between: the latest and the target. */
 interface Between {
   readonly target: Awaited<ReturnType<typeof openTarget>>;
@@ -196,7 +193,7 @@ interface Between {
 }
 
 /** The latest release and revision N, refused when N cannot be a target. */
-async function between(today: Stack, params: RollbackParams, ctx: EngineContext): Promise<Between> {
+async function between(today: TargetStack, params: RollbackParams, ctx: EngineContext): Promise<Between> {
   const { openTarget: open } = await import('./release-run.js');
   const target = await open(today, params, ctx);
   try {
@@ -232,7 +229,7 @@ interface AtTarget {
 
 /** Open the stack at N's commit (or, forced, today's checkout) with N's source commits, and check its specs. */
 async function openAt(
-  today: Stack,
+  workspace: string,
   b: Between,
   params: RollbackParams,
   ctx: EngineContext,
@@ -240,7 +237,7 @@ async function openAt(
 ): Promise<AtTarget> {
   const n = b.release.revision;
   const forced: string[] = [];
-  const at = await materialise(b.release, today, params, ctx);
+  const at = await materialise(b.release, workspace, params, ctx);
   if ('refused' in at) {
     if (!params.force)
       throw new RollbackRefusedError(
@@ -256,7 +253,7 @@ async function openAt(
     const base: RunParams = {
       ...params,
       stackFile: 'refused' in at ? params.stackFile : at.stackFile,
-      workspaceDir: today.workspace,
+      workspaceDir: workspace,
       project: b.target.project,
       backend: backend.kind === 'file' ? backend.root : backend.url,
       sourcePins: pinsOf(recorded),
@@ -296,23 +293,52 @@ async function openAt(
 }
 
 /**
+ * The kapps of today's stack, to tell the kapps a rollback may delete (`prune`) from those today's stack no longer
+ * has. Only when some kapp is to be deleted; a stack that cannot be opened today (what a rollback may be for) is an
+ * error only with `prune`, else none is deleted.
+ */
+async function todaysKapps(
+  params: RollbackParams,
+  needed: boolean,
+  ctx: EngineContext,
+  signal: AbortSignal,
+): Promise<ReadonlySet<string>> {
+  if (!needed) return new Set();
+  try {
+    const today = await openStackFor({ ...params, include: [], exclude: [] }, { signal }, ctx);
+    return new Set(today.kapps.map((k) => k.id));
+  } catch (e) {
+    if (params.prune) throw e;
+    return new Set();
+  }
+}
+
+/**
  * Compute the rollback to `params.toRevision`: refuse (with the reason) a target that cannot be reproduced, else
  * the preview. The caller disposes of what it returns.
  */
 async function prepare(params: RollbackParams, ctx: EngineContext, signal: AbortSignal): Promise<Prepared> {
-  const today = await openStackFor({ ...params, include: [], exclude: [] }, { signal }, ctx);
-  const b = await between(today, params, ctx);
+  // Today's project configuration names the release store; today's stack itself may be what is broken.
+  const { loadProjectConfig } = await import('../config/index.js');
+  const stackFile = path.resolve(ctx.cwd, params.stackFile);
+  const { config } = loadProjectConfig({
+    cwd: ctx.cwd,
+    stackFile,
+    ...(params.config !== undefined ? { configFile: params.config } : {}),
+  });
+  const b = await between({ project: config, config: { name: params.stackName } }, params, ctx);
   try {
-    const at = await openAt(today, b, params, ctx, signal);
+    const workspace = path.resolve(ctx.cwd, params.workspaceDir ?? defaultWorkspace(stackFile, params.stackName));
+    const at = await openAt(workspace, b, params, ctx, signal);
     try {
       const { recordedSpecs } = await import('./preview.js');
       const { computePreview, previewDocument } = await import('../release/index.js');
       const { latest, target } = b;
       const rows = computePreview(at.kapps, latest.state);
-      const todayKnown = new Set(today.kapps.map((k) => k.id));
       const gone = rows.filter((r) => r.action === 'Delete').map((r) => r.id);
+      const todayKnown = await todaysKapps(params, gone.length > 0, ctx, signal);
       const { complete } = at;
-      const document = previewDocument(today.config.name, target.project, latest.revision, rows, {
+      const document = previewDocument(params.stackName, target.project, latest.revision, rows, {
         current: new Map(complete.spec.kapps.map((k) => [k.id, k] as const)),
         recorded: await recordedSpecs(
           target.store,

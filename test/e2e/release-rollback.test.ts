@@ -170,6 +170,23 @@ describe('kapps release rollback', () => {
     expect(usage.stderr).toContain('--to must be a revision number (1, 2, …) or -1');
   });
 
+  it('rolls back from a checkout whose stack no longer opens (a broken manifest committed)', async () => {
+    const { p, git, out } = project();
+    await installed(p);
+    git.commit('Say bonjour', siteKapp(out, 'bonjour', 'v2'));
+    await installed(p);
+    git.commit('Break the manifest', { 'manifests/web.yaml': 'kapps:\n  - id: site\n    sources: [\n' });
+    const broken = await p.run('install', ['-y']);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('manifests/web.yaml');
+
+    const r = await rollback(p, '--to', '1', '-y', '--reporter', 'plain');
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(tags(r)).toEqual(['apply-site-hello']);
+    expect(readFileSync(path.join(out, 'site.txt'), 'utf8')).toBe('hello');
+    expect(await show(p)).toMatchObject({ rollbackOf: 1, phase: 'succeeded' });
+  });
+
   it("refuses a revision whose checkout had local changes; --force rolls back on today's checkout, saying so", async () => {
     const { p, git, out } = project();
     // Revision 1 is made from a change not committed.
