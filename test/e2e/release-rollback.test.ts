@@ -168,6 +168,10 @@ describe('kapps release rollback', () => {
     const usage = await rollback(p, '--to', '0');
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('--to must be a revision number (1, 2, …) or -1');
+    const selected = await rollback(p, '--to', '1', '-i', 'web:site');
+    expect(selected.code).toBe(2);
+    expect(selected.stderr).toContain('a rollback applies the whole stack as the revision had it');
+    expect((await show(p)).revision).toBe(3);
   });
 
   it('rolls back from a checkout whose stack no longer opens (a broken manifest committed)', async () => {

@@ -30,51 +30,59 @@ function toRevision(value: unknown): number {
 }
 
 function builder(y: Argv): Argv<RollbackArgs> {
-  return serverOption(runOptions(y))
-    .option('to', {
-      requiresArg: true,
-      demandOption: 'name the revision to roll back to: --to N (or --to -1, the one before the latest)',
-      coerce: toRevision,
-      describe: 'The revision whose desired state to apply again; -1: the one before the latest',
-    })
-    .option('yes', {
-      alias: 'y',
-      type: 'boolean',
-      default: false,
-      describe: 'Apply the rollback (without it, only its preview is shown and nothing is changed)',
-    })
-    .option('prune', {
-      type: 'boolean',
-      default: false,
-      describe: 'Also delete (in reverse order) the kapps installed now that the revision did not have',
-    })
-    .option('force', {
-      type: 'boolean',
-      default: false,
-      describe:
-        "Go on where the revision's commit cannot be checked out (its checkout had local changes, the commit is " +
-        "gone) or its specs cannot be reproduced exactly: the recorded sources on top of today's checkout",
-    })
-    .option('project', {
-      type: 'string',
-      describe: 'Project of the releases (default: as install records it; see docs/releases.md)',
-    })
-    .option('backend', {
-      type: 'string',
-      describe: 'Release store: a directory or a postgres:// URL (env KAPPS_BACKEND; default $KAPPS_HOME, ~/.kapps)',
-    })
-    .option('allow-no-value', {
-      type: 'boolean',
-      default: false,
-      describe: 'Run steps whose command, args, env or conditions render <no value>, as install --allow-no-value',
-    })
-    .example('$0 release rollback stacks.yaml dev --to 3', 'Preview the rollback to revision 3; nothing is changed')
-    .example('$0 release rollback stacks.yaml dev --to -1 -y', 'Roll back to the revision before the latest')
-    .epilogue(
-      'Only a revision that succeeded can be a target. The stack is read at the project commit the revision ' +
-        'recorded, its git sources at the commits it recorded; a revision whose checkout had local changes, or whose ' +
-        'commit is gone, is refused (--force). Exit codes: 0 success (or preview shown), 1 refused or failed, 2 usage.',
-    );
+  return (
+    serverOption(runOptions(y))
+      .option('to', {
+        requiresArg: true,
+        demandOption: 'name the revision to roll back to: --to N (or --to -1, the one before the latest)',
+        coerce: toRevision,
+        describe: 'The revision whose desired state to apply again; -1: the one before the latest',
+      })
+      .option('yes', {
+        alias: 'y',
+        type: 'boolean',
+        default: false,
+        describe: 'Apply the rollback (without it, only its preview is shown and nothing is changed)',
+      })
+      .option('prune', {
+        type: 'boolean',
+        default: false,
+        describe: 'Also delete (in reverse order) the kapps installed now that the revision did not have',
+      })
+      .option('force', {
+        type: 'boolean',
+        default: false,
+        describe:
+          "Go on where the revision's commit cannot be checked out (its checkout had local changes, the commit is " +
+          "gone) or its specs cannot be reproduced exactly: the recorded sources on top of today's checkout",
+      })
+      .option('project', {
+        type: 'string',
+        describe: 'Project of the releases (default: as install records it; see docs/releases.md)',
+      })
+      .option('backend', {
+        type: 'string',
+        describe: 'Release store: a directory or a postgres:// URL (env KAPPS_BACKEND; default $KAPPS_HOME, ~/.kapps)',
+      })
+      .option('allow-no-value', {
+        type: 'boolean',
+        default: false,
+        describe: 'Run steps whose command, args, env or conditions render <no value>, as install --allow-no-value',
+      })
+      // Taken by the other run commands, refused here: not listed.
+      .hide('include')
+      .hide('exclude')
+      .hide('parents')
+      .hide('dry-run')
+      .hide('ref')
+      .example('$0 release rollback stacks.yaml dev --to 3', 'Preview the rollback to revision 3; nothing is changed')
+      .example('$0 release rollback stacks.yaml dev --to -1 -y', 'Roll back to the revision before the latest')
+      .epilogue(
+        'Only a revision that succeeded can be a target. The stack is read at the project commit the revision ' +
+          'recorded, its git sources at the commits it recorded; a revision whose checkout had local changes, or whose ' +
+          'commit is gone, is refused (--force). Exit codes: 0 success (or preview shown), 1 refused or failed, 2 usage.',
+      )
+  );
 }
 
 /** The command as the user would type it again, with -y. */
@@ -89,8 +97,8 @@ function applyCommandLine(args: RollbackArgs): string {
 }
 
 async function handler(args: RollbackArgs): Promise<void> {
-  if (args.include.length || args.exclude.length)
-    throw new UsageError('a rollback applies the whole stack as the revision had it: -i/-x are not taken');
+  if (args.include.length || args.exclude.length || args.parents)
+    throw new UsageError('a rollback applies the whole stack as the revision had it: -i/-x/--parents are not taken');
   if (args.dryRun) throw new UsageError('--dry-run is not taken by a rollback: without -y it only shows its preview');
   if (args.ref !== undefined)
     throw new UsageError('--ref is not taken by a rollback: it runs at the project commit the revision recorded');
