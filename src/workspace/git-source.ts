@@ -84,7 +84,9 @@ export async function acquireGitSource(
     (gitRepoProblem(source.repo) && `repository \`${source.repo}\` is refused: ${gitRepoProblem(source.repo)}`) ||
     (gitPathProblem(source.path) && `path \`${source.path}\` is refused: ${gitPathProblem(source.path)}`) ||
     (gitRefProblem(source.ref) && `ref \`${source.ref}\` is refused: ${gitRefProblem(source.ref)}`) ||
-    (source.pin !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(source.pin) && `pin \`${source.pin}\` is not a full SHA`);
+    (source.pin !== undefined &&
+      !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(source.pin) &&
+      `pin \`${source.pin}\` is not a full SHA`);
   if (problem) throw new KappsError(`${what}: ${problem}`);
   const marker = checkoutMarker(source);
   const fetched = source.pin ?? source.ref;
@@ -106,13 +108,7 @@ export async function acquireGitSource(
         `${what}: the checkout at ${checkoutDir} has local changes; not ${current === marker ? 'updating it' : `switching it from ${current} to ${marker}`}, to prevent losing work (commit, stash or remove them first)`,
       );
     }
-    await git(
-      run,
-      ['fetch', '--depth=1', '--tags', '--end-of-options', 'origin', fetched],
-      checkoutDir,
-      what,
-      60_000,
-    );
+    await git(run, ['fetch', '--depth=1', '--tags', '--end-of-options', 'origin', fetched], checkoutDir, what, 60_000);
     await git(
       run,
       ['-c', 'advice.detachedHead=false', 'checkout', '-q', '--detach', 'FETCH_HEAD', '--'],
