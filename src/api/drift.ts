@@ -20,10 +20,13 @@ export const driftChangeSchema = z.object({
 });
 export type DriftChange = z.infer<typeof driftChangeSchema>;
 
-/** A kapp that drifted (its outputs read differ from those recorded) or could not be read. */
+/**
+ * A kapp whose outputs read differ from those recorded (`drifted`; `inSync` when every difference is ignored or
+ * noisy), or that could not be read (`unknown`).
+ */
 export const driftKappSchema = z.object({
   id: z.string(),
-  state: z.enum(['drifted', 'unknown']),
+  state: z.enum(['drifted', 'unknown', 'inSync']),
   /** The outputs that differ, less those an ignore rule or a noisy mark leaves out. */
   changes: z.array(driftChangeSchema),
   /** The outputs that differ but an ignore rule leaves out (`drift.ignore`). */
@@ -47,7 +50,7 @@ export const driftReportSchema = z.object({
   checkedAt: z.string(),
   /** The release the live state was compared with; null when the stack has none (state `unknown`). */
   basedOnRevision: z.number().int().nullable(),
-  /** Drifted and unknown kapps, in stack order. */
+  /** The kapps that drifted, could not be read, or differ only where ignored or noisy, in stack order. */
   kapps: z.array(driftKappSchema),
   /** Kapps whose spec now differs from the release (`Create`, `Update`, `Delete`): pending changes, not drift. */
   pending: z.array(z.object({ id: z.string(), action: z.string() })),

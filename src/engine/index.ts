@@ -16,3 +16,4 @@ export {
   type RollbackParams,
   type RollbackPreview,
 } from './rollback.js';
+export { checkDrift, type DriftOptions, type DriftResult } from './drift.js';

@@ -138,7 +138,7 @@ describe('kapps serve: start-up', () => {
     const schema = await runCli(['schema', 'server']);
     expect(schema.code).toBe(0);
     const parsed = JSON.parse(schema.stdout) as { properties: Record<string, unknown> };
-    expect(Object.keys(parsed.properties).sort()).toEqual(['limits', 'projects', 'tokens']);
+    expect(Object.keys(parsed.properties).sort()).toEqual(['drift', 'limits', 'projects', 'tokens']);
     const hashed = await runCli(['serve', 'hash-token'], { input: 's3cret\n' });
     expect(hashed.code).toBe(0);
     expect(hashed.stdout).toBe(`${sha('s3cret')}\n`);
@@ -276,10 +276,12 @@ describe('kapps serve: error answers', () => {
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toBe('3.1.0');
     expect(Object.keys(doc.body.paths).sort()).toEqual([
+      '/api/v1/fleet',
       '/api/v1/hooks/github',
       '/api/v1/hooks/gitlab',
       '/api/v1/projects',
       '/api/v1/projects/{p}/stacks/{s}',
+      '/api/v1/projects/{p}/stacks/{s}/drift',
       '/api/v1/projects/{p}/stacks/{s}/releases',
       '/api/v1/projects/{p}/stacks/{s}/releases/{rev}',
       '/api/v1/projects/{p}/stacks/{s}/unlock',
@@ -294,7 +296,7 @@ describe('kapps serve: error answers', () => {
     ]);
     expect(
       doc.body.paths['/api/v1/runs']?.post?.requestBody?.content['application/json']?.schema.properties.type?.enum,
-    ).toEqual(['generate', 'preview', 'apply', 'destroy']);
+    ).toEqual(['generate', 'preview', 'apply', 'destroy', 'rollback', 'drift']);
   });
 });
 

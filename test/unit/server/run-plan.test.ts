@@ -20,6 +20,8 @@ describe('run plan', () => {
       ['preview', 'preview', 'Preview', 'plan', true, false, false, false, 'application/json'],
       ['apply', 'install', 'Apply', 'apply', false, true, true, true, 'application/json'],
       ['destroy', 'delete', 'Destroy', 'apply', false, true, true, false, 'application/json'],
+      ['rollback', 'rollback', 'Rollback', 'apply', false, true, true, true, 'application/json'],
+      ['drift', 'drift', 'Drift check', 'plan', true, false, false, false, 'application/json'],
     ]);
   });
 

@@ -23,6 +23,7 @@ import { canonicalJson } from '../../../release/canonical-json.js';
 import type { ServerLimits } from '../../config.js';
 import { encodeRunCursor } from '../../queue/policy.js';
 import type { StoredRun, SubmitOutcome } from '../../queue/run-store.js';
+import { RUN_KINDS } from '../../runs/run-plan.js';
 import { allows } from '../auth.js';
 import { callerOf, idParams, problemResponses, projectAllowed, runOr404, type RouteContext } from '../context.js';
 import { apiRun } from '../presenters.js';
@@ -82,7 +83,8 @@ function askedOf(run: StoredRun): AskedRun {
 /** A submit the caller may make, of a registered project, within the limits, while the server takes runs. */
 function checkSubmit(ctx: RouteContext, request: FastifyRequest, body: SubmitRun): void {
   const caller = callerOf(request);
-  const needed: Role = body.type === 'generate' || body.type === 'preview' ? 'plan' : 'apply';
+  // The role its type's plan names (plan: generate, preview, drift; apply: apply, destroy, rollback).
+  const needed: Role = RUN_KINDS[body.type].role;
   if (!allows(caller.role, needed))
     throw new HttpProblem(
       403,
