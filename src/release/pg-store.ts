@@ -110,8 +110,8 @@ export class PgReleaseStore implements ReleaseStore {
   async list(project: string, stack: string): Promise<ReleaseSummary[]> {
     return this.#run('cannot list releases', async () => {
       const result = await this.#pool.query<SummaryRow>(
-        `SELECT revision, operation, phase, kapps_count, owner, unlocked, source,
-                (record->>'rollbackOf')::integer AS rollback_of, created_at, modified_at, finished_at, heartbeat_at
+        `SELECT revision, operation, phase, kapps_count, owner, unlocked, source, rollback_of,
+                created_at, modified_at, finished_at, heartbeat_at
            FROM kapps_releases WHERE project = $1 AND stack = $2 ORDER BY revision DESC`,
         [project, stack],
       );
@@ -139,8 +139,8 @@ export class PgReleaseStore implements ReleaseStore {
       try {
         await this.#pool.query(
           `INSERT INTO kapps_releases (project, stack, revision, operation, phase, kapps_count, owner, unlocked,
-                                       created_at, modified_at, finished_at, heartbeat_at, record, source)
-           VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, $9, $10, $11, $12, $13::json, $14::json)`,
+                                       created_at, modified_at, finished_at, heartbeat_at, record, source, rollback_of)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, $9, $10, $11, $12, $13::json, $14::json, $15)`,
           rowValues(release),
         );
       } catch (error) {
@@ -179,7 +179,7 @@ export class PgReleaseStore implements ReleaseStore {
         await client.query(
           `UPDATE kapps_releases SET operation = $4, phase = $5, kapps_count = $6, owner = $7::json,
                   unlocked = $8::json, created_at = $9, modified_at = $10, finished_at = $11, heartbeat_at = $12,
-                  record = $13::json, source = $14::json
+                  record = $13::json, source = $14::json, rollback_of = $15
             WHERE project = $1 AND stack = $2 AND revision = $3`,
           rowValues(release),
         );
@@ -388,6 +388,7 @@ function rowValues(release: Release): unknown[] {
     release.heartbeatAt,
     storableJson(orderRelease(release)),
     release.source ? storableJson(release.source) : null,
+    release.rollbackOf ?? null,
   ];
 }
 
