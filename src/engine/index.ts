@@ -8,4 +8,12 @@ export type { PreviewResult } from './preview.js';
 export { runOperation, runMode, type RunHooks, type RunOutcome, type RunParams } from './run.js';
 export { createRunLog, type LogLine } from './run-log.js';
 export { openTarget, type RecordParams, type RunRecorder } from './release-run.js';
+export {
+  previewRollback,
+  rollbackStack,
+  RollbackRefusedError,
+  type RollbackHooks,
+  type RollbackParams,
+  type RollbackPreview,
+} from './rollback.js';
 export { checkDrift, type DriftOptions, type DriftResult } from './drift.js';

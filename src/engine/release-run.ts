@@ -6,6 +6,8 @@ import path from 'node:path';
 import { redactArgv, redactCredentials } from '../diagnostics/redact.js';
 import type { LogLine } from '../log/line.js';
 import type { ReleaseStore } from '../release/store-types.js';
+import type { BackendSpec } from '../release/store.js';
+import type { ReleaseSource } from '../release/types.js';
 import type * as ReleaseModule from '../release/index.js';
 import type { ReleaseLogWriter } from '../release/log-writer.js';
 import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
@@ -23,16 +25,27 @@ export interface RecordParams extends TargetParams {
   exclude: string[];
   refresh?: boolean;
   workers?: number;
-  /** The repository and commit the stack was read at (a runs server's project from git), recorded in the release. */
-  source?: { readonly repo: string; readonly commit: string };
+  /**
+   * The repository and commit the stack was read at (a runs server's project from git, a rollback), recorded in the
+   * release. Unset: the git checkout holding the stack file, if any (its commit, whether it had local changes).
+   */
+  source?: ReleaseSource;
+  /** A rollback: the revision whose desired state the run applies again. */
+  rollbackOf?: number;
+}
+
+/** What `openTarget` reads of a stack: its project configuration and its name. */
+export interface TargetStack {
+  readonly project: Stack['project'];
+  readonly config: { readonly name: string };
 }
 
 /** The release key and store of a stack. */
 export async function openTarget(
-  stack: Stack,
+  stack: TargetStack,
   args: TargetParams,
   ctx: EngineContext,
-): Promise<{ project: string; store: ReleaseStore; where: string; source: string }> {
+): Promise<{ project: string; store: ReleaseStore; where: string; source: string; backend: BackendSpec }> {
   const {
     resolveBackend,
     kappsHome,
@@ -69,7 +82,13 @@ export async function openTarget(
       throw e;
     }
   }
-  return { project, store, where: describeBackend(spec), source: describeProjectSource(resolved.source) };
+  return {
+    project,
+    store,
+    where: describeBackend(spec),
+    source: describeProjectSource(resolved.source),
+    backend: spec,
+  };
 }
 
 /** The longest error a release records (a long list of diagnostics is cut, saying so). */
@@ -214,8 +233,9 @@ export async function lockRun(
   args: RecordParams,
   operation: 'install' | 'delete',
   ctx: EngineContext,
+  signal?: AbortSignal,
 ): Promise<RunLock> {
-  return openRun(stack, args, operation, { stack: stack.config.name, kapps: [] }, false, ctx);
+  return openRun(stack, args, operation, { stack: stack.config.name, kapps: [] }, false, ctx, signal);
 }
 
 /** Take the lock (create revision N+1) with the spec of the kapps the run processes, and return what records the run. */
@@ -242,12 +262,14 @@ async function openRun(
   initialSpec: StackSpec,
   specRecorded: boolean,
   ctx: EngineContext,
+  signal?: AbortSignal,
 ): Promise<RunLock> {
   const release = await import('../release/index.js');
   const { ReleaseLogWriter } = await import('../release/log-writer.js');
   const target = await openTarget(stack, args, ctx);
   let recorder: ReleaseRecorder;
   try {
+    const source = args.source ?? (await checkoutOf(stack, args, target.backend, ctx, signal));
     recorder = await release.beginRelease({
       store: target.store,
       project: target.project,
@@ -259,7 +281,8 @@ async function openRun(
       kappsVersion: kappsVersion(),
       stackFile: args.stackFile,
       owner: release.ownerFor(ctx.runBy),
-      ...(args.source ? { source: args.source } : {}),
+      ...(source ? { source } : {}),
+      ...(args.rollbackOf !== undefined ? { rollbackOf: args.rollbackOf } : {}),
     });
   } catch (e) {
     await target.store.close();
@@ -278,6 +301,20 @@ async function openRun(
     initialSpec,
     specRecorded,
   );
+}
+
+/** The git checkout holding the stack file, as a release records it (the workspace and a file backend left out). */
+async function checkoutOf(
+  stack: Stack,
+  args: RecordParams,
+  backend: BackendSpec,
+  ctx: EngineContext,
+  signal: AbortSignal | undefined,
+): Promise<ReleaseSource | undefined> {
+  const { checkoutSource } = await import('./checkout.js');
+  const { gitRunnerFor } = await import('./git-runner.js');
+  const leaveOut = [stack.workspace, ...(backend.kind === 'file' ? [backend.root] : [])];
+  return checkoutSource(gitRunnerFor(ctx.env), path.resolve(ctx.cwd, args.stackFile), leaveOut, signal);
 }
 
 /** What a `ReleaseRun` is made of: the release begun (revision N+1) in its store, and what records into it. */

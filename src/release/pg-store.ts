@@ -40,6 +40,7 @@ import type {
   ReleaseSource,
   ReleaseUnlock,
 } from './types.js';
+import { summarySource } from './types.js';
 
 interface SummaryRow {
   revision: number | string;
@@ -49,6 +50,7 @@ interface SummaryRow {
   owner: ReleaseOwner;
   unlocked: ReleaseUnlock | null;
   source: ReleaseSource | null;
+  rollback_of: number | string | null;
   created_at: Date;
   modified_at: Date;
   finished_at: Date | null;
@@ -108,7 +110,7 @@ export class PgReleaseStore implements ReleaseStore {
   async list(project: string, stack: string): Promise<ReleaseSummary[]> {
     return this.#run('cannot list releases', async () => {
       const result = await this.#pool.query<SummaryRow>(
-        `SELECT revision, operation, phase, kapps_count, owner, unlocked, source,
+        `SELECT revision, operation, phase, kapps_count, owner, unlocked, source, rollback_of,
                 created_at, modified_at, finished_at, heartbeat_at
            FROM kapps_releases WHERE project = $1 AND stack = $2 ORDER BY revision DESC`,
         [project, stack],
@@ -126,7 +128,8 @@ export class PgReleaseStore implements ReleaseStore {
         ...(row.finished_at ? { finishedAt: row.finished_at.toISOString() } : {}),
         heartbeatAt: row.heartbeat_at.toISOString(),
         ...(row.unlocked ? { unlocked: row.unlocked } : {}),
-        ...(row.source ? { source: { repo: row.source.repo, commit: row.source.commit } } : {}),
+        ...(row.source ? { source: summarySource(row.source) } : {}),
+        ...(row.rollback_of !== null ? { rollbackOf: toInt(row.rollback_of) } : {}),
       }));
     });
   }
@@ -136,8 +139,8 @@ export class PgReleaseStore implements ReleaseStore {
       try {
         await this.#pool.query(
           `INSERT INTO kapps_releases (project, stack, revision, operation, phase, kapps_count, owner, unlocked,
-                                       created_at, modified_at, finished_at, heartbeat_at, record, source)
-           VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, $9, $10, $11, $12, $13::json, $14::json)`,
+                                       created_at, modified_at, finished_at, heartbeat_at, record, source, rollback_of)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, $9, $10, $11, $12, $13::json, $14::json, $15)`,
           rowValues(release),
         );
       } catch (error) {
@@ -176,7 +179,7 @@ export class PgReleaseStore implements ReleaseStore {
         await client.query(
           `UPDATE kapps_releases SET operation = $4, phase = $5, kapps_count = $6, owner = $7::json,
                   unlocked = $8::json, created_at = $9, modified_at = $10, finished_at = $11, heartbeat_at = $12,
-                  record = $13::json, source = $14::json
+                  record = $13::json, source = $14::json, rollback_of = $15
             WHERE project = $1 AND stack = $2 AND revision = $3`,
           rowValues(release),
         );
@@ -385,6 +388,7 @@ function rowValues(release: Release): unknown[] {
     release.heartbeatAt,
     storableJson(orderRelease(release)),
     release.source ? storableJson(release.source) : null,
+    release.rollbackOf ?? null,
   ];
 }
 

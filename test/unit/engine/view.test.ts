@@ -29,6 +29,7 @@ function collectingView(): { view: EngineView; seen: [string, unknown][] } {
     previewUnavailable: keep('previewUnavailable'),
     releaseLogFailed: keep('releaseLogFailed'),
     releaseRecorded: keep('releaseRecorded'),
+    rollbackPlanned: keep('rollbackPlanned'),
   };
   return { view, seen };
 }
@@ -91,6 +92,23 @@ describe("the engine's view", () => {
         'Refresh: no installed, unchanged kapp declares outputs; nothing was read.\n',
       ],
       ['Recorded as release 3 of shop/dev (project from the flag) in /tmp/x\n'],
+    ]);
+  });
+
+  it('the text view says what a rollback does beyond its preview: forced parts, kapps left alone or deleted', () => {
+    const out: string[] = [];
+    const view: EngineView = new TextEngineView({ message: (t) => out.push(t), result: () => undefined });
+    const event = { target: 2, latest: 5, forced: [], absent: ['web:extra'], unknown: ['web:gone'], prune: false };
+    view.rollbackPlanned(event);
+    view.rollbackPlanned({ ...event, forced: ['commit abc is not reachable'], unknown: [], prune: true });
+    expect(out).toEqual([
+      'Rollback to revision 2 (the latest is 5).\n' +
+        'Kapps revision 2 did not have, left alone (--prune deletes them): web:extra\n' +
+        'Kapps revision 2 did not have and the stack no longer has, left alone: web:gone\n',
+      'Rollback to revision 2 (the latest is 5).\n' +
+        'warning: --force: revision 2 is not reproduced exactly:\n' +
+        '  commit abc is not reachable\n' +
+        'Kapps revision 2 did not have, deleted after the install (--prune): web:extra\n',
     ]);
   });
 });
