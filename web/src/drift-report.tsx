@@ -9,15 +9,14 @@ import { formatTime, href } from './format';
 
 const STATE_SIGNS: Record<DriftState | 'never', string> = { inSync: '✓', drifted: '≠', unknown: '?', never: '–' };
 
-/** `in sync`, `drifted: 2 kapps`, `unknown (1 kapp could not be read)`, `not checked yet`. */
+/** `in sync`, `drifted: 2 kapps`, `drifted: 1 kapp, 1 not read`, `unknown: 1 kapp not read`, `not checked yet`. */
 export function driftStateText(state: DriftState | null, drifted = 0, unknown = 0): string {
   if (state === null) return 'not checked yet';
   if (state === 'inSync') return 'in sync';
-  const parts: string[] = [];
-  if (drifted > 0) parts.push(`${drifted} ${drifted === 1 ? 'kapp' : 'kapps'} drifted`);
-  if (unknown > 0) parts.push(`${unknown} could not be read`);
-  if (state === 'drifted') return `drifted: ${parts.join(', ') || 'some kapps'}`;
-  return parts.length ? `unknown: ${parts.join(', ')}` : 'unknown';
+  const kapps = (n: number) => `${n} ${n === 1 ? 'kapp' : 'kapps'}`;
+  if (state === 'drifted')
+    return drifted > 0 ? `drifted: ${kapps(drifted)}${unknown > 0 ? `, ${unknown} not read` : ''}` : 'drifted';
+  return unknown > 0 ? `unknown: ${kapps(unknown)} not read` : 'unknown';
 }
 
 /** The state as a badge: its sign and its words. */
@@ -41,13 +40,13 @@ function DriftKappView(props: { kapp: DriftKapp }) {
   const { kapp } = props;
   return (
     <section class="drift-kapp" data-kapp={kapp.id} data-state={kapp.state} aria-label={`Drift of ${kapp.id}`}>
-      <h4>
+      <h3>
         {kapp.id}{' '}
         <span class={`badge d-${kapp.state}`}>
           <span aria-hidden="true">{STATE_SIGNS[kapp.state]}</span>{' '}
           {kapp.state === 'inSync' ? 'in sync (differences left out)' : kapp.state}
         </span>
-      </h4>
+      </h3>
       {kapp.reason && <p data-testid="drift-reason">Could not be read: {kapp.reason}</p>}
       {kapp.changes.length > 0 && (
         <table class="list drift-outputs" aria-label={`Outputs of ${kapp.id} that drifted`}>
@@ -138,7 +137,7 @@ export function DriftReportView(props: { report: DriftReport; runId?: string }) 
       ))}
       {report.pending.length > 0 && (
         <section aria-label="Pending changes" data-testid="drift-pending">
-          <h4>Pending changes (not drift)</h4>
+          <h3>Pending changes (not drift)</h3>
           <p class="hint">
             The stack's spec now differs from the release for these kapps: a preview shows what would change.
           </p>
