@@ -119,9 +119,12 @@ export const runCommitSchema = z.object({
 });
 export type RunCommit = z.infer<typeof runCommitSchema>;
 
-export const TRIGGER_KINDS = ['api', 'push', 'pull_request', 'poll'] as const;
+export const TRIGGER_KINDS = ['api', 'push', 'pull_request', 'poll', 'schedule', 'drift'] as const;
 
-/** What started a run: a client's request, a webhook's push or pull request, or the server's polling. */
+/**
+ * What started a run: a client's request, a webhook's push or pull request, the server's polling, its drift schedule
+ * (a scheduled `drift` run), or a drift check that found drift (the preview or apply `drift.remediate` queues).
+ */
 export const runTriggerSchema = z.object({
   kind: z.enum(TRIGGER_KINDS),
   /** The webhook delivery's id (GitHub's `X-GitHub-Delivery`, GitLab's event UUID); null otherwise. */

@@ -38,6 +38,9 @@ import { Deliverer } from './notify/deliverer.js';
 import { FileOutbox } from './notify/file-outbox.js';
 import { NotifyingRunStore } from './notify/notifying-store.js';
 import type { Outbox } from './notify/outbox.js';
+import { openDriftStore, type DriftStore } from './drift/drift-store.js';
+import { DriftRecordingStore } from './drift/recording-store.js';
+import { DriftScheduler } from './drift/scheduler.js';
 
 export interface ServeOptions {
   readonly listen: string;
@@ -65,6 +68,8 @@ export interface RunEngineDeps {
   readonly workspaceOf: (project: string, stack: string) => string;
   readonly store: RunStore;
   readonly limits: ServerLimits;
+  /** What the server keeps of drift checks (the noisy marks and previous reads a drift run takes). */
+  readonly drift?: DriftStore;
 }
 
 export interface RunningServer {
@@ -116,7 +121,10 @@ interface ServerSetup {
   readonly dataDir: string;
 }
 
-/** The opened backend: the run store (which puts notifications in the outbox), the release store, the outbox. */
+/**
+ * The opened backend: the run store (which puts notifications in the outbox and records drift checks), the release
+ * store, the outbox, the drift store.
+ */
 interface Backends {
   readonly store: RunStore;
   /** The backend's own run store (under `store`). */
@@ -124,6 +132,7 @@ interface Backends {
   readonly releases: ReleaseStore;
   readonly outbox: Outbox;
   readonly deliverer: Deliverer;
+  readonly drift: DriftStore;
 }
 
 /** Read the flags and the configuration file; refuse to listen beyond loopback without tokens. Opens nothing. */
@@ -163,26 +172,41 @@ async function openOutbox(spec: BackendSpec): Promise<Outbox> {
   return new PgOutbox(spec.url);
 }
 
-/** Open the run store (as `instance`), the outbox and the release store; nothing is left open when one fails. */
+/**
+ * Open the run store (as `instance`), the outbox, the drift store and the release store; nothing is left open when
+ * one fails.
+ */
 async function openBackends(setup: ServerSetup, options: ServeOptions, instance: string): Promise<Backends> {
   const { spec } = setup;
   const runs = await openRunStore(spec);
   await runs.open(instance);
   let outbox: Outbox | undefined;
+  let drift: DriftStore | undefined;
   try {
     outbox = await openOutbox(spec);
     await outbox.open();
     const deliverer = new Deliverer({ outbox, instance, env: options.env, say: options.say });
-    const projects = new Map(setup.projects.map((p) => [p.name, p.notify]));
-    const store = new NotifyingRunStore({
+    const projects = new Map(setup.projects.map((p) => [p.name, p]));
+    const notifying = new NotifyingRunStore({
       store: runs,
       outbox,
-      targets: (project) => projects.get(project),
+      targets: (project) => projects.get(project)?.notify,
       enqueued: () => deliverer.wake(),
       say: options.say,
     });
-    return { store, runs, releases: await openReleaseStore(spec), outbox, deliverer };
+    drift = await openDriftStore(spec, setup.dataDir);
+    const store = new DriftRecordingStore({
+      store: notifying,
+      drift,
+      outbox,
+      project: (name) => projects.get(name),
+      limits: setup.limits,
+      enqueued: () => deliverer.wake(),
+      say: options.say,
+    });
+    return { store, runs, releases: await openReleaseStore(spec), outbox, deliverer, drift };
   } catch (error) {
+    await drift?.close().catch(() => undefined);
     await outbox?.close().catch(() => undefined);
     await runs.close().catch(() => undefined);
     throw error;
@@ -198,10 +222,18 @@ async function createExecutor(
   instance: string,
 ): Promise<Executor> {
   const { limits, spec, dataDir } = setup;
-  const { store, releases } = backends;
+  const { store, releases, drift } = backends;
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const workspaceOf = (project: string, stack: string): string => join(dataDir, 'workspaces', project, stack);
-  const engine = await options.engine({ backend: spec, releases, projects: registry, workspaceOf, store, limits });
+  const engine = await options.engine({
+    backend: spec,
+    releases,
+    projects: registry,
+    workspaceOf,
+    store,
+    limits,
+    drift,
+  });
   return new Executor({
     store,
     engine,
@@ -224,7 +256,7 @@ function createApp(
   executor: Executor,
   triggers: TriggerStore,
 ): Promise<FastifyInstance> {
-  const { store, runs, releases, outbox } = backends;
+  const { store, runs, releases, outbox, drift } = backends;
   const keepAlive = Number(options.env.KAPPS_SERVE_KEEPALIVE_MS);
   return buildApp({
     store,
@@ -234,6 +266,7 @@ function createApp(
     limits: setup.limits,
     listenHost: setup.host,
     outbox,
+    drift,
     ready: () => storeReady(runs),
     stopping: () => executor.stopping,
     triggers: { store: triggers, secrets: webhookSecrets(setup.projects, options.env) },
@@ -298,7 +331,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const setup = resolveSetup(options);
   const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const backends = await openBackends(setup, options, instance);
-  const { store, releases, outbox, deliverer } = backends;
+  const { store, releases, outbox, deliverer, drift } = backends;
   let app: FastifyInstance | undefined;
   let triggers: TriggerStore | undefined;
   try {
@@ -314,6 +347,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await executor.start();
     const poller = new Poller({ projects: registry, store, limits: setup.limits, triggers, say: options.say });
     poller.start();
+    const scheduler = new DriftScheduler({ projects: registry, store, drift, limits: setup.limits, say: options.say });
+    scheduler.start();
     deliverer.start();
     const running = app;
     const triggerStore = triggers;
@@ -325,12 +360,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       stop: () =>
         (stopped ??= (async () => {
           await poller.stop();
+          await scheduler.stop();
           await executor.stop(setup.limits.graceSeconds * 1000);
           await deliverer.stop();
           await running.close();
           await triggerStore.close();
           await store.close();
           await outbox.close();
+          await drift.close();
           await releases.close();
         })()),
     };
@@ -340,6 +377,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await deliverer.stop().catch(() => undefined);
     await store.close().catch(() => undefined);
     await outbox.close().catch(() => undefined);
+    await drift.close().catch(() => undefined);
     await releases.close().catch(() => undefined);
     throw error;
   }

@@ -10,6 +10,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { AppContext, RouteContext } from './context.js';
 import { problemServerOptions, registerProblemHandler } from './errors.js';
 import { registerAuthentication, registerRequestChecks } from './hooks.js';
+import { driftRoutes } from './routes/drift.js';
 import { hookRoutes } from './routes/hooks.js';
 import { metaRoutes } from './routes/meta.js';
 import { notificationRoutes } from './routes/notifications.js';
@@ -49,6 +50,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(notificationRoutes(ctx));
   await app.register(projectRoutes(ctx));
   await app.register(releaseRoutes(ctx));
+  await app.register(driftRoutes(ctx));
   await app.register(hookRoutes(ctx));
   if (ctx.webRoot) await registerWebFiles(app, ctx.webRoot);
   return app;

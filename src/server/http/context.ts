@@ -12,6 +12,7 @@ import type { RunStore, StoredRun } from '../queue/run-store.js';
 import type { ReleaseStore } from '../../release/store-types.js';
 import type { TriggerStore } from '../triggers/trigger-store.js';
 import type { Outbox } from '../notify/outbox.js';
+import type { DriftStore } from '../drift/drift-store.js';
 import { reaches, type Authenticator, type Caller } from './auth.js';
 import { HttpProblem, notFound } from './problems.js';
 
@@ -36,6 +37,8 @@ export interface AppContext {
   readonly triggers?: { readonly store: TriggerStore; readonly secrets: ReadonlyMap<string, string> };
   /** The outbox of outbound notifications (a run's deliveries). */
   readonly outbox?: Outbox;
+  /** What the server keeps of each stack's drift checks. */
+  readonly drift?: DriftStore;
 }
 
 /** The server's parts, and what the app adds for its routes. */

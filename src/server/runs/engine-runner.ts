@@ -7,7 +7,9 @@
  * - preview: the `kapps preview -o json` document is the result;
  * - apply / destroy (`operate`): `install -y` / `delete -y`, recorded as a release in the server's backend (the same
  *   store and project key as the CLI uses for the same stack file, so both are serialised by the release lock and
- *   share one history); the result says how many kapps succeeded, failed, were skipped or cancelled.
+ *   share one history); the result says how many kapps succeeded, failed, were skipped or cancelled;
+ * - drift: `kapps drift`, the live outputs read and compared with the last release, nothing written; the drift
+ *   report is the result.
  *
  * An apply that names a preview applies only while that preview still holds: the preview it would show now must be
  * the one shown then (the same kapps, actions and specs, against the same release); otherwise it raises
@@ -24,7 +26,14 @@ import type { PreviewDocument } from '../../release/preview.js';
 import { canonicalJson } from '../../release/canonical-json.js';
 import { redactCredentials } from '../../diagnostics/redact.js';
 import { formatDiagnostics } from '../../report/diagnostic-printer.js';
-import { previewSelection, runOptionsSchema, type ApplyResult, type RunRequestOptions } from '../../api/index.js';
+import {
+  previewSelection,
+  runOptionsSchema,
+  type ApplyResult,
+  type DriftReport,
+  type RunRequestOptions,
+} from '../../api/index.js';
+import type { NoisyMark } from '../drift/drift-store.js';
 import { STEP_STOP_MS, type RunEngine, type RunIO, type ExecutedRun } from './executor.js';
 import type { StoredRun } from '../queue/run-store.js';
 import type { RunEngineDeps } from '../server.js';
@@ -69,6 +78,11 @@ export function previewBasis(document: Pick<PreviewDocument, 'basedOnRevision' |
     kapps: document.kapps.map((k) => ({ id: k.id, action: k.action, to: k.to, specDigest: k.specDigest ?? null })),
   };
   return createHash('sha256').update(canonicalJson(shown)).digest('hex');
+}
+
+/** A digest of a kapp's entry in a release's state: a release that changed the entry changes the digest. */
+function entryDigest(entry: unknown): string {
+  return createHash('sha256').update(canonicalJson(entry)).digest('hex').slice(0, 32);
 }
 
 /** The engine of `kapps serve`'s runs. */
@@ -158,9 +172,53 @@ export class EngineAdapter implements RunEngine {
     return Promise.reject(new RunRefused(`run ${run.id}: rollback runs are not available on this server yet`));
   }
 
-  /** A drift check: the live outputs of the installed kapps read and compared with the last release. */
-  drift({ run }: EngineJob): Promise<ExecutedRun> {
-    return Promise.reject(new RunRefused(`run ${run.id}: drift runs are not available on this server yet`));
+  /**
+   * A drift check (`kapps drift`): the live outputs of the installed kapps read and compared with the last release,
+   * with the project's ignore rules, the stack's noisy marks and what its previous check read; writes no release.
+   * The outputs this check finds noisy are marked; the marks of a kapp whose entry a release changed are dropped.
+   * The result is the drift report (the server records the check when the run finishes).
+   */
+  async drift({ at, run, io, options, plan, ctx }: EngineJob): Promise<ExecutedRun> {
+    const { checkDrift } = await this.#engine;
+    const store = this.#context.drift;
+    const record = store ? await store.get(run.project, run.stack) : undefined;
+    const latest = await this.#context.releases.latest(at.releaseProject, run.stack);
+    const entries = new Map(Object.entries(latest?.state ?? {}).map(([id, entry]) => [id, entryDigest(entry)]));
+    const kept = (record?.noisy ?? []).filter((m) => entries.get(m.kapp) === m.entry);
+    const { report, newlyNoisy } = await checkDrift(
+      { ...this.#stackParams(run, options, at), ...this.#target(at) },
+      ctx,
+      io.signal,
+      {
+        ignore: this.#project(run).drift?.ignore ?? [],
+        noisy: kept.map((m) => ({ kapp: m.kapp, path: m.path })),
+        ...(record?.previous ? { previous: record.previous } : {}),
+        ...(options.workers !== undefined ? { workers: options.workers } : {}),
+      },
+    );
+    // Marks are taken against the release the check compared with (a release in between: none are taken).
+    const fresh = report.basedOnRevision === (latest?.revision ?? null) ? newlyNoisy : [];
+    if (store && (fresh.length > 0 || kept.length !== record?.noisy.length)) {
+      const marks: NoisyMark[] = [
+        ...kept,
+        ...fresh.map((n) => ({
+          kapp: n.kapp,
+          path: [...n.path],
+          since: report.checkedAt,
+          entry: entries.get(n.kapp) ?? '',
+        })),
+      ];
+      await store.setNoisy(run.project, run.stack, marks);
+    }
+    const drifted = report.kapps.filter((k) => k.state === 'drifted').map((k) => k.id);
+    io.message(
+      `Drift check of ${run.project}/${run.stack}: ${report.state === 'drifted' ? `drifted (${drifted.join(', ')})` : report.state === 'inSync' ? 'in sync' : `unknown: ${report.reason ?? ''}`}.`,
+    );
+    const shown: DriftReport = { ...report, project: run.project };
+    return {
+      status: 'succeeded',
+      result: { contentType: plan.resultType, body: `${JSON.stringify(shown, null, 2)}\n` },
+    };
   }
 
   /** The `kapps generate` document of the stack. */
