@@ -22,6 +22,7 @@ import {
 import { canonicalJson } from '../../../release/canonical-json.js';
 import type { ServerLimits } from '../../config.js';
 import { encodeRunCursor } from '../../queue/policy.js';
+import { RUN_KINDS } from '../../runs/run-plan.js';
 import type { StoredRun, SubmitOutcome } from '../../queue/run-store.js';
 import { allows } from '../auth.js';
 import { callerOf, idParams, problemResponses, projectAllowed, runOr404, type RouteContext } from '../context.js';
@@ -81,7 +82,7 @@ function askedOf(run: StoredRun): AskedRun {
 /** A submit the caller may make, of a registered project, within the limits, while the server takes runs. */
 function checkSubmit(ctx: RouteContext, request: FastifyRequest, body: SubmitRun): void {
   const caller = callerOf(request);
-  const needed: Role = body.type === 'generate' || body.type === 'preview' ? 'plan' : 'apply';
+  const needed: Role = RUN_KINDS[body.type].role;
   if (!allows(caller.role, needed))
     throw new HttpProblem(
       403,
