@@ -19,6 +19,7 @@ const needsBuildOrPostgres = [
   'test/unit/server/file-run-store-kill.test.ts',
   'test/unit/server/pg-run-store.test.ts',
   'test/unit/server/outbox.test.ts',
+  'test/unit/server/drift-store.test.ts',
 ];
 
 export default defineConfig({

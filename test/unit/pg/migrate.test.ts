@@ -10,6 +10,7 @@ import { makeRelease, uniqueProject } from '../release/helpers.js';
 
 /** The tables of the newest schema. */
 const ALL_TABLES = [
+  'kapps_drift_stacks',
   'kapps_migrations',
   'kapps_notifications',
   'kapps_poll_claims',
