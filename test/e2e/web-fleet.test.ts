@@ -163,7 +163,6 @@ describe('the fleet and drift pages', () => {
     await page.getByRole('heading', { name: 'Drift of shop/dev' }).waitFor();
     expect(await page.getByTestId('drift-schedule').innerText()).toContain('not scheduled');
     await page.getByRole('button', { name: 'Check now' }).click();
-    await new Promise((r) => setTimeout(r, 3000)); console.log('DEBUG', page.url(), await page.locator('[role=alert]').allInnerTexts(), await page.locator('h1').allInnerTexts());
     // The drift run's page: its type in words, then its result as a drift report.
     await page.getByRole('heading', { name: /^Drift check / }).waitFor();
     expect(await finalStatus(page)).toBe('succeeded');

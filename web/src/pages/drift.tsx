@@ -88,7 +88,10 @@ function DriftBody(props: { d: StackDrift }) {
                 `; on drift, queues ${d.schedule.remediate === 'apply' ? 'an apply' : 'a preview'} of the drifted kapps`}
             </>
           ) : (
-            'not scheduled (no drift: in the server configuration for this stack): checked only when asked'
+            <>
+              not scheduled (no <code>drift:</code> in the server configuration covers this stack): checked only when
+              asked
+            </>
           )}
         </dd>
       </dl>
