@@ -70,6 +70,8 @@ export interface StackParams {
   /** `--no-actions` (false): no warning about Sugarkube actions, which kapps never runs. */
   actions?: boolean;
   sourceSub?: string[];
+  /** Git sources pinned to a commit (a rollback): kapp id → source id → full SHA. */
+  sourcePins?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 /** Where releases are kept and under which project (`--project`, `--backend`). */

@@ -51,6 +51,7 @@ export function stackRequest(params: StackParams, options: OpenOptions, ctx: Eng
     ...(options.applyNoValue ? { applyNoValue: true } : {}),
     ...(params.actions === false ? { quietActions: true } : {}),
     ...(subs.length ? { sourceSubstitutions: subs } : {}),
+    ...(params.sourcePins ? { sourcePins: params.sourcePins } : {}),
   };
 }
 

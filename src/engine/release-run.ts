@@ -6,6 +6,8 @@ import path from 'node:path';
 import { redactArgv, redactCredentials } from '../diagnostics/redact.js';
 import type { LogLine } from '../log/line.js';
 import type { ReleaseStore } from '../release/store-types.js';
+import type { BackendSpec } from '../release/store.js';
+import type { ReleaseSource } from '../release/types.js';
 import type * as ReleaseModule from '../release/index.js';
 import type { ReleaseLogWriter } from '../release/log-writer.js';
 import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
@@ -23,8 +25,13 @@ export interface RecordParams extends TargetParams {
   exclude: string[];
   refresh?: boolean;
   workers?: number;
-  /** The repository and commit the stack was read at (a runs server's project from git), recorded in the release. */
-  source?: { readonly repo: string; readonly commit: string };
+  /**
+   * The repository and commit the stack was read at (a runs server's project from git, a rollback), recorded in the
+   * release. Unset: the git checkout holding the stack file, if any (its commit, whether it had local changes).
+   */
+  source?: ReleaseSource;
+  /** A rollback: the revision whose desired state the run applies again. */
+  rollbackOf?: number;
 }
 
 /** The release key and store of a stack. */
@@ -32,7 +39,7 @@ export async function openTarget(
   stack: Stack,
   args: TargetParams,
   ctx: EngineContext,
-): Promise<{ project: string; store: ReleaseStore; where: string; source: string }> {
+): Promise<{ project: string; store: ReleaseStore; where: string; source: string; backend: BackendSpec }> {
   const {
     resolveBackend,
     kappsHome,
@@ -69,7 +76,13 @@ export async function openTarget(
       throw e;
     }
   }
-  return { project, store, where: describeBackend(spec), source: describeProjectSource(resolved.source) };
+  return {
+    project,
+    store,
+    where: describeBackend(spec),
+    source: describeProjectSource(resolved.source),
+    backend: spec,
+  };
 }
 
 /** The longest error a release records (a long list of diagnostics is cut, saying so). */
@@ -248,6 +261,7 @@ async function openRun(
   const target = await openTarget(stack, args, ctx);
   let recorder: ReleaseRecorder;
   try {
+    const source = args.source ?? (await checkoutOf(stack, args, target.backend, ctx));
     recorder = await release.beginRelease({
       store: target.store,
       project: target.project,
@@ -259,7 +273,8 @@ async function openRun(
       kappsVersion: kappsVersion(),
       stackFile: args.stackFile,
       owner: release.ownerFor(ctx.runBy),
-      ...(args.source ? { source: args.source } : {}),
+      ...(source ? { source } : {}),
+      ...(args.rollbackOf !== undefined ? { rollbackOf: args.rollbackOf } : {}),
     });
   } catch (e) {
     await target.store.close();
@@ -278,6 +293,19 @@ async function openRun(
     initialSpec,
     specRecorded,
   );
+}
+
+/** The git checkout holding the stack file, as a release records it (the workspace and a file backend left out). */
+async function checkoutOf(
+  stack: Stack,
+  args: RecordParams,
+  backend: BackendSpec,
+  ctx: EngineContext,
+): Promise<ReleaseSource | undefined> {
+  const { checkoutSource } = await import('./checkout.js');
+  const { gitRunnerFor } = await import('./git-runner.js');
+  const leaveOut = [stack.workspace, ...(backend.kind === 'file' ? [backend.root] : [])];
+  return checkoutSource(gitRunnerFor(ctx.env), path.resolve(ctx.cwd, args.stackFile), leaveOut);
 }
 
 /** What a `ReleaseRun` is made of: the release begun (revision N+1) in its store, and what records into it. */

@@ -12,7 +12,7 @@ import type { Stack } from '../stack/stack.js';
 import { newGoMap, toJS } from '../go-value/value.js';
 import { renderTemplate } from '../template/index.js';
 import type { CommandRunner } from '../workspace/git-source.js';
-import { isCheckoutOf } from '../workspace/git-source.js';
+import { checkoutMarker, isCheckoutOf } from '../workspace/git-source.js';
 import { treeDigest } from '../workspace/tree-digest.js';
 import { sourceDir, type ResolvedSource } from '../workspace/workspace.js';
 import { templateSourceCandidates } from './templates.js';
@@ -128,7 +128,7 @@ async function sourceInput(
     const r = await run('git', args, { cwd, timeoutMs: 30_000 });
     return r.exitCode === 0 ? r.stdout.trim() : undefined;
   };
-  if (existsSync(path.join(checkout, '.git')) && isCheckoutOf(checkout, source.ref)) {
+  if (existsSync(path.join(checkout, '.git')) && isCheckoutOf(checkout, checkoutMarker(source))) {
     base.commit = (await git(['rev-parse', '--verify', 'HEAD^{commit}'], checkout)) ?? null;
     base.tree = (await git(['rev-parse', '--verify', sub ? `HEAD:${sub}` : 'HEAD^{tree}'], checkout)) ?? null;
     return base;
@@ -138,9 +138,9 @@ async function sourceInput(
     base.tree = treeDigest(inWorkspace, (rel) => generated.has(path.join(inWorkspace, rel)));
     return base;
   }
-  // Not checked out at this ref yet: what the ref names in the repository now.
-  if (/^[0-9a-f]{40}$/.test(source.ref)) {
-    base.commit = source.ref;
+  // Not checked out at this ref yet: what the ref names in the repository now (a pinned source: its pin).
+  if (source.pin !== undefined || /^[0-9a-f]{40}$/.test(source.ref)) {
+    base.commit = source.pin ?? source.ref;
     return base;
   }
   const listed = await git(['ls-remote', '--end-of-options', source.repo, source.ref], stack.config.dir);

@@ -40,6 +40,7 @@ import type {
   ReleaseSource,
   ReleaseUnlock,
 } from './types.js';
+import { summarySource } from './types.js';
 
 interface SummaryRow {
   revision: number | string;
@@ -49,6 +50,7 @@ interface SummaryRow {
   owner: ReleaseOwner;
   unlocked: ReleaseUnlock | null;
   source: ReleaseSource | null;
+  rollback_of: number | string | null;
   created_at: Date;
   modified_at: Date;
   finished_at: Date | null;
@@ -109,7 +111,7 @@ export class PgReleaseStore implements ReleaseStore {
     return this.#run('cannot list releases', async () => {
       const result = await this.#pool.query<SummaryRow>(
         `SELECT revision, operation, phase, kapps_count, owner, unlocked, source,
-                created_at, modified_at, finished_at, heartbeat_at
+                (record->>'rollbackOf')::integer AS rollback_of, created_at, modified_at, finished_at, heartbeat_at
            FROM kapps_releases WHERE project = $1 AND stack = $2 ORDER BY revision DESC`,
         [project, stack],
       );
@@ -126,7 +128,8 @@ export class PgReleaseStore implements ReleaseStore {
         ...(row.finished_at ? { finishedAt: row.finished_at.toISOString() } : {}),
         heartbeatAt: row.heartbeat_at.toISOString(),
         ...(row.unlocked ? { unlocked: row.unlocked } : {}),
-        ...(row.source ? { source: { repo: row.source.repo, commit: row.source.commit } } : {}),
+        ...(row.source ? { source: summarySource(row.source) } : {}),
+        ...(row.rollback_of !== null ? { rollbackOf: toInt(row.rollback_of) } : {}),
       }));
     });
   }

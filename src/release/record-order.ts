@@ -21,6 +21,7 @@ const RELEASE_KEYS = [
   'kappsVersion',
   'unlocked',
   'source',
+  'rollbackOf',
   'error',
   'state',
   'spec',

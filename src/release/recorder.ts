@@ -57,8 +57,10 @@ export interface BeginReleaseOptions {
   stackFile?: string;
   /** Milliseconds between heartbeats; default `HEARTBEAT_MS`. */
   heartbeatMs?: number;
-  /** The repository and commit the spec was read at (a runs server's project from git). */
+  /** The repository and commit the spec was read at (a project from git, a stack file in a git checkout). */
   source?: ReleaseSource;
+  /** A rollback: the revision whose desired state this release applies again. */
+  rollbackOf?: number;
 }
 
 /** What the caller records for one kapp; the recorder adds `revision` and `updatedAt`. */
@@ -74,6 +76,16 @@ export interface KappStateInput {
   specFormat?: number;
   /** Why the kapp failed or was cancelled. */
   error?: string;
+}
+
+/** A copy of a release's source with its known fields only. */
+function sourceOf(source: ReleaseSource): ReleaseSource {
+  return {
+    repo: source.repo,
+    commit: source.commit,
+    ...(source.dirty !== undefined ? { dirty: source.dirty } : {}),
+    ...(source.path !== undefined ? { path: source.path } : {}),
+  };
 }
 
 /**
@@ -100,7 +112,8 @@ export async function beginRelease(options: BeginReleaseOptions): Promise<Releas
     command: redactArgv(options.command),
     selectors: { include: [...options.selectors.include], exclude: [...options.selectors.exclude] },
     kappsVersion: options.kappsVersion,
-    ...(options.source ? { source: { repo: options.source.repo, commit: options.source.commit } } : {}),
+    ...(options.source ? { source: sourceOf(options.source) } : {}),
+    ...(options.rollbackOf !== undefined ? { rollbackOf: options.rollbackOf } : {}),
     state: latest ? structuredClone(latest.state) : {},
     spec: structuredClone(options.spec),
   };

@@ -92,8 +92,10 @@ export interface ReleaseSummary {
   finishedAt?: string;
   heartbeatAt: string;
   unlocked?: ReleaseUnlock;
-  /** The repository and commit its spec was read at, when a run of a project from git made it. */
+  /** The repository and commit its spec was read at (a project from git, a stack file in a git checkout). */
   source?: ReleaseSource;
+  /** A rollback: the revision whose desired state it applied again. */
+  rollbackOf?: number;
 }
 
 /** Whether a phase holds the lock (`applying` or `deleting`). */
@@ -116,6 +118,17 @@ export function summarise(release: Release): ReleaseSummary {
     ...(release.finishedAt !== undefined ? { finishedAt: release.finishedAt } : {}),
     heartbeatAt: release.heartbeatAt,
     ...(release.unlocked ? { unlocked: { ...release.unlocked } } : {}),
-    ...(release.source ? { source: { repo: release.source.repo, commit: release.source.commit } } : {}),
+    ...(release.source ? { source: summarySource(release.source) } : {}),
+    ...(release.rollbackOf !== undefined ? { rollbackOf: release.rollbackOf } : {}),
+  };
+}
+
+/** The source as a summary carries it: the repository, the commit, whether the checkout was dirty and the path. */
+export function summarySource(source: ReleaseSource): ReleaseSource {
+  return {
+    repo: source.repo,
+    commit: source.commit,
+    ...(source.dirty !== undefined ? { dirty: source.dirty } : {}),
+    ...(source.path !== undefined ? { path: source.path } : {}),
   };
 }

@@ -58,6 +58,8 @@ export interface OpenStackRequest {
   readonly warnUnfetched?: boolean;
   /** `--source-sub` substitutions (tried before those of sugarkube-conf.yaml). */
   readonly sourceSubstitutions?: readonly SourceSubstitution[];
+  /** Git sources pinned to a commit (a rollback): kapp id → source id → full SHA (see `GitSource.pin`). */
+  readonly sourcePins?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 /** The default workspace of a stack. */
@@ -235,6 +237,8 @@ interface KappLoading {
   readonly stack: StackConfig;
   readonly workspace: string;
   readonly substitutions: readonly SourceSubstitution[];
+  /** Git sources pinned to a commit: kapp id → source id → SHA. */
+  readonly pins?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   readonly walker: VarFileWalker;
   readonly dirs: DirCache;
   readonly files: VarsFileCache;
@@ -308,6 +312,7 @@ function loadKapp(
   const withoutKappFile = layerKapp(project, layers);
   const templatedRefs: TemplatedRef[] = [];
   const manifestDir = path.dirname(manifest.file);
+  const pins = loading.pins?.[id];
   const sources = resolveSources(
     withoutKappFile.sources ?? [],
     manifestDir,
@@ -315,7 +320,10 @@ function loadKapp(
     problems,
     loading.substitutions,
     templatedRefs,
-  );
+  ).map((source) => {
+    const pin = source.kind === 'git' && pins && Object.hasOwn(pins, source.id) ? pins[source.id] : undefined;
+    return pin !== undefined ? { ...source, pin } : source;
+  });
   if (templatedRefs.length) loading.templated.push({ id, sources, refs: templatedRefs });
   const place = locateKappConfig(loading, cacheRoot, sources, id, entry);
   const configFile = place?.file;
@@ -392,6 +400,7 @@ function openLoaded(request: OpenStackRequest, warnings: Diagnostic[]): Stack {
     stack,
     workspace: path.resolve(request.cwd, request.workspace ?? defaultWorkspace(stack.file, stack.name)),
     substitutions: [...(request.sourceSubstitutions ?? []), ...(project.source_substitutions ?? [])],
+    ...(request.sourcePins ? { pins: request.sourcePins } : {}),
     walker: new VarFileWalker(),
     dirs,
     files: new VarsFileCache(problems),

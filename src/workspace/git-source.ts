@@ -25,6 +25,16 @@ export interface GitSource {
   readonly path: string;
   /** Branch, tag or commit. */
   readonly ref: string;
+  /**
+   * A commit (full SHA) the source is pinned to (a rollback: the commit recorded for it then): fetched by SHA, and
+   * the checkout's marker says `ref@sha`, while the spec still says `ref`.
+   */
+  readonly pin?: string;
+}
+
+/** What a checkout's marker says it was made from: the ref, or `ref@sha` for a pinned source. */
+export function checkoutMarker(source: Pick<GitSource, 'ref' | 'pin'>): string {
+  return source.pin ? `${source.ref}@${source.pin}` : source.ref;
 }
 
 /** Marker file recording which ref a checkout was made from. */
@@ -73,8 +83,11 @@ export async function acquireGitSource(
   const problem =
     (gitRepoProblem(source.repo) && `repository \`${source.repo}\` is refused: ${gitRepoProblem(source.repo)}`) ||
     (gitPathProblem(source.path) && `path \`${source.path}\` is refused: ${gitPathProblem(source.path)}`) ||
-    (gitRefProblem(source.ref) && `ref \`${source.ref}\` is refused: ${gitRefProblem(source.ref)}`);
+    (gitRefProblem(source.ref) && `ref \`${source.ref}\` is refused: ${gitRefProblem(source.ref)}`) ||
+    (source.pin !== undefined && !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(source.pin) && `pin \`${source.pin}\` is not a full SHA`);
   if (problem) throw new KappsError(`${what}: ${problem}`);
+  const marker = checkoutMarker(source);
+  const fetched = source.pin ?? source.ref;
   const sparsePath = source.path.replace(/^\/+|\/+$/g, '');
   const refFile = path.join(checkoutDir, '.git', REF_FILE);
   const foreign = isForeignCheckout(checkoutDir);
@@ -86,16 +99,16 @@ export async function acquireGitSource(
   }
   if (existsSync(refFile) || foreign) {
     const current = foreign ? '(a checkout made outside kapps)' : readFileSync(refFile, 'utf8').trim();
-    if (!options.update && current === source.ref) return 'present';
+    if (!options.update && current === marker) return 'present';
     const status = await git(run, ['status', '--porcelain'], checkoutDir, what);
     if (status.trim() !== '') {
       throw new KappsError(
-        `${what}: the checkout at ${checkoutDir} has local changes; not ${current === source.ref ? 'updating it' : `switching it from ${current} to ${source.ref}`}, to prevent losing work (commit, stash or remove them first)`,
+        `${what}: the checkout at ${checkoutDir} has local changes; not ${current === marker ? 'updating it' : `switching it from ${current} to ${marker}`}, to prevent losing work (commit, stash or remove them first)`,
       );
     }
     await git(
       run,
-      ['fetch', '--depth=1', '--tags', '--end-of-options', 'origin', source.ref],
+      ['fetch', '--depth=1', '--tags', '--end-of-options', 'origin', fetched],
       checkoutDir,
       what,
       60_000,
@@ -106,14 +119,14 @@ export async function acquireGitSource(
       checkoutDir,
       what,
     );
-    writeFileSync(refFile, `${source.ref}\n`);
+    writeFileSync(refFile, `${marker}\n`);
     return 'updated';
   }
   mkdirSync(path.join(checkoutDir, '.git'), { recursive: true });
   writeFileSync(path.join(checkoutDir, '.git', FETCHING_FILE), '');
   await git(run, ['init', '-q'], checkoutDir, what);
   await git(run, ['remote', 'add', '--end-of-options', 'origin', source.repo], checkoutDir, what);
-  await git(run, ['fetch', '--depth=1', '--tags', '--end-of-options', 'origin', source.ref], checkoutDir, what, 60_000);
+  await git(run, ['fetch', '--depth=1', '--tags', '--end-of-options', 'origin', fetched], checkoutDir, what, 60_000);
   if (sparsePath) {
     await git(run, ['config', '--end-of-options', 'core.sparseCheckout', 'true'], checkoutDir, what);
     const infoDir = path.join(checkoutDir, '.git', 'info');
@@ -126,12 +139,15 @@ export async function acquireGitSource(
     checkoutDir,
     what,
   );
-  writeFileSync(refFile, `${source.ref}\n`);
+  writeFileSync(refFile, `${marker}\n`);
   rmSync(path.join(checkoutDir, '.git', FETCHING_FILE), { force: true });
   return 'created';
 }
 
-/** Whether `checkoutDir` holds a complete checkout made from `ref`, or one made by hand (used as it is). */
+/**
+ * Whether `checkoutDir` holds a complete checkout made from `ref` (a marker, see `checkoutMarker`), or one made by
+ * hand (used as it is).
+ */
 export function isCheckoutOf(checkoutDir: string, ref: string): boolean {
   if (isForeignCheckout(checkoutDir)) return true;
   try {

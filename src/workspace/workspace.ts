@@ -19,7 +19,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KappsError } from '../diagnostics/errors.js';
 import { syncDirectory } from './file-source.js';
-import { acquireGitSource, isCheckoutOf, linkSource, type CommandRunner } from './git-source.js';
+import { acquireGitSource, checkoutMarker, isCheckoutOf, linkSource, type CommandRunner } from './git-source.js';
 
 /** A source of a kapp, resolved to something the workspace can fetch. */
 export type ResolvedSource =
@@ -37,6 +37,8 @@ export type ResolvedSource =
       readonly repo: string;
       readonly path: string;
       readonly ref: string;
+      /** A commit the source is pinned to (see `GitSource.pin`). */
+      readonly pin?: string;
       /** The uri as written in the configuration. */
       readonly uri?: string;
     };
@@ -118,7 +120,7 @@ export async function ensureWorkspace(
         if (!existsSync(path.join(checkout, '.git')) && isDir(sourceDir(kapp.cacheRoot, source))) return;
         // One fetch into a checkout at a time (two runs, or two kapps processes, filling one fresh workspace).
         await withCheckoutLock(checkout, what, signal, async () => {
-          if (options.update || !isCheckoutOf(checkout, source.ref)) options.onFetch?.(kapp.fqId, source);
+          if (options.update || !isCheckoutOf(checkout, checkoutMarker(source))) options.onFetch?.(kapp.fqId, source);
           const acquired = await acquireGitSource(run, source, checkout, { update: options.update, what });
           if (acquired !== 'present') changed = true;
           if (
