@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Release, Run } from '../../src/api/index.js';
-import { axeViolations, launchBrowser, newPage, screenshot } from '../support/browser.js';
+import { axeViolations, horizontalOverflow, launchBrowser, newPage, screenshot } from '../support/browser.js';
 import { api, startServer, waitForRun, type TestServer } from '../support/server.js';
 import {
   cleanup,
@@ -220,6 +220,25 @@ describe('the fleet and drift pages', () => {
     expect(await page.getByRole('button', { name: /^Roll back/ }).count()).toBe(0);
     await page.close();
   });
+  it('has no accessibility violations (axe-core) on the fleet and drift pages, and fits a 390 px screen', async () => {
+    const pages: [string, string, (page: Page) => Promise<void>][] = [
+      ['fleet', '#/fleet', (page) => page.locator('table[aria-label="Fleet"] tr[data-drift="drifted"]').waitFor()],
+      ['drift', '#/stacks/shop/dev/drift', (page) => page.getByTestId('drift-report').waitFor()],
+    ];
+    const { page } = await login(TOKENS.apply, '', true);
+    for (const [name, hash, ready] of pages) {
+      await page.goto(`${server.url}/${hash}`);
+      await ready(page);
+      expect({ page: name, violations: await axeViolations(page) }).toEqual({ page: name, violations: [] });
+    }
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [name, hash, ready] of pages) {
+      await page.goto(`${server.url}/${hash}`);
+      await ready(page);
+      expect({ page: name, overflow: await horizontalOverflow(page) }).toEqual({ page: name, overflow: 0 });
+    }
+    await page.close();
+  });
 });
 
 describe('rolling back from the page', () => {
@@ -271,19 +290,11 @@ describe('rolling back from the page', () => {
     await page.close();
   });
 
-  it('has no accessibility violations (axe-core) on the fleet, drift and rollback preview pages', async () => {
-    const pages: [string, string, (page: Page) => Promise<void>][] = [
-      ['fleet', '#/fleet', (page) => page.locator('table[aria-label="Fleet"] tr[data-drift="drifted"]').waitFor()],
-      ['drift', '#/stacks/shop/dev/drift', (page) => page.getByTestId('drift-report').waitFor()],
-      ['rollback preview', `#/runs/${rollbackPreview}`, (page) => page.getByTestId('applied-by').waitFor()],
-    ];
+  it('has no accessibility violations (axe-core) on the rollback preview', async () => {
     expect(rollbackPreview).not.toBe('');
-    const { page } = await login(TOKENS.apply, '', true);
-    for (const [name, hash, ready] of pages) {
-      await page.goto(`${server.url}/${hash}`);
-      await ready(page);
-      expect({ page: name, violations: await axeViolations(page) }).toEqual({ page: name, violations: [] });
-    }
+    const { page } = await login(TOKENS.apply, `#/runs/${rollbackPreview}`, true);
+    await page.getByTestId('applied-by').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
     await page.close();
   });
 });
