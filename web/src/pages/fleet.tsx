@@ -29,7 +29,7 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function sortFleet(stacks: readonly FleetStack[], sort: Sort): FleetStack[] {
+function sortFleet(stacks: readonly FleetStack[], sort: Sort): FleetStack[] {
   const list = [...stacks];
   const time = (iso: string | null | undefined) => (iso ? Date.parse(iso) : 0);
   list.sort((a, b) => {
