@@ -27,6 +27,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     testTimeout: 60_000,
     pool: 'forks',
+    // Most files wait on child processes, servers and browsers rather than compute: three at once keep two cores
+    // busy (the default, one fewer than the cores, runs one file at a time on a 2-core machine).
+    maxWorkers: 3,
     reporters: ['default', new SummaryReporter()],
     projects: [
       {

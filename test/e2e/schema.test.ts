@@ -11,7 +11,7 @@ describe('kapps schema', () => {
   });
 
   it('prints a schema for each kind', async () => {
-    for (const kind of ['config', 'stack', 'kapp', 'preview', 'server']) {
+    for (const kind of ['config', 'stack', 'kapp', 'preview', 'drift', 'server']) {
       const r = await runCli(['schema', kind]);
       expect(r.code).toBe(0);
       expect((JSON.parse(r.stdout) as { $schema: string }).$schema).toContain('2020-12');
@@ -23,7 +23,7 @@ describe('kapps schema', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain(
-      'unknown schema kind `manifests`; the kinds are: config, stack, manifest, kapp, preview, server\n',
+      'unknown schema kind `manifests`; the kinds are: config, stack, manifest, kapp, preview, drift, server\n',
     );
   });
 });

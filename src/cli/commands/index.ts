@@ -3,6 +3,7 @@
  * so `kapps --help` stays fast. Keep one line per command, in the order of `kapps --help`.
  */
 import type { CommandModule } from 'yargs';
+import { driftCommand } from './drift.js';
 import { generateCommand } from './generate.js';
 import { graphCommand } from './graph.js';
 import { previewCommand } from './preview.js';
@@ -28,6 +29,7 @@ export const commands: CommandModule<{}, any>[] = [
   varsCommand,
   validateCommand,
   previewCommand,
+  driftCommand,
   releaseCommand,
   runsCommand,
   workspaceCommand,

@@ -9,17 +9,17 @@ interface SchemaArgs {
   kind: string;
 }
 
-const KINDS = ['config', 'stack', 'manifest', 'kapp', 'preview', 'server'] as const;
+const KINDS = ['config', 'stack', 'manifest', 'kapp', 'preview', 'drift', 'server'] as const;
 
 export const schemaCommand: CommandModule<object, SchemaArgs> = {
   command: 'schema <kind>',
   describe:
-    'Print the JSON Schema of a configuration file (config, stack, manifest, kapp, server) or of the preview document (preview)',
+    'Print the JSON Schema of a configuration file (config, stack, manifest, kapp, server) or of a document (preview, drift)',
   builder: (y) =>
     y.positional('kind', {
       type: 'string',
       describe:
-        'config (sugarkube-conf.yaml), stack, manifest, kapp (sugarkube.yaml), server (kapps serve --config), or preview (`preview -o json`)',
+        'config (sugarkube-conf.yaml), stack, manifest, kapp (sugarkube.yaml), server (kapps serve --config), preview (`preview -o json`) or drift (`drift -o json`)',
       demandOption: true,
     }),
   handler: async (argv) => {
@@ -35,6 +35,12 @@ export const schemaCommand: CommandModule<object, SchemaArgs> = {
     if (kind === 'preview') {
       const { previewJsonSchema } = await import('../../release/preview-schema.js');
       process.stdout.write(`${JSON.stringify(previewJsonSchema(), null, 2)}\n`);
+      return;
+    }
+    if (kind === 'drift') {
+      const { z } = await import('zod');
+      const { driftReportSchema } = await import('../../api/drift.js');
+      process.stdout.write(`${JSON.stringify(z.toJSONSchema(driftReportSchema, { io: 'output' }), null, 2)}\n`);
       return;
     }
     const { jsonSchemaFor } = await import('../../config/json-schema.js');
