@@ -9,6 +9,7 @@ import { CancelledError, SilentFailure } from '../diagnostics/errors.js';
 import type { RunCommand } from '../execute/types.js';
 import type { Reporter, RunEvent } from '../report/events.js';
 import type { RunRecorder } from '../engine/release-run.js';
+import type { RunHooks, RunOutcome, RunParams } from '../engine/run.js';
 import type { ApplyArgs, RunArgs } from './run-args.js';
 import { flushWarnings } from './stack-args.js';
 import { closeAll, fanOut } from './reporter-fan-out.js';
@@ -23,8 +24,15 @@ async function closeReporters(reporters: readonly Reporter[]): Promise<void> {
   );
 }
 
-/** Run one of the run commands. */
-export async function runCommand(command: RunCommand, args: RunArgs & Partial<ApplyArgs>): Promise<void> {
+/** What runs the command in the engine (default: `runOperation(command, …)`). */
+export type EngineCall = (params: RunParams, hooks: RunHooks) => Promise<RunOutcome>;
+
+/** Run one of the run commands (`call`: an engine function other than `runOperation`, e.g. a rollback). */
+export async function runCommand(
+  command: RunCommand,
+  args: RunArgs & Partial<ApplyArgs>,
+  call?: EngineCall,
+): Promise<void> {
   const { createReporter } = await import('../report/create-reporter.js');
   const { onInterrupt } = await import('../process/interrupt.js');
   const { removeAllSensitiveTemplates } = await import('../execute/templates.js');
@@ -116,8 +124,8 @@ export async function runCommand(command: RunCommand, args: RunArgs & Partial<Ap
     const base = args.reporter === 'json' ? cliJsonContext : cliContext;
     const ctx = timings ? { ...base, cwd: base.cwd, timings } : base;
     timings?.span('startup', 0);
-    const { summary } = await runOperation(
-      command,
+    const operate: EngineCall = call ?? ((params, hooks) => runOperation(command, params, hooks));
+    const { summary } = await operate(
       { ...args, killGraceMs: graceMs },
       {
         ctx,

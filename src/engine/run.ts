@@ -8,6 +8,7 @@ import { CancelledError, KappsError } from '../diagnostics/errors.js';
 import type { KappResult, RunCommand, RunOptions, RunSummary } from '../execute/types.js';
 import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
+import type { ReleaseSource } from '../release/types.js';
 import { urlSecrets } from '../diagnostics/redact.js';
 import { warmProcessServers } from '../process/process-runner.js';
 import { timed, type Timings } from '../diagnostics/timings.js';
@@ -40,6 +41,10 @@ export interface RunParams extends StackParams {
   allowNoValue?: boolean;
   /** Emit every line steps print, what `print` hides marked `hidden` (for a run's log). */
   allOutput?: boolean;
+  /** The project's repository and commit its release records (unset: the git checkout holding the stack file). */
+  source?: ReleaseSource;
+  /** A rollback: the revision whose desired state the run applies again (recorded in its release). */
+  rollbackOf?: number;
 }
 
 /** What the caller of a run provides. */
@@ -130,7 +135,7 @@ export function ownSecrets(backend: string | undefined, ctx: EngineContext): str
  * Fill the workspace for the kapps of the sub-graph that have sources; reopen the stack when that changed anything in
  * the workspace (a kapp's `sugarkube.yaml` and templates are read from there).
  */
-async function prepareWorkspace(
+export async function prepareWorkspace(
   stack: Stack,
   params: RunParams,
   open: OpenOptions,

@@ -7,7 +7,7 @@ import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import type { PreviewDocument, PreviewRow } from '../release/index.js';
 import { TextEngineView } from '../report/engine-text.js';
 import type { EngineContext } from './context.js';
-import type { ReleaseRecordedEvent } from '../report/engine-text.js';
+import type { ReleaseRecordedEvent, RollbackPlannedEvent } from '../report/engine-text.js';
 
 export interface EngineView {
   /** Warnings about the stack not said yet in this context (its files, relative to `cwd`). */
@@ -28,6 +28,12 @@ export interface EngineView {
   previewUnavailable(event: { readonly error: string }): void;
   /** Lines of release `revision`'s log could not be written (`error` is redacted); the run goes on. */
   releaseLogFailed(event: { readonly revision: number; readonly error: string }): void;
+  /**
+   * A rollback to revision `target` was computed: what it applies on top of what (`forced`: why it is not an exact
+   * reproduction), and the kapps installed now that the target did not have (`absent`: deleted when `prune`;
+   * `unknown`: not in today's stack, left alone).
+   */
+  rollbackPlanned(event: RollbackPlannedEvent): void;
   /** The run was recorded as release `revision` of `project`/`stack` (after its summary). */
   releaseRecorded(event: ReleaseRecordedEvent): void;
 }

@@ -33,16 +33,18 @@ export function releaseListEntries(summaries: readonly ReleaseSummary[]): Releas
 
 /** The `kapps release list` table: one line per release, newest first, with a header; ends with a newline. */
 export function formatReleaseTable(summaries: readonly ReleaseSummary[]): string {
-  // The commit column only for a stack some of whose releases a run of a project from git made.
+  // The commit column only for a stack some of whose releases recorded one (a project from git, a git checkout).
   const withCommit = summaries.some((s) => s.source !== undefined);
   const header = ['REVISION', 'OPERATION', 'PHASE', 'KAPPS', 'OWNER', 'STARTED', 'DURATION'];
   if (withCommit) header.push('COMMIT');
   const rows = summaries.map((s) => {
     const duration = durationOf(s);
-    const commit = withCommit ? [s.source ? shortSha(s.source.commit) : '-'] : [];
+    const commit = withCommit
+      ? [s.source ? `${shortSha(s.source.commit)}${s.source.dirty === true ? ' (dirty)' : ''}` : '-']
+      : [];
     return [
       String(s.revision),
-      s.operation,
+      s.rollbackOf !== undefined ? `${s.operation} (rollback of ${s.rollbackOf})` : s.operation,
       s.unlocked ? `${s.phase} (unlocked)` : s.phase,
       String(s.kappsCount),
       formatOwner(s.owner),

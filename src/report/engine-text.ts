@@ -75,9 +75,44 @@ export class TextEngineView {
     this.streams.message(`warning: the log of release ${event.revision} could not be written: ${event.error}\n`);
   }
 
+  rollbackPlanned(event: RollbackPlannedEvent): void {
+    this.streams.message(rollbackText(event));
+  }
+
   releaseRecorded(event: ReleaseRecordedEvent): void {
     this.streams.result(
       `Recorded as release ${event.revision} of ${event.project}/${event.stack} (project from ${event.projectSource}) in ${event.where}\n`,
     );
   }
+}
+
+/** A rollback as the engine computed it (see `EngineView.rollbackPlanned`). */
+export interface RollbackPlannedEvent {
+  readonly target: number;
+  readonly latest: number;
+  readonly forced: readonly string[];
+  readonly absent: readonly string[];
+  readonly unknown: readonly string[];
+  readonly prune: boolean;
+}
+
+/** What a rollback will do beyond its preview: forced parts, kapps left alone or deleted. */
+export function rollbackText(event: RollbackPlannedEvent): string {
+  const lines = [`Rollback to revision ${event.target} (the latest is ${event.latest}).`];
+  if (event.forced.length) {
+    lines.push(`warning: --force: revision ${event.target} is not reproduced exactly:`);
+    for (const reason of event.forced) lines.push(`  ${reason}`);
+  }
+  if (event.absent.length) {
+    lines.push(
+      event.prune
+        ? `Kapps revision ${event.target} did not have, deleted after the install (--prune): ${event.absent.join(', ')}`
+        : `Kapps revision ${event.target} did not have, left alone (--prune deletes them): ${event.absent.join(', ')}`,
+    );
+  }
+  if (event.unknown.length)
+    lines.push(
+      `Kapps revision ${event.target} did not have and the stack no longer has, left alone: ${event.unknown.join(', ')}`,
+    );
+  return `${lines.join('\n')}\n`;
 }

@@ -9,6 +9,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../diagnostics/errors.js';
 import { numberArg } from '../number-args.js';
 import type { ReleaseStore } from '../../release/store-types.js';
+import { rollbackCommand } from './rollback.js';
 
 interface SharedArgs {
   stackFile: string;
@@ -132,10 +133,18 @@ const showCommand: CommandModule<object, ShowArgs> = {
         spec: redactStackSpec(showMasks(release.spec, null)),
       });
       // On stderr: stdout stays the record.
-      if (release.source) {
-        process.stderr.write(
-          `Release ${release.revision} of ${project}/${argv.stackName}: commit ${release.source.commit.slice(0, 12)} of ${release.source.repo}\n`,
-        );
+      const about = [
+        ...(release.rollbackOf !== undefined ? [`rollback of ${release.rollbackOf}`] : []),
+        ...(release.source
+          ? [
+              `commit ${release.source.commit.slice(0, 12)} of ${release.source.repo}` +
+                (release.source.dirty === true ? ' (the checkout had local changes)' : '') +
+                (release.source.dirty === false ? ' (clean)' : ''),
+            ]
+          : []),
+      ];
+      if (about.length) {
+        process.stderr.write(`Release ${release.revision} of ${project}/${argv.stackName}: ${about.join('; ')}\n`);
       }
       process.stdout.write(
         argv.output === 'json' ? `${JSON.stringify(ordered, null, 2)}\n` : stringify(ordered, { lineWidth: 0 }),
@@ -264,7 +273,7 @@ const unlockCommandModule: CommandModule<object, UnlockArgs> = {
 /** The `release` command group. */
 export const releaseCommand: CommandModule<object, object> = {
   command: 'release',
-  describe: 'List, show, diff, unlock the releases of a stack and print their logs',
+  describe: 'List, show, diff, unlock and roll back the releases of a stack, and print their logs',
   builder: (y) =>
     y
       .command(listCommand)
@@ -272,7 +281,8 @@ export const releaseCommand: CommandModule<object, object> = {
       .command(diffCommand)
       .command(logsCommand)
       .command(unlockCommandModule)
-      .demandCommand(1, 'Name a release command: list, show, diff, logs or unlock.'),
+      .command(rollbackCommand)
+      .demandCommand(1, 'Name a release command: list, show, diff, logs, unlock or rollback.'),
   handler: () => undefined,
 };
 

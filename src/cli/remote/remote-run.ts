@@ -47,6 +47,12 @@ export interface RemoteRunArgs {
   readonly detailedExitcode?: boolean;
   /** A project from git: the branch, tag or commit to run at. */
   readonly ref?: string | undefined;
+  /** A rollback (and its preview): the target revision, whether it prunes, whether it forces. */
+  readonly toRevision?: number;
+  readonly prune?: boolean;
+  readonly force?: boolean;
+  /** Apply (or roll back) exactly what this finished preview run showed. */
+  readonly previewRunId?: string;
 }
 
 /** The body of `POST /api/v1/runs` for these arguments. */
@@ -77,6 +83,10 @@ export function submitBody(type: RunType, project: string, args: RemoteRunArgs):
     ...(args.workers !== undefined ? { workers: args.workers } : {}),
     ...(Object.keys(overrides).length ? { overrides } : {}),
     ...(args.ref !== undefined ? { ref: checkedRef(args.ref, '--ref') } : {}),
+    ...(args.toRevision !== undefined ? { toRevision: args.toRevision } : {}),
+    ...(args.prune ? { prune: true } : {}),
+    ...(args.force ? { force: true } : {}),
+    ...(args.previewRunId !== undefined ? { previewRunId: args.previewRunId } : {}),
   };
 }
 
@@ -106,8 +116,11 @@ export function clientFor(server: string | undefined, from = '--server'): Server
   return new ServerClient(serverUrl(server, from), process.env.KAPPS_TOKEN);
 }
 
-/** Run `type` on the server and print what the local command prints; the exit code is the run's outcome. */
-export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<void> {
+/**
+ * Run `type` on the server and print what the local command prints; the exit code is the run's outcome. Returns the
+ * run as it ended (succeeded: a failure throws).
+ */
+export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<Run> {
   if (args.project === undefined || args.project === '') {
     throw new UsageError("--project is required with --server: name the server's registered project");
   }
@@ -121,7 +134,8 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<voi
   process.stderr.write(`Run ${submitted.id}: ${type} of ${submitted.project}/${submitted.stack} on ${client.origin}\n`);
 
   const reporters: Reporter[] = [];
-  if (type === 'apply' || type === 'destroy') {
+  const applies = type === 'apply' || type === 'destroy' || type === 'rollback';
+  if (applies) {
     const { createReporter } = await import('../../report/create-reporter.js');
     const isTTY = process.stdout.isTTY === true;
     reporters.push(
@@ -132,7 +146,7 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<voi
         isTTY,
         verbose: args.verbose ?? false,
         color: (args.color ?? true) && isTTY && !process.env.NO_COLOR,
-        mode: { command: type === 'apply' ? 'install' : 'delete', planOnly: false },
+        mode: { command: type === 'destroy' ? 'delete' : 'install', planOnly: false },
       }),
     );
   }
@@ -194,6 +208,7 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<voi
     }
   }
   await finish(client, type, run, args, interrupted, ranToEnd);
+  return run;
 }
 
 function safely(action: () => boolean): boolean {
@@ -224,7 +239,7 @@ async function finish(
   }
   if (run.status === 'errored') throw new KappsError(`${where} errored${why(run)}`);
   if (run.status === 'failed') {
-    if (type === 'apply' || type === 'destroy') {
+    if (type === 'apply' || type === 'destroy' || type === 'rollback') {
       // The summary was shown by the reporter; say why when the run itself broke, or ended before it ran.
       if (run.error || !ranToEnd) process.stderr.write(`kapps: ${where} failed${why(run)}\n`);
       throw new SilentFailure('the run failed');

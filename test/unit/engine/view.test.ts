@@ -29,6 +29,7 @@ function collectingView(): { view: EngineView; seen: [string, unknown][] } {
     previewUnavailable: keep('previewUnavailable'),
     releaseLogFailed: keep('releaseLogFailed'),
     releaseRecorded: keep('releaseRecorded'),
+    rollbackPlanned: keep('rollbackPlanned'),
   };
   return { view, seen };
 }
