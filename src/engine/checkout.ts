@@ -24,9 +24,14 @@ export interface CheckoutSource {
 
 const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
+/** git's output, or undefined when it fails or cannot be run (what a release records of a checkout is optional). */
 async function gitOut(run: CommandRunner, args: readonly string[], cwd: string): Promise<string | undefined> {
-  const r = await run('git', args, { cwd, timeoutMs: 30_000 });
-  return r.exitCode === 0 ? r.stdout : undefined;
+  try {
+    const r = await run('git', args, { cwd, timeoutMs: 30_000 });
+    return r.exitCode === 0 ? r.stdout : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A URL without its user information (`https://user:token@host/x` → `https://host/x`). */

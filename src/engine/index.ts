@@ -9,3 +9,11 @@ export { runOperation, runMode, type RunHooks, type RunOutcome, type RunParams }
 export { createRunLog, type LogLine } from './run-log.js';
 export { openTarget, type RecordParams, type RunRecorder } from './release-run.js';
 export { checkDrift, type DriftOptions, type DriftResult } from './drift.js';
+export {
+  previewRollback,
+  rollbackStack,
+  RollbackRefusedError,
+  type RollbackHooks,
+  type RollbackParams,
+  type RollbackPreview,
+} from './rollback.js';

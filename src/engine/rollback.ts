@@ -10,7 +10,10 @@ import path from 'node:path';
 import { KappsError } from '../diagnostics/errors.js';
 import type { SpecKapp } from '../plan/spec.js';
 import type { PreviewDocument, PreviewRow, Release } from '../release/index.js';
+import type { PreviewKapp } from '../release/preview.js';
 import type { ReleaseSource } from '../release/types.js';
+import type { openTarget } from './release-run.js';
+import type { CompleteSpec } from './spec.js';
 import type { Stack } from '../stack/stack.js';
 import type { EngineContext } from './context.js';
 import { openStackFor } from './open.js';
@@ -26,6 +29,16 @@ export interface RollbackParams extends RunParams {
   prune?: boolean;
   /** Go on where the target's commit cannot be checked out, or its specs cannot be reproduced. */
   force?: boolean;
+  /**
+   * The stack file is in a working tree at this project commit already (a runs server's project from git): it is
+   * used as it is when it is the target's commit, and recorded as the rollback's source.
+   */
+  checkedOut?: ReleaseSource;
+}
+
+/** A rollback's hooks: a run's, and a check of its preview before anything is applied (it throws to stop). */
+export interface RollbackHooks extends RunHooks {
+  check?(preview: RollbackPreview): void | Promise<void>;
 }
 
 /** A rollback refused before anything was changed: the reason, and what to do. */
@@ -99,11 +112,17 @@ function pinsOf(specs: ReadonlyMap<string, SpecKapp>): Record<string, Record<str
 async function materialise(
   target: Release,
   today: Stack,
-  params: RunParams,
+  params: RollbackParams,
   ctx: EngineContext,
 ): Promise<{ stackFile: string; source: ReleaseSource; dispose: () => Promise<void> } | { refused: string }> {
   const source = target.source;
   const n = target.revision;
+  const given = params.checkedOut;
+  if (given && source && !source.dirty) {
+    if (given.commit !== source.commit)
+      return { refused: `the run is at commit ${given.commit}, revision ${n} recorded ${source.commit}` };
+    return { stackFile: path.resolve(ctx.cwd, params.stackFile), source: given, dispose: () => Promise.resolve() };
+  }
   if (!source)
     return {
       refused: `revision ${n} recorded no project commit (it was made before kapps recorded them, or outside a git checkout)`,
@@ -167,67 +186,100 @@ async function specDifferences(
  * Compute the rollback to `params.toRevision`: refuse (with the reason) a target that cannot be reproduced, else
  * the preview. The caller disposes of what it returns.
  */
-async function prepare(params: RollbackParams, ctx: EngineContext, signal: AbortSignal): Promise<Prepared> {
-  const { openTarget } = await import('./release-run.js');
-  const { recordedSpecs } = await import('./preview.js');
-  const today = await openStackFor({ ...params, include: [], exclude: [] }, { signal }, ctx);
-  const store = await openTarget(today, params, ctx);
-  let dispose = (): Promise<void> => Promise.resolve();
+/** The store a rollback reads, and the releases it is between: the latest and the target. */
+interface Between {
+  readonly target: Awaited<ReturnType<typeof openTarget>>;
+  readonly latest: Release;
+  readonly release: Release;
+  /** The kapps installed at the target. */
+  readonly installed: string[];
+}
+
+/** The latest release and revision N, refused when N cannot be a target. */
+async function between(today: Stack, params: RollbackParams, ctx: EngineContext): Promise<Between> {
+  const { openTarget: open } = await import('./release-run.js');
+  const target = await open(today, params, ctx);
   try {
+    const { store, project } = target;
     const stackName = today.config.name;
-    const latest = await store.store.latest(store.project, stackName);
-    if (!latest) throw new RollbackRefusedError(`${store.project}/${stackName} has no release to roll back to`);
+    const latest = await store.latest(project, stackName);
+    if (!latest) throw new RollbackRefusedError(`${project}/${stackName} has no release to roll back to`);
     const n = targetRevision(params.toRevision, latest);
-    const target = await store.store.get(store.project, stackName, n);
-    if (!target) throw new RollbackRefusedError(`revision ${n} of ${store.project}/${stackName} does not exist`);
-    const hard = hardRefusal(target);
+    const release = await store.get(project, stackName, n);
+    if (!release) throw new RollbackRefusedError(`revision ${n} of ${project}/${stackName} does not exist`);
+    const hard = hardRefusal(release);
     if (hard) throw new RollbackRefusedError(hard);
-    const installed = Object.keys(target.state).filter((id) => target.state[id]?.status === 'installed');
+    const installed = Object.keys(release.state).filter((id) => release.state[id]?.status === 'installed');
     if (installed.length === 0) throw new RollbackRefusedError(`revision ${n} has no installed kapp`);
-    const forced: string[] = [];
-    const at = await materialise(target, today, params, ctx);
-    let stackFile = params.stackFile;
-    let source: ReleaseSource | undefined;
-    if ('refused' in at) {
-      if (!params.force)
-        throw new RollbackRefusedError(
-          `cannot roll back to revision ${n}: ${at.refused}\n(--force rolls back to its recorded sources and variables on top of today's checkout)`,
-        );
-      forced.push(`${at.refused}: today's checkout is used, with revision ${n}'s recorded source commits`);
-    } else {
-      stackFile = at.stackFile;
-      source = at.source;
-      dispose = at.dispose;
-    }
-    const recorded = await recordedSpecs(store.store, target, installed);
-    const backend = store.backend.kind === 'file' ? store.backend.root : store.backend.url;
+    return { target, latest, release, installed };
+  } catch (e) {
+    await target.store.close();
+    throw e;
+  }
+}
+
+/** The stack as revision N had it, opened with today's workspace, project and backend, and its complete spec. */
+interface AtTarget {
+  readonly stack: Stack;
+  readonly params: RunParams;
+  readonly source?: ReleaseSource;
+  readonly complete: CompleteSpec;
+  readonly kapps: PreviewKapp[];
+  /** Why it is not an exact reproduction (with `force`). */
+  readonly forced: string[];
+  dispose(this: void): Promise<void>;
+}
+
+/** Open the stack at N's commit (or, forced, today's checkout) with N's source commits, and check its specs. */
+async function openAt(
+  today: Stack,
+  b: Between,
+  params: RollbackParams,
+  ctx: EngineContext,
+  signal: AbortSignal,
+): Promise<AtTarget> {
+  const n = b.release.revision;
+  const forced: string[] = [];
+  const at = await materialise(b.release, today, params, ctx);
+  if ('refused' in at) {
+    if (!params.force)
+      throw new RollbackRefusedError(
+        `cannot roll back to revision ${n}: ${at.refused}\n(--force rolls back to its recorded sources and variables on top of today's checkout)`,
+      );
+    forced.push(`${at.refused}: today's checkout is used, with revision ${n}'s recorded source commits`);
+  }
+  const dispose = 'refused' in at ? () => Promise.resolve() : at.dispose;
+  try {
+    const { recordedSpecs } = await import('./preview.js');
+    const recorded = await recordedSpecs(b.target.store, b.release, b.installed);
+    const backend = b.target.backend;
     const base: RunParams = {
       ...params,
-      stackFile,
+      stackFile: 'refused' in at ? params.stackFile : at.stackFile,
       workspaceDir: today.workspace,
-      project: store.project,
-      backend,
+      project: b.target.project,
+      backend: backend.kind === 'file' ? backend.root : backend.url,
       sourcePins: pinsOf(recorded),
       exclude: [],
       parents: false,
     };
     // The kapps of N that the stack at this commit has (a forced rollback may miss some).
-    const all = await openStackFor({ ...base, include: [] }, { signal }, ctx);
-    const known = new Set(all.kapps.map((k) => k.id));
-    const include = installed.filter((id) => known.has(id));
-    const missing = installed.filter((id) => !known.has(id));
+    const known = new Set((await openStackFor({ ...base, include: [] }, { signal }, ctx)).kapps.map((k) => k.id));
+    const include = b.installed.filter((id) => known.has(id));
     if (include.length === 0) throw new RollbackRefusedError(`none of the kapps of revision ${n} is in the stack`);
     const open: RunParams = { ...base, include };
     const { prepareWorkspace } = await import('./run.js');
     const stack = await prepareWorkspace(await openStackFor(open, { signal }, ctx), open, { signal }, ctx, signal);
     const { completeSpecOf, previewKappsOf } = await import('./spec.js');
     const ids = stack.selection.nodes.filter((x) => x.processed).map((x) => x.id);
-    const complete = await completeSpecOf(stack, new Set(ids), store.store, ctx, { record: false });
+    const complete = await completeSpecOf(stack, new Set(ids), b.target.store, ctx, { record: false });
     const kapps = await previewKappsOf(stack, complete);
     const digests = new Map(kapps.map((k) => [k.id, k.specDigest] as const));
     const differences = [
-      ...missing.map((id) => `kapp ${id}: installed at revision ${n}, not in the stack at this commit`),
-      ...(await specDifferences(stack, include, target, recorded, complete, digests)),
+      ...b.installed
+        .filter((id) => !known.has(id))
+        .map((id) => `kapp ${id}: installed at revision ${n}, not in the stack at this commit`),
+      ...(await specDifferences(stack, include, b.release, recorded, complete, digests)),
     ];
     if (differences.length && !params.force)
       throw new RollbackRefusedError(
@@ -235,41 +287,62 @@ async function prepare(params: RollbackParams, ctx: EngineContext, signal: Abort
           `(a variable given on the command line then is not recorded as such; --force applies what the stack gives now)`,
       );
     forced.push(...differences);
-    const { computePreview, previewDocument } = await import('../release/index.js');
-    const rows = computePreview(kapps, latest.state);
-    const todayKnown = new Set(today.kapps.map((k) => k.id));
-    const gone = rows.filter((r) => r.action === 'Delete').map((r) => r.id);
-    const current = new Map(complete.spec.kapps.map((k) => [k.id, k] as const));
-    const latestSpecs = await recordedSpecs(
-      store.store,
-      latest,
-      rows.map((r) => r.id),
-    );
-    const document = previewDocument(stackName, store.project, latest.revision, rows, {
-      current,
-      recorded: latestSpecs,
-      legacy: new Map(complete.legacy.kapps.map((k) => [k.id, k] as const)),
-      digests: new Map(complete.keyStored ? digests : []),
-    });
-    return {
-      preview: {
-        target: n,
-        latest: latest.revision,
-        project: store.project,
-        rows,
-        document,
-        forced,
-        absent: gone.filter((id) => todayKnown.has(id)),
-        unknown: gone.filter((id) => !todayKnown.has(id)),
-      },
-      params: { ...open, rollbackOf: n, ...(source ? { source } : {}) },
-      dispose,
-    };
+    const source = 'refused' in at ? undefined : at.source;
+    return { stack, params: open, ...(source ? { source } : {}), complete, kapps, forced, dispose };
   } catch (e) {
     await dispose();
     throw e;
+  }
+}
+
+/**
+ * Compute the rollback to `params.toRevision`: refuse (with the reason) a target that cannot be reproduced, else
+ * the preview. The caller disposes of what it returns.
+ */
+async function prepare(params: RollbackParams, ctx: EngineContext, signal: AbortSignal): Promise<Prepared> {
+  const today = await openStackFor({ ...params, include: [], exclude: [] }, { signal }, ctx);
+  const b = await between(today, params, ctx);
+  try {
+    const at = await openAt(today, b, params, ctx, signal);
+    try {
+      const { recordedSpecs } = await import('./preview.js');
+      const { computePreview, previewDocument } = await import('../release/index.js');
+      const { latest, target } = b;
+      const rows = computePreview(at.kapps, latest.state);
+      const todayKnown = new Set(today.kapps.map((k) => k.id));
+      const gone = rows.filter((r) => r.action === 'Delete').map((r) => r.id);
+      const { complete } = at;
+      const document = previewDocument(today.config.name, target.project, latest.revision, rows, {
+        current: new Map(complete.spec.kapps.map((k) => [k.id, k] as const)),
+        recorded: await recordedSpecs(
+          target.store,
+          latest,
+          rows.map((r) => r.id),
+        ),
+        legacy: new Map(complete.legacy.kapps.map((k) => [k.id, k] as const)),
+        digests: new Map(complete.keyStored ? at.kapps.map((k) => [k.id, k.specDigest] as const) : []),
+      });
+      const n = b.release.revision;
+      return {
+        preview: {
+          target: n,
+          latest: latest.revision,
+          project: target.project,
+          rows,
+          document,
+          forced: at.forced,
+          absent: gone.filter((id) => todayKnown.has(id)),
+          unknown: gone.filter((id) => !todayKnown.has(id)),
+        },
+        params: { ...at.params, rollbackOf: n, ...(at.source ? { source: at.source } : {}) },
+        dispose: at.dispose,
+      };
+    } catch (e) {
+      await at.dispose();
+      throw e;
+    }
   } finally {
-    await store.store.close();
+    await b.target.store.close();
   }
 }
 
@@ -298,7 +371,7 @@ export interface RollbackOutcome extends RunOutcome {
  * `rollbackOf: N`), then with `prune` delete the kapps N did not have, in reverse order (a second revision, also
  * `rollbackOf: N`), from today's stack. Throws `RollbackRefusedError` before changing anything when it cannot.
  */
-export function rollbackStack(params: RollbackParams, hooks: RunHooks): Promise<RollbackOutcome> {
+export function rollbackStack(params: RollbackParams, hooks: RollbackHooks): Promise<RollbackOutcome> {
   const { ctx, signal } = hooks;
   return inRunContext(ctx, async () => {
     const prepared = await prepare(params, ctx, signal);
@@ -307,6 +380,7 @@ export function rollbackStack(params: RollbackParams, hooks: RunHooks): Promise<
       const view = viewOf(ctx);
       view.rollbackPlanned({ ...preview, prune: params.prune ?? false });
       view.previewShown({ revision: preview.latest, rows: preview.rows, document: preview.document });
+      await hooks.check?.(preview);
       const { runOperation } = await import('./run.js');
       const outcome = await runOperation('install', { ...prepared.params, yes: true, changedOnly: true }, hooks);
       if (!params.prune || preview.absent.length === 0 || outcome.summary.status !== 'succeeded')

@@ -195,7 +195,7 @@ describe('kapps release (file backend)', () => {
     expect(noFile.stderr).toContain(`kapps: stack file ${join(p.dir, 'nope.yaml')} not found`);
     const noCommand = await runCli(['release'], { env: p.env });
     expect(noCommand.code).toBe(2);
-    expect(noCommand.stderr).toContain('Name a release command: list, show, diff, logs or unlock.');
+    expect(noCommand.stderr).toContain('Name a release command: list, show, diff, logs, unlock or rollback.');
   });
 
   it('reports a damaged release file with its path and exit 1', async () => {

@@ -79,11 +79,11 @@ describe('kapps serve: runs at a commit of a project from git', () => {
     const page = await c.get<{ releases: { source?: unknown }[] }>('/api/v1/projects/shop/stacks/dev/releases?limit=5');
     expect(page.body.releases.map((r) => r.source)).toEqual([{ repo: remote.url, commit: first }]);
 
-    // A stack file on the server records no source.
+    // A stack file on the server in a git checkout records the checkout: its commit, that it was clean, the path.
     expect((await waitForRun(c, (await submit(c, { type: 'apply', project: 'local' })).id)).status).toBe('succeeded');
     const local = await c.get<Record<string, unknown>>('/api/v1/projects/local/stacks/dev/releases/1');
     expect(local.status).toBe(200);
-    expect(local.body).not.toHaveProperty('source');
+    expect(local.body.source).toEqual({ repo: remote.bare, commit: first, dirty: false, path: 'stacks.yaml' });
 
     // The CLI reads the same store: the release project of a repository without `project:` is its name.
     const cli = await runCli(

@@ -121,13 +121,13 @@ async function remote(args: RollbackArgs): Promise<void> {
   if (args.backend !== undefined)
     throw new UsageError('--backend does not apply with --server: the server records releases in its own backend');
   const { remoteRun } = await import('../remote/remote-run.js');
-  const common = { ...args, toRevision: args.to, prune: args.prune, force: args.force };
-  const preview = await remoteRun('preview', { ...common, output: 'table' });
+  const preview = await remoteRun('preview', { ...args, toRevision: args.to, output: 'table' });
   if (!args.yes) {
     process.stderr.write(`Nothing was changed. To apply this rollback:\n  ${applyCommandLine(args)}\n`);
     return;
   }
-  await remoteRun('rollback', { ...common, previewRunId: preview.id });
+  // The rollback takes its target, --prune and --force from the preview it names.
+  await remoteRun('rollback', { ...args, prune: false, force: false, previewRunId: preview.id });
 }
 
 export const rollbackCommand: CommandModule<object, RollbackArgs> = {

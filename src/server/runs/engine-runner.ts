@@ -21,7 +21,8 @@ import { realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CancelledError, ConfigError, KappsError } from '../../diagnostics/errors.js';
 import type * as Engine from '../../engine/index.js';
-import type { EngineContext, RunParams, StackParams } from '../../engine/index.js';
+import type { EngineContext, RollbackParams, RunParams, StackParams } from '../../engine/index.js';
+import type { ReleaseSource } from '../../release/types.js';
 import type { PreviewDocument } from '../../release/preview.js';
 import { canonicalJson } from '../../release/canonical-json.js';
 import { redactCredentials } from '../../diagnostics/redact.js';
@@ -55,7 +56,7 @@ interface Located {
   readonly root: string;
   readonly releaseProject: string;
   /** The repository and commit its release records (a project from git). */
-  readonly source?: { readonly repo: string; readonly commit: string };
+  readonly source?: ReleaseSource;
 }
 
 /** One run as the adapter works on it: the run, what it reports through, its checked options, plan and context. */
@@ -167,9 +168,83 @@ export class EngineAdapter implements RunEngine {
     }
   }
 
-  /** A rollback to the revision `toRevision` names, recorded as a new revision with `rollbackOf`. */
-  rollback({ run }: EngineJob): Promise<ExecutedRun> {
-    return Promise.reject(new RunRefused(`run ${run.id}: rollback runs are not available on this server yet`));
+  /**
+   * A rollback to the revision `toRevision` names (resolved when it was submitted), recorded as a new revision with
+   * `rollbackOf`; a rollback of a preview run only while the preview still holds.
+   */
+  async rollback(job: EngineJob): Promise<ExecutedRun> {
+    const { run, io, plan, ctx } = job;
+    const approved = plan.approvedBy === undefined ? undefined : await this.#context.store.get(plan.approvedBy);
+    if (plan.approvedBy !== undefined && !approved)
+      throw new StalePreviewError(`preview run ${plan.approvedBy} is gone`);
+    const options = approved ? { ...job.options, ...previewSelection(checkedOptions(approved)) } : job.options;
+    const then = approved ? await this.#context.store.getResult(approved.id) : undefined;
+    if (approved && !then) throw new StalePreviewError(`preview run ${approved.id} has no result`);
+    const { createRunLog, rollbackStack } = await this.#engine;
+    // One log per operation: the install, then the delete of `prune`.
+    let log: ReturnType<typeof createRunLog> | undefined;
+    let operations = 0;
+    let revision: number | null = null;
+    const outcome = await rollbackStack(
+      { ...this.#rollbackParams(run, options, job.at), keepGoing: options.keepGoing ?? false },
+      {
+        ctx,
+        signal: io.signal,
+        begin: () => {
+          const command = operations++ === 0 ? 'install' : 'delete';
+          const opened = createRunLog((line) => io.log(line), {
+            command,
+            maxLineLength: this.#context.limits.maxLineLength,
+          });
+          log = opened;
+          return (event) => {
+            io.emit(event);
+            opened.onEvent(event);
+          };
+        },
+        onRecorder: (_recorder, rev) => {
+          if (revision !== rev) io.onRelease(rev);
+          revision = rev;
+        },
+        afterRun: async () => {
+          await log?.close();
+          log = undefined;
+        },
+        ...(approved && then
+          ? {
+              check: (preview) =>
+                this.#stillHolds(approved, JSON.parse(then.body) as PreviewDocument, preview.document),
+            }
+          : {}),
+      },
+    );
+    return operationOutcome(run, plan, outcome.summary, outcome.revision ?? revision);
+  }
+
+  /** Whether the preview of a rollback, computed again now, is what preview run `preview` showed; throws if not. */
+  #stillHolds(preview: StoredRun, then: PreviewDocument, now: PreviewDocument): void {
+    if (now.basedOnRevision !== then.basedOnRevision)
+      throw new StalePreviewError(
+        `the last release of ${preview.project}/${preview.stack} changed since preview run ${preview.id} (revision ${then.basedOnRevision ?? 'none'} then, ${now.basedOnRevision ?? 'none'} now)`,
+      );
+    if (previewBasis(now) !== previewBasis(then))
+      throw new StalePreviewError(
+        `the spec of ${preview.project}/${preview.stack} changed since preview run ${preview.id}`,
+      );
+  }
+
+  /** The parameters of a rollback (or of its preview): the whole stack, at the run's commit for a project from git. */
+  #rollbackParams(run: StoredRun, options: RunRequestOptions, at: Located): RollbackParams {
+    if (options.toRevision === undefined) throw new RunRefused(`run ${run.id} names no revision to roll back to`);
+    const params = this.#runParams(run, { ...options, changedOnly: false, refresh: false }, at);
+    return {
+      ...params,
+      toRevision: options.toRevision,
+      ...(options.prune ? { prune: true } : {}),
+      ...(options.force ? { force: true } : {}),
+      // The working tree of a project from git is at the commit the target recorded already.
+      ...(at.source ? { checkedOut: at.source } : {}),
+    };
   }
 
   /**
@@ -232,9 +307,12 @@ export class EngineAdapter implements RunEngine {
     return { status: 'succeeded', result: { contentType: plan.resultType, body } };
   }
 
-  /** The `kapps preview -o json` document of the stack. */
-  async preview({ at, run, io, options, plan }: EngineJob): Promise<ExecutedRun> {
-    const { document } = await this.#previewNow(run, options, io, at);
+  /** The `kapps preview -o json` document of the stack (of a rollback: against the latest release). */
+  async preview({ at, run, io, options, plan, ctx }: EngineJob): Promise<ExecutedRun> {
+    const { document } =
+      options.toRevision !== undefined
+        ? await (await this.#engine).previewRollback(this.#rollbackParams(run, options, at), ctx, io.signal)
+        : await this.#previewNow(run, options, io, at);
     const changed = document.kapps.filter((k) => k.action !== 'UnChanged').length;
     const against = document.basedOnRevision === null ? 'no previous release' : `release ${document.basedOnRevision}`;
     io.message(

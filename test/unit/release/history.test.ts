@@ -62,6 +62,22 @@ describe('release list', () => {
     ).toThrow(/source\.commit/);
   });
 
+  it('marks a rollback in the OPERATION column and a checkout with local changes in the COMMIT column', () => {
+    const sha = '0123456789abcdef0123456789abcdef01234567';
+    const source = { repo: '/src/infra', commit: sha };
+    const rows = formatReleaseTable(
+      [
+        makeRelease('shop', 'dev', 3, { source: { ...source, dirty: false }, rollbackOf: 1 }),
+        makeRelease('shop', 'dev', 2, { source: { ...source, dirty: true } }),
+        makeRelease('shop', 'dev', 1, { source }),
+      ].map(summarise),
+    )
+      .split('\n')
+      .map((l) => l.split(/ {2,}/));
+    expect(rows.map((r) => r[1])).toEqual(['OPERATION', 'install (rollback of 1)', 'install', 'install', undefined]);
+    expect(rows.map((r) => r.at(-1))).toEqual(['COMMIT', '0123456789ab', '0123456789ab (dirty)', '0123456789ab', '']);
+  });
+
   it('gives JSON entries with the duration in milliseconds (null while running)', () => {
     const entries = releaseListEntries(releases.map(summarise));
     expect(entries.map((e) => [e.revision, e.durationMs])).toEqual([

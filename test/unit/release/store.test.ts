@@ -54,6 +54,19 @@ describe.each(backends)('release store ($name backend)', (backend) => {
     expect(await store.list(project, 'dev')).toEqual(releases.reverse().map(summarise));
   });
 
+  it('lists a rollback with the revision it rolled back to, and the checkout of its source with its state', async () => {
+    const store = open();
+    const project = uniqueProject();
+    const source = { repo: 'https://example.com/shop.git', commit: 'a'.repeat(40) };
+    await store.create(makeRelease(project, 'dev', 1, { source: { ...source, dirty: true, path: 'stacks.yaml' } }));
+    await store.create(makeRelease(project, 'dev', 2, { source: { ...source, dirty: false }, rollbackOf: 1 }));
+    const [two, one] = await store.list(project, 'dev');
+    expect(two).toMatchObject({ revision: 2, rollbackOf: 1, source: { ...source, dirty: false } });
+    expect(one).toMatchObject({ revision: 1, source: { ...source, dirty: true, path: 'stacks.yaml' } });
+    expect(one).not.toHaveProperty('rollbackOf');
+    expect((await store.get(project, 'dev', 2))?.rollbackOf).toBe(1);
+  });
+
   it('refuses to create a revision that exists, with RevisionTakenError, and keeps the first', async () => {
     const store = open();
     const project = uniqueProject();

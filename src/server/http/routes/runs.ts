@@ -29,6 +29,7 @@ import { callerOf, idParams, problemResponses, projectAllowed, runOr404, type Ro
 import { apiRun } from '../presenters.js';
 import { HttpProblem, invalid, notFound } from '../problems.js';
 import { RepositoryError, runCommit, UnknownRefError } from '../../sources/repository.js';
+import { checkRollbackOptions, checkRollbackPreview, rollbackTarget, type RollbackTarget } from './rollback-submit.js';
 
 /** How long a submit may wait for its project's repository to be fetched. */
 const SUBMIT_FETCH_MS = 120_000;
@@ -91,6 +92,7 @@ function checkSubmit(ctx: RouteContext, request: FastifyRequest, body: SubmitRun
     );
   projectAllowed(request, body.project);
   checkSelectors(body, ctx.limits);
+  checkRollbackOptions(body);
   if (ctx.stopping()) throw new HttpProblem(503, 'unavailable', 'the server is stopping');
   const project = ctx.projects.get(body.project);
   if (!project) throw invalid('body.project', `no project \`${body.project}\` is registered`);
@@ -113,14 +115,17 @@ async function commitOf(
   body: SubmitRun,
   preview: StoredRun | undefined,
   signal: AbortSignal,
+  target?: RollbackTarget,
 ): Promise<RunCommit | null> {
   const project = ctx.projects.get(body.project);
   let commit: RunCommit | null = null;
   if (preview) commit = preview.commit ?? null;
   else if (project?.repo) {
     try {
-      const resolved = await ctx.projects.resolve(body.project, body.ref, signal);
+      const resolved = await ctx.projects.resolve(body.project, target?.commit ?? body.ref, signal);
       commit = runCommit(project.repo.url, resolved);
+      // A rollback runs at the commit its target recorded (else, to be refused or forced, at the branch).
+      if (target?.commit !== undefined) commit = { ...commit, ref: `revision ${target.revision}` };
     } catch (error) {
       if (error instanceof UnknownRefError) throw invalid('body.ref', error.message);
       if (error instanceof RepositoryError) throw new HttpProblem(503, 'unavailable', error.message);
@@ -145,7 +150,8 @@ async function previewOf(
   body: SubmitRun,
 ): Promise<{ preview: StoredRun; options: RunRequestOptions } | undefined> {
   if (body.previewRunId === undefined) return undefined;
-  if (body.type !== 'apply') throw invalid('body.previewRunId', 'only an apply run may name a preview run');
+  if (body.type !== 'apply' && body.type !== 'rollback')
+    throw invalid('body.previewRunId', 'only an apply or a rollback run may name a preview run');
   for (const field of ['include', 'exclude', 'parents', 'overrides'] as const) {
     if (body[field] !== undefined)
       throw invalid(`body.${field}`, "an apply of a preview run takes the preview's selection and overrides");
@@ -166,6 +172,7 @@ async function previewOf(
       `preview run ${preview.id} has options no request may send (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'}); nothing was queued`,
     );
   }
+  checkRollbackPreview(body, preview.id, checked.data);
   return { preview, options: checked.data };
 }
 
@@ -208,10 +215,13 @@ async function submit(
   checkSubmit(ctx, request, body);
   const approved = await previewOf(ctx, body);
   const signal = AbortSignal.timeout(SUBMIT_FETCH_MS);
-  const commit = await commitOf(ctx, body, approved?.preview, signal);
   const { type, project, stack, ref, ...given } = body;
   // An apply of a preview runs with the preview's selection and overrides (and commit), and records them as its own.
-  const options = approved ? { ...given, ...previewSelection(approved.options) } : given;
+  let options = approved ? { ...given, ...previewSelection(approved.options) } : given;
+  // A rollback (or its preview) names its target now: -1 becomes the revision it means, at that revision's commit.
+  const target = approved ? undefined : await rollbackTarget(ctx, body);
+  if (target) options = { ...options, toRevision: target.revision };
+  const commit = await commitOf(ctx, body, approved?.preview, signal, target);
   const trigger: RunTrigger = { kind: 'api', delivery: null, ref: ref ?? null };
   const header = request.headers['idempotency-key'];
   const key = typeof header === 'string' ? header : undefined;
