@@ -34,6 +34,8 @@ let browser: Browser;
 let server: TestServer;
 let live: string;
 let app: TestProject;
+/** The project whose environment the server runs with: every step's trace goes to its trace file. */
+let traced: TestProject;
 /** The rollback's preview run (the accessibility check opens it again). */
 let rollbackPreview = '';
 
@@ -117,6 +119,7 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
+  traced = shop;
   server = await startServer({
     args: ['--backend', home, '--config', 'kapps-server.yaml'],
     env: shop.env,
@@ -125,8 +128,12 @@ beforeAll(async () => {
   await applyByServer('shop');
   await applyByServer('calm');
   await applyByServer('app');
-  // app changes (api prints something else) and is committed, then installed again: revision 2.
-  app.writeKapps([prints('api', 'api-v2'), prints('worker', 'worker-v1')]);
+  // app changes (api prints something else, a kapp is added) and is committed, then installed again: revision 2.
+  app.writeKapps([
+    prints('api', 'api-v2'),
+    prints('worker', 'worker-v1'),
+    { id: 'extra', descriptor: fakeKapp({ apply: '--tag apply-extra', delete: '--tag delete-extra' }) },
+  ]);
   git(app.dir, 'add', '-A');
   git(app.dir, 'commit', '--quiet', '-m', 'api v2');
   await applyByServer('app');
@@ -242,7 +249,7 @@ describe('the fleet and drift pages', () => {
 });
 
 describe('rolling back from the page', () => {
-  it('previews the rollback to #1, applies it, and revision 3 says "rollback of #1"', async () => {
+  it('asks about prune, previews the rollback to #1, applies it: revisions 3 and 4 say "rollback of #1"', async () => {
     const { page, errors } = await login(TOKENS.apply, '#/stacks/app/dev');
     const history = page.getByRole('table', { name: 'Release history' });
     await history.locator('tr[data-revision="2"]').waitFor();
@@ -250,6 +257,12 @@ describe('rolling back from the page', () => {
     expect(await history.locator('tr[data-revision="2"]').getByRole('button').count()).toBe(0);
     await history.locator('tr[data-revision="1"]').getByRole('link', { name: '#1' }).click();
     await page.getByRole('button', { name: 'Roll back to this revision' }).click();
+    // Asked first: prune or not (the rollback takes it from its preview); the dialog takes the focus.
+    const ask = page.getByRole('alertdialog', { name: 'Roll back to #1' });
+    await ask.waitFor();
+    expect(await page.evaluate('document.activeElement.type')).toBe('checkbox');
+    await ask.getByLabel(/Prune: delete the kapps installed now/).check();
+    await ask.getByRole('button', { name: 'Preview the rollback' }).click();
 
     // The rollback's preview: api goes back to v1, nothing applied yet.
     await page.getByRole('heading', { name: /^Preview of a rollback to #1 / }).waitFor();
@@ -259,6 +272,7 @@ describe('rolling back from the page', () => {
     await preview.waitFor();
     expect(await preview.locator('tr[data-kapp="web:api"]').getAttribute('data-action')).toBe('Update');
     expect(await preview.locator('tr[data-kapp="web:worker"]').getAttribute('data-action')).toBe('UnChanged');
+    expect(await preview.locator('tr[data-kapp="web:extra"]').getAttribute('data-action')).toBe('Delete');
     expect(await preview.getByRole('button', { name: 'Apply this', exact: true }).count()).toBe(0);
     const previewId = page.url().split('/runs/')[1]!;
     const releases = await api(server.url, TOKENS.read).get<{ releases: Release[] }>(
@@ -268,20 +282,41 @@ describe('rolling back from the page', () => {
     rollbackPreview = previewId;
     await screenshot(page, 'rollback-preview');
 
+    expect(await preview.getByTestId('rollback-prune').innerText()).toBe('It deletes the kapp marked Delete (prune).');
+    const before = traced.traceLines().length;
     await preview.getByRole('button', { name: 'Apply this rollback' }).click();
     await page.getByRole('heading', { name: /^Rollback to #1 / }).waitFor();
     expect(await finalStatus(page)).toBe('succeeded');
     const run = await api(server.url, TOKENS.read).get<Run>(`/api/v1/runs/${page.url().split('/runs/')[1]!}`);
-    expect(run.body).toMatchObject({ type: 'rollback', options: { previewRunId: previewId } });
-    await page.getByTestId('apply-result').getByRole('link', { name: 'Release #3' }).click();
+    expect(run.body).toMatchObject({ type: 'rollback', options: { previewRunId: previewId, prune: true } });
+    // Revision 1's api step ran again; extra, absent at #1, was deleted.
+    const started = traced
+      .traceLines()
+      .slice(before)
+      .filter((l) => l.event === 'start')
+      .map((l) => l.args);
+    expect(started).toEqual([
+      expect.stringContaining('--tag apply-api --stdout api-v1') as unknown,
+      expect.stringContaining('--tag delete-extra') as unknown,
+    ]);
+    // The rollback recorded revision 3 (the install of #1's desired state) and, pruning, 4 (the delete of extra):
+    // the result links the last, and both say what they roll back to.
+    await page.getByTestId('apply-result').getByRole('link', { name: 'Release #4' }).click();
     const operation = page.getByTestId('release-operation');
-    await operation.waitFor();
-    expect(await operation.innerText()).toBe('install, rollback of #1');
+    await expect.poll(() => operation.textContent(), POLL).toBe('delete, rollback of #1');
+    await page.goto(`${server.url}/#/stacks/app/dev/releases/3`);
+    await expect.poll(() => operation.textContent(), POLL).toBe('install, rollback of #1');
+    expect(await operation.getByRole('link', { name: '#1' }).getAttribute('href')).toBe('#/stacks/app/dev/releases/1');
+    await screenshot(page, 'rollback-release');
     // The release history says so too, and the preview now names the rollback that applied it.
     await page.goto(`${server.url}/#/stacks/app/dev`);
-    const row = page.getByRole('table', { name: 'Release history' }).locator('tr[data-revision="3"]');
-    await row.waitFor();
-    expect(await row.getByTestId('rollback-of').innerText()).toBe(', rollback of #1');
+    const history2 = page.getByRole('table', { name: 'Release history' });
+    await history2.locator('tr[data-revision="4"]').waitFor();
+    for (const rev of ['3', '4'])
+      expect(await history2.locator(`tr[data-revision="${rev}"]`).getByTestId('rollback-of').innerText()).toBe(
+        ', rollback of #1',
+      );
+    expect(await history2.locator('tr[data-revision="2"]').getByTestId('rollback-of').count()).toBe(0);
     await page.goto(`${server.url}/#/runs/${previewId}`);
     await page.getByTestId('applied-by').waitFor();
     expect(await page.getByTestId('applied-by').innerText()).toContain('rollback');

@@ -91,10 +91,10 @@ export function RunResult(props: { run: Run; who: Whoami }) {
 function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
   const { run, doc } = props;
   const [message, setMessage] = useState<string | null>(null);
-  // The preview of a rollback is applied by a rollback run; any other by an apply.
+  // The preview of a rollback is applied by a rollback run (which takes its target, prune and force); any other by an
+  // apply.
   const rollback = run.options.toRevision !== undefined;
   const applyType = rollback ? 'rollback' : 'apply';
-  const [prune, setPrune] = useState(run.options.prune === true);
   // The apply made from this preview, if any (among the stack's latest applies).
   const applies = useLoad(
     () => api.runs({ project: run.project, stack: run.stack, type: applyType, limit: 100 }),
@@ -119,7 +119,6 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
         project: run.project,
         stack: run.stack,
         previewRunId: run.id,
-        ...(rollback && prune ? { prune: true } : {}),
       });
       location.hash = href.run(apply.id);
     } catch (e) {
@@ -160,15 +159,11 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
       {run.status === 'succeeded' && rollback && !applied && roleAtLeast(props.who.role, 'apply') && (
         <div class="actions" role="group" aria-label="Apply the rollback">
           {deletes > 0 && (
-            <label>
-              <input
-                type="checkbox"
-                checked={prune}
-                onChange={(e) => setPrune((e.target as HTMLInputElement).checked)}
-              />{' '}
-              Also delete the {deletes === 1 ? 'kapp' : `${deletes} kapps`} marked Delete (prune; without it they are
-              left installed)
-            </label>
+            <p class="hint" data-testid="rollback-prune">
+              {run.options.prune
+                ? `It deletes the ${deletes === 1 ? 'kapp' : `${deletes} kapps`} marked Delete (prune).`
+                : `The ${deletes === 1 ? 'kapp' : `${deletes} kapps`} marked Delete stay installed: this rollback was previewed without prune.`}
+            </p>
           )}
           <button type="button" onClick={() => void applyThis()}>
             Apply this rollback
