@@ -3,7 +3,7 @@
  * `drift` run's result, a stack's latest check): each drifted kapp's outputs as recorded and as read, the differences
  * an ignore rule or a noisy mark leaves out said apart, unknown kapps with their reason, pending changes.
  */
-import type { DriftKapp, DriftReport, DriftState } from '../../src/api/index';
+import type { DriftChange, DriftKapp, DriftReport, DriftState } from '../../src/api/index';
 import { shortValue } from './change-list';
 import { formatTime, href } from './format';
 
@@ -58,7 +58,7 @@ function DriftKappView(props: { kapp: DriftKapp }) {
             </tr>
           </thead>
           <tbody>
-            {kapp.changes.map((c, i) => (
+            {kapp.changes.map((c: DriftChange, i) => (
               <tr key={i} data-output={pathText(c.path)}>
                 <td data-label="Output">
                   <code>{pathText(c.path)}</code>
