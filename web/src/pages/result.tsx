@@ -162,7 +162,7 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
             <p class="hint" data-testid="rollback-prune">
               {run.options.prune
                 ? `It deletes the ${deletes === 1 ? 'kapp' : `${deletes} kapps`} marked Delete (prune).`
-                : `The ${deletes === 1 ? 'kapp' : `${deletes} kapps`} marked Delete stay installed: this rollback was previewed without prune.`}
+                : `${deletes === 1 ? 'The kapp marked Delete stays' : `The ${deletes} kapps marked Delete stay`} installed: this rollback was previewed without prune.`}
             </p>
           )}
           <button type="button" onClick={() => void applyThis()}>
