@@ -3,6 +3,7 @@
  * `Authorization: Bearer`. The event stream is read with fetch streaming (EventSource cannot send headers).
  */
 import type {
+  Fleet,
   LogChunk,
   LogLine,
   NotificationList,
@@ -14,6 +15,7 @@ import type {
   Run,
   RunList,
   RunListQuery,
+  StackDrift,
   StackSummary,
   SubmitRun,
   UnlockResult,
@@ -134,6 +136,10 @@ export const api = {
   release: (p: string, s: string, rev: number) =>
     getJson<Release>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/releases/${rev}`),
   unlock: (p: string, s: string) => postJson<UnlockResult>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/unlock`),
+  /** Every stack the token may read: its last release, drift state and schedule. */
+  fleet: () => getJson<Fleet>('/api/v1/fleet'),
+  /** A stack's drift: schedule, latest check in full, open episode, history. */
+  drift: (p: string, s: string) => getJson<StackDrift>(`/api/v1/projects/${enc(p)}/stacks/${enc(s)}/drift`),
 };
 
 function enc(s: string): string {

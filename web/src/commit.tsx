@@ -73,13 +73,25 @@ export function RunCommitFacts(props: { commit: RunCommit | null; trigger: RunTr
   );
 }
 
-/** A release's source: short SHA and repository; nothing when the release has none. */
-export function ReleaseSource(props: { source: { repo: string; commit: string } | undefined }) {
+/**
+ * A release's source: short SHA and repository (and the stack file's path in it), and whether its checkout had local
+ * changes (then its commit alone does not reproduce it); nothing when the release has none.
+ */
+export function ReleaseSource(props: {
+  source: { repo: string; commit: string; dirty?: boolean; path?: string } | undefined;
+}) {
   const { source } = props;
   if (!source) return null;
   return (
     <span class="commit-line" data-testid="release-source">
       <Sha sha={source.commit} /> <code class="repo">{source.repo}</code>
+      {source.path && (
+        <>
+          {' '}
+          <code class="path">{source.path}</code>
+        </>
+      )}
+      {source.dirty && <strong class="dirty"> with local changes not committed</strong>}
     </span>
   );
 }

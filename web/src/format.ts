@@ -1,4 +1,6 @@
 /** Small display helpers. */
+import type { Run } from '../../src/api/index';
+
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
@@ -33,4 +35,34 @@ export const href = {
   runLine: (id: string, line: number) => `#/runs/${encodeURIComponent(id)}/L${line}`,
   release: (p: string, s: string, rev: number) => `${href.stack(p, s)}/releases/${rev}`,
   releaseDiff: (p: string, s: string, a: number, b: number) => `${href.stack(p, s)}/diff/${a}/${b}`,
+  fleet: () => '#/fleet',
+  drift: (p: string, s: string) => `${href.stack(p, s)}/drift`,
 };
+
+/** An interval in seconds as people say it: `30 s`, `5 min`, `6 h`, `1 d 12 h`. */
+export function formatEvery(seconds: number): string {
+  const units: [number, string][] = [
+    [86_400, 'd'],
+    [3600, 'h'],
+    [60, 'min'],
+    [1, 's'],
+  ];
+  const parts: string[] = [];
+  let rest = Math.max(0, Math.round(seconds));
+  for (const [size, name] of units) {
+    const n = Math.floor(rest / size);
+    if (n > 0) parts.push(`${n} ${name}`);
+    rest -= n * size;
+  }
+  return parts.slice(0, 2).join(' ') || '0 s';
+}
+
+/** A run's type in words: `rollback to #3`, `preview of a rollback to #3`, `drift check`, `apply`. */
+export function runTypeText(run: Pick<Run, 'type' | 'options'>): string {
+  const to = run.options.toRevision;
+  const target = to === undefined ? '' : to === -1 ? ' to the revision before the latest' : ` to #${to}`;
+  if (run.type === 'rollback') return `rollback${target}`;
+  if (run.type === 'preview' && to !== undefined) return `preview of a rollback${target}`;
+  if (run.type === 'drift') return 'drift check';
+  return run.type;
+}

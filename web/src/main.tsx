@@ -1,8 +1,10 @@
-/** The kapps web page: login, stacks, a stack, a run (live), results, releases. Hash routing. */
+/** The kapps web page: login, stacks, the fleet, a stack, its drift, a run (live), results, releases. Hash routing. */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, describeError, getToken, setToken, setUnauthorizedHandler, type Whoami } from './api';
 import { href } from './format';
+import { DriftPage } from './pages/drift';
+import { FleetPage } from './pages/fleet';
 import { ReleaseDiffPage, ReleasePage } from './pages/release';
 import { RunPage } from './pages/run';
 import { StackPage } from './pages/stack';
@@ -73,8 +75,11 @@ function Route(props: { hash: string; who: Whoami }) {
     const line = /^L(\d{1,9})$/.exec(c ?? '');
     return <RunPage key={b} id={b} who={props.who} line={line ? Number(line[1]) : null} />;
   }
+  if (a === 'fleet') return <FleetPage />;
   if (a === 'stacks' && b && c) {
-    if (d === 'releases' && e) return <ReleasePage key={props.hash} project={b} stack={c} revision={Number(e)} />;
+    if (d === 'releases' && e)
+      return <ReleasePage key={props.hash} project={b} stack={c} revision={Number(e)} who={props.who} />;
+    if (d === 'drift') return <DriftPage key={props.hash} project={b} stack={c} who={props.who} />;
     if (d === 'diff' && e && f)
       return <ReleaseDiffPage key={props.hash} project={b} stack={c} from={Number(e)} to={Number(f)} />;
     return <StackPage key={`${b}/${c}`} project={b} stack={c} who={props.who} />;
@@ -147,7 +152,12 @@ function App() {
           kapps
         </a>
         <nav aria-label="Main">
-          <a href={href.stacks()}>Stacks</a>
+          <a href={href.stacks()} aria-current={['', '#', '#/'].includes(hash) ? 'page' : undefined}>
+            Stacks
+          </a>
+          <a href={href.fleet()} aria-current={hash.startsWith(href.fleet()) ? 'page' : undefined}>
+            Fleet
+          </a>
         </nav>
         <span class="who" data-testid="who">
           {who.name} ({who.role})

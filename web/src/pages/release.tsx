@@ -1,14 +1,18 @@
 /** One release (spec and state per kapp) and the side-by-side diff of two revisions. */
-import { api, type Release } from '../api';
+import { api, type Release, type Whoami } from '../api';
 import { ChangeList, diffValues, KappChanges, OPEN_AT_FIRST } from '../change-list';
 import { ReleaseSource } from '../commit';
 import { asText } from '../diff-view';
 import { formatDuration, formatTime, href } from '../format';
+import { canRollBackTo, RollbackButton } from '../rollback';
 import { useLoad } from '../use-load';
 
-export function ReleasePage(props: { project: string; stack: string; revision: number }) {
+export function ReleasePage(props: { project: string; stack: string; revision: number; who: Whoami }) {
   const { project, stack, revision } = props;
   const { data: r, error } = useLoad(() => api.release(project, stack, revision), [project, stack, revision]);
+  // The latest revision: a rollback is offered to an earlier one.
+  const summary = useLoad(() => api.stack(project, stack), [project, stack]);
+  const latest = summary.data?.latestRelease?.revision ?? null;
   return (
     <section>
       <p class="crumbs">
@@ -26,7 +30,17 @@ export function ReleasePage(props: { project: string; stack: string; revision: n
         <>
           <dl class="facts">
             <dt>Operation</dt>
-            <dd>{r.operation}</dd>
+            <dd data-testid="release-operation">
+              {r.operation}
+              {r.rollbackOf !== undefined && (
+                <>
+                  , rollback of{' '}
+                  <a href={href.release(project, stack, r.rollbackOf)} data-testid="rollback-of">
+                    #{r.rollbackOf}
+                  </a>
+                </>
+              )}
+            </dd>
             <dt>Phase</dt>
             <dd>
               <span class={`badge r-${r.phase}`}>{r.phase}</span>
@@ -49,6 +63,9 @@ export function ReleasePage(props: { project: string; stack: string; revision: n
             <dt>Finished</dt>
             <dd>{formatTime(r.finishedAt)}</dd>
           </dl>
+          {canRollBackTo(r) && latest !== null && latest !== revision && (
+            <RollbackButton project={project} stack={stack} revision={revision} who={props.who} />
+          )}
           {revision > 1 && (
             <p>
               <a href={href.releaseDiff(project, stack, revision - 1, revision)}>Compare with #{revision - 1}</a>

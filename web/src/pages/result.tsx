@@ -1,9 +1,13 @@
-/** The result of a finished run: generate's spec, preview's actions and side-by-side changes, apply's outcome. */
+/**
+ * The result of a finished run: generate's spec, preview's actions and side-by-side changes (a rollback's preview
+ * offers "Apply this rollback"), apply's, destroy's and rollback's outcome, a drift check's report.
+ */
 import { useState } from 'preact/hooks';
-import type { ApplyResult } from '../../../src/api/index';
+import type { ApplyResult, DriftReport } from '../../../src/api/index';
 import { api, describeError, roleAtLeast, type Run, type Whoami } from '../api';
 import { ChangeList, KappChanges, OPEN_AT_FIRST } from '../change-list';
 import { asText } from '../diff-view';
+import { DriftReportView } from '../drift-report';
 import { href } from '../format';
 import { useLoad } from '../use-load';
 import { GenerateResult } from '../yaml-view';
@@ -38,7 +42,7 @@ export function RunResult(props: { run: Run; who: Whoami }) {
   const { run } = props;
   const result = useLoad(() => api.result(run.id), [run.id, run.status]);
   if (result.error)
-    return run.status === 'succeeded' || run.type === 'apply' || run.type === 'destroy' ? (
+    return run.status === 'succeeded' || ['apply', 'destroy', 'rollback'].includes(run.type) ? (
       <p class="error" role="alert">
         Result: {result.error}
       </p>
@@ -54,6 +58,18 @@ export function RunResult(props: { run: Run; who: Whoami }) {
     );
   if (run.type === 'preview')
     return <PreviewResult run={run} who={props.who} doc={JSON.parse(text) as PreviewDocument} />;
+  if (run.type === 'drift')
+    return (
+      <section aria-labelledby="result-h">
+        <h2 id="result-h">Drift report</h2>
+        <DriftReportView report={JSON.parse(text) as DriftReport} />
+        <p>
+          <a href={href.drift(run.project, run.stack)}>
+            Drift of {run.project}/{run.stack}: episodes and history
+          </a>
+        </p>
+      </section>
+    );
   const outcome = JSON.parse(text) as ApplyResult;
   return (
     <section aria-labelledby="result-h" data-testid="apply-result">
@@ -75,9 +91,13 @@ export function RunResult(props: { run: Run; who: Whoami }) {
 function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
   const { run, doc } = props;
   const [message, setMessage] = useState<string | null>(null);
+  // The preview of a rollback is applied by a rollback run (which takes its target, prune and force); any other by an
+  // apply.
+  const rollback = run.options.toRevision !== undefined;
+  const applyType = rollback ? 'rollback' : 'apply';
   // The apply made from this preview, if any (among the stack's latest applies).
   const applies = useLoad(
-    () => api.runs({ project: run.project, stack: run.stack, type: 'apply', limit: 100 }),
+    () => api.runs({ project: run.project, stack: run.stack, type: applyType, limit: 100 }),
     [run.id],
     { poll: true },
   );
@@ -85,6 +105,7 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
   // Applied (or being applied): no second apply is offered; one cancelled or errored may be tried again.
   const applied = appliedBy.some((r) => r.status !== 'cancelled' && r.status !== 'errored');
   const changed = doc.kapps.filter((k) => k.action !== 'UnChanged');
+  const deletes = doc.kapps.filter((k) => k.action === 'Delete').length;
   // Many kapps: the table lists the changed ones only, unless asked for all.
   const [changedOnly, setChangedOnly] = useState(doc.kapps.length > 20);
   const rows = changedOnly ? changed : doc.kapps;
@@ -93,7 +114,12 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
   const applyThis = async () => {
     setMessage(null);
     try {
-      const apply = await api.submit({ type: 'apply', project: run.project, stack: run.stack, previewRunId: run.id });
+      const apply = await api.submit({
+        type: applyType,
+        project: run.project,
+        stack: run.stack,
+        previewRunId: run.id,
+      });
       location.hash = href.run(apply.id);
     } catch (e) {
       setMessage(describeError(e));
@@ -114,17 +140,35 @@ function PreviewResult(props: { run: Run; who: Whoami; doc: PreviewDocument }) {
             <span key={a.id}>
               {i > 0 && ', '}
               <a href={href.run(a.id)}>
-                apply {a.id} ({a.status})
+                {applyType} {a.id} ({a.status})
               </a>
             </span>
           ))}
           .
         </p>
       )}
-      {run.status === 'succeeded' && doc.hasChanges && !applied && roleAtLeast(props.who.role, 'apply') && (
-        <button type="button" onClick={() => void applyThis()}>
-          Apply this
-        </button>
+      {run.status === 'succeeded' &&
+        !rollback &&
+        doc.hasChanges &&
+        !applied &&
+        roleAtLeast(props.who.role, 'apply') && (
+          <button type="button" onClick={() => void applyThis()}>
+            Apply this
+          </button>
+        )}
+      {run.status === 'succeeded' && rollback && !applied && roleAtLeast(props.who.role, 'apply') && (
+        <div class="actions" role="group" aria-label="Apply the rollback">
+          {deletes > 0 && (
+            <p class="hint" data-testid="rollback-prune">
+              {run.options.prune
+                ? `It deletes the ${deletes === 1 ? 'kapp' : `${deletes} kapps`} marked Delete (prune).`
+                : `${deletes === 1 ? 'The kapp marked Delete stays' : `The ${deletes} kapps marked Delete stay`} installed: this rollback was previewed without prune.`}
+            </p>
+          )}
+          <button type="button" onClick={() => void applyThis()}>
+            Apply this rollback
+          </button>
+        </div>
       )}
       {message && (
         <p role="alert" class="error">

@@ -10,7 +10,7 @@ import { stripAnsi } from '../ansi';
 import { api, describeError, followEvents, isFinal, roleAtLeast, type LogLine, type Run, type Whoami } from '../api';
 import { RunCommitFacts } from '../commit';
 import { DagView } from '../dag';
-import { durationBetween, formatDuration, formatTime, href } from '../format';
+import { durationBetween, formatDuration, formatTime, href, runTypeText } from '../format';
 import { Confirm } from '../confirm';
 import { LogView } from '../log-view';
 import {
@@ -161,7 +161,7 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
         </p>
       )}
       <h1>
-        {run ? `${run.type[0]!.toUpperCase()}${run.type.slice(1)}` : 'Run'} {props.id}{' '}
+        {run ? capitalize(runTypeText(run)) : 'Run'} {props.id}{' '}
         {status && (
           <span class={`badge r-${status}`} data-testid="run-status">
             {status}
@@ -176,6 +176,23 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
       {notice && <p role="status">{notice}</p>}
       {run && (
         <>
+          {run.options.toRevision !== undefined && (
+            <p data-testid="rollback-target">
+              {run.type === 'preview' ? 'What a rollback would change: ' : 'Rolls back: '}
+              {run.options.toRevision === -1 ? (
+                'to the revision before the latest'
+              ) : (
+                <>
+                  to the desired state of{' '}
+                  <a href={href.release(run.project, run.stack, run.options.toRevision)}>
+                    release #{run.options.toRevision}
+                  </a>
+                </>
+              )}
+              {run.options.prune ? ', deleting the kapps it did not have' : ''}
+              {run.options.force ? ', forced (recorded sources and variables on top of the checkout of today)' : ''}.
+            </p>
+          )}
           {run.commit && (
             <dl class="facts" aria-label="Source">
               <RunCommitFacts commit={run.commit} trigger={run.trigger} />
@@ -586,4 +603,8 @@ function KappList(props: {
       </ul>
     </>
   );
+}
+
+function capitalize(text: string): string {
+  return text ? text[0]!.toUpperCase() + text.slice(1) : text;
 }

@@ -4,10 +4,12 @@
  */
 import { useState } from 'preact/hooks';
 import type { RunType, SubmitRun } from '../../../src/api/index';
+import { RUN_STATES, RUN_TYPES } from '../../../src/api/constants';
 import { api, ApiError, describeError, roleAtLeast, type Run, type Whoami } from '../api';
-import { durationBetween, formatDuration, formatTime, href } from '../format';
+import { durationBetween, formatDuration, formatTime, href, runTypeText } from '../format';
 import { ProjectRepoLine, RunCommitLine, ReleaseSource } from '../commit';
 import { Confirm } from '../confirm';
+import { canRollBackTo, RollbackButton } from '../rollback';
 import { StartRunDialog } from '../start-run';
 import { useLoad } from '../use-load';
 
@@ -120,6 +122,10 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
               </dd>
             </>
           )}
+          <dt>Drift</dt>
+          <dd>
+            <a href={href.drift(project, stack)}>Drift checks and history</a>
+          </dd>
           <dt>Running</dt>
           <dd>{summary.data.running.length}</dd>
           <dt>Queued</dt>
@@ -208,7 +214,7 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
           summary.reload();
         }}
       />
-      <ReleaseHistory key={releasesKey} project={project} stack={stack} />
+      <ReleaseHistory key={releasesKey} project={project} stack={stack} who={who} />
     </section>
   );
 }
@@ -295,7 +301,7 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
           Type{' '}
           <select value={type} onChange={filter(setType)}>
             <option value="">any</option>
-            {['generate', 'preview', 'apply', 'destroy'].map((t) => (
+            {RUN_TYPES.map((t) => (
               <option key={t}>{t}</option>
             ))}
           </select>
@@ -304,7 +310,7 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
           Status{' '}
           <select value={status} onChange={filter(setStatus)}>
             <option value="">any</option>
-            {['queued', 'running', 'succeeded', 'failed', 'cancelled', 'errored'].map((t) => (
+            {RUN_STATES.map((t) => (
               <option key={t}>{t}</option>
             ))}
           </select>
@@ -358,7 +364,7 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
                   </>
                 )}
               </td>
-              <td data-label="Type">{r.type}</td>
+              <td data-label="Type">{runTypeText(r)}</td>
               <td data-label="Status">
                 <span class={`badge r-${r.status}`}>{r.status}</span>
                 {r.queuePosition !== null && ` (#${r.queuePosition} in queue)`}
@@ -399,7 +405,7 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
   );
 }
 
-function ReleaseHistory(props: { project: string; stack: string }) {
+function ReleaseHistory(props: { project: string; stack: string; who: Whoami }) {
   const [cursors, setCursors] = useState<string[]>([]);
   const [from, setFrom] = useState('');
   const [to, setTo] = useState('');
@@ -427,16 +433,24 @@ function ReleaseHistory(props: { project: string; stack: string }) {
             <th scope="col">Owner</th>
             <th scope="col">Started</th>
             <th scope="col">Duration</th>
+            <th scope="col">
+              <span class="sr-only">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>
-          {list.data?.releases.map((r) => (
+          {list.data?.releases.map((r, i) => (
             <tr key={r.revision} data-revision={r.revision}>
               <td data-label="Revision">
                 <a href={href.release(props.project, props.stack, r.revision)}>#{r.revision}</a>
               </td>
               <td data-label="Operation">
                 {r.operation}
+                {r.rollbackOf !== undefined && (
+                  <span data-testid="rollback-of">
+                    , rollback of <a href={href.release(props.project, props.stack, r.rollbackOf)}>#{r.rollbackOf}</a>
+                  </span>
+                )}
                 {r.source && (
                   <>
                     <br />
@@ -454,11 +468,23 @@ function ReleaseHistory(props: { project: string; stack: string }) {
               </td>
               <td data-label="Started">{formatTime(r.createdAt)}</td>
               <td data-label="Duration">{r.durationMs === null ? 'running' : formatDuration(r.durationMs)}</td>
+              <td>
+                {/* The newest release (first of the first page) is what is installed: no rollback to it. */}
+                {canRollBackTo(r) && !(i === 0 && cursors.length === 0) && (
+                  <RollbackButton
+                    project={props.project}
+                    stack={props.stack}
+                    revision={r.revision}
+                    who={props.who}
+                    compact
+                  />
+                )}
+              </td>
             </tr>
           ))}
           {list.data?.releases.length === 0 && (
             <tr>
-              <td colSpan={7}>No releases yet.</td>
+              <td colSpan={8}>No releases yet.</td>
             </tr>
           )}
         </tbody>
