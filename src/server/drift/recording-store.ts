@@ -12,16 +12,12 @@
 import { randomUUID } from 'node:crypto';
 import { driftReportSchema, type DriftReport, type NotificationEvent, type RunTrigger } from '../../api/index.js';
 import type { ProjectEntry } from '../config.js';
+import { ForwardingRunStore } from '../queue/forwarding-store.js';
 import { runView } from '../queue/run-view.js';
 import type {
-  FeedItem,
-  NewRun,
   ReapOptions,
-  RetentionPolicy,
   RunEnding,
-  RunListFilter,
   RunOwner,
-  RunResult,
   RunStore,
   StoreNotice,
   StoredRun,
@@ -68,26 +64,21 @@ async function reportOf(store: RunStore, run: StoredRun): Promise<DriftReport | 
   };
 }
 
-export class DriftRecordingStore implements RunStore {
+export class DriftRecordingStore extends ForwardingRunStore {
   readonly #o: DriftRecordingOptions;
-  readonly #store: RunStore;
 
   constructor(options: DriftRecordingOptions) {
+    super(options.store);
     this.#o = options;
-    this.#store = options.store;
-  }
-
-  get description(): string {
-    return this.#store.description;
   }
 
   /** Record the check of a finished drift run and act on its episode; a failure is said, never thrown. */
   async #recorded(id: string): Promise<void> {
     let run: StoredRun | undefined;
     try {
-      run = await this.#store.get(id);
+      run = await this.inner.get(id);
       if (run?.type !== 'drift') return;
-      const report = await reportOf(this.#store, run);
+      const report = await reportOf(this.inner, run);
       if (!report) return;
       const outcome = await this.#o.drift.recordCheck(run.project, run.stack, run.id, report);
       if (outcome.opened && outcome.episode) {
@@ -128,7 +119,7 @@ export class DriftRecordingStore implements RunStore {
     const remediate = this.#o.project(run.project)?.drift?.remediate ?? 'none';
     if (remediate === 'none' || kapps.length === 0) return;
     const type = remediate === 'apply' ? 'apply' : 'preview';
-    const outcome = await this.#store.submit(
+    const outcome = await this.inner.submit(
       {
         type,
         project: run.project,
@@ -147,87 +138,19 @@ export class DriftRecordingStore implements RunStore {
     await this.#o.drift.addRemediation(run.project, run.stack, episodeId, { runId: outcome.run.id, type });
   }
 
-  open(instance: string): Promise<void> {
-    return this.#store.open(instance);
-  }
-
-  close(): Promise<void> {
-    return this.#store.close();
-  }
-
-  submit(run: NewRun, limits: SubmitLimits) {
-    return this.#store.submit(run, limits);
-  }
-
-  get(id: string) {
-    return this.#store.get(id);
-  }
-
-  queueInfo(run: StoredRun) {
-    return this.#store.queueInfo(run);
-  }
-
-  list(query: RunListFilter) {
-    return this.#store.list(query);
-  }
-
-  active(project: string, stack: string) {
-    return this.#store.active(project, stack);
-  }
-
-  claim(instance: string, leaseMs: number) {
-    return this.#store.claim(instance, leaseMs);
-  }
-
-  renew(instance: string, runIds: readonly string[], leaseMs: number) {
-    return this.#store.renew(instance, runIds, leaseMs);
-  }
-
-  setRelease(id: string, owner: RunOwner, revision: number) {
-    return this.#store.setRelease(id, owner, revision);
-  }
-
-  async finish(id: string, owner: RunOwner, ending: RunEnding) {
-    const finished = await this.#store.finish(id, owner, ending);
+  override async finish(id: string, owner: RunOwner, ending: RunEnding) {
+    const finished = await this.inner.finish(id, owner, ending);
     if (finished) await this.#recorded(id);
     return finished;
   }
 
-  async reapExpired(reason: string, options?: ReapOptions) {
-    const reaped = await this.#store.reapExpired(reason, options);
+  override async reapExpired(reason: string, options?: ReapOptions) {
+    const reaped = await this.inner.reapExpired(reason, options);
     for (const run of reaped) if (run.type === 'drift') await this.#recorded(run.id);
     return reaped;
   }
 
-  requestCancel(id: string, by: string) {
-    return this.#store.requestCancel(id, by);
-  }
-
-  appendFeed(id: string, items: readonly FeedItem[], owner?: RunOwner) {
-    return this.#store.appendFeed(id, items, owner);
-  }
-
-  readFeed(id: string, afterSeq: number, limit: number) {
-    return this.#store.readFeed(id, afterSeq, limit);
-  }
-
-  readLog(id: string, offset: number, maxBytes: number) {
-    return this.#store.readLog(id, offset, maxBytes);
-  }
-
-  setResult(id: string, result: RunResult) {
-    return this.#store.setResult(id, result);
-  }
-
-  getResult(id: string) {
-    return this.#store.getResult(id);
-  }
-
-  prune(policy: RetentionPolicy) {
-    return this.#store.prune(policy);
-  }
-
-  subscribe(listener: (notice: StoreNotice) => void) {
-    return this.#store.subscribe(listener);
+  override subscribe(listener: (notice: StoreNotice) => void) {
+    return this.inner.subscribe(listener);
   }
 }

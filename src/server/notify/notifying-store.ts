@@ -9,16 +9,14 @@
 import { randomUUID } from 'node:crypto';
 import type { NotificationEvent } from '../../api/index.js';
 import type { ProjectEntry } from '../config.js';
+import { ForwardingRunStore } from '../queue/forwarding-store.js';
 import { runView } from '../queue/run-view.js';
 import type {
-  FeedItem,
   NewRun,
   ReapOptions,
   RetentionPolicy,
   RunEnding,
-  RunListFilter,
   RunOwner,
-  RunResult,
   RunStore,
   StoreNotice,
   StoredRun,
@@ -59,22 +57,12 @@ export interface NotifyingStoreOptions {
   readonly say: (text: string) => void;
 }
 
-export class NotifyingRunStore implements RunStore {
+export class NotifyingRunStore extends ForwardingRunStore {
   readonly #o: NotifyingStoreOptions;
-  readonly #store: RunStore;
 
   constructor(options: NotifyingStoreOptions) {
+    super(options.store);
     this.#o = options;
-    this.#store = options.store;
-  }
-
-  get description(): string {
-    return this.#store.description;
-  }
-
-  /** The store it decorates. */
-  get inner(): RunStore {
-    return this.#store;
   }
 
   /** Put the deliveries of `run`'s status (`events`) in the outbox; a failure is said, never thrown. */
@@ -109,101 +97,49 @@ export class NotifyingRunStore implements RunStore {
     }
   }
 
-  open(instance: string): Promise<void> {
-    return this.#store.open(instance);
-  }
-
-  close(): Promise<void> {
-    return this.#store.close();
-  }
-
-  async submit(run: NewRun, limits: SubmitLimits) {
-    const outcome = await this.#store.submit(run, limits);
+  override async submit(run: NewRun, limits: SubmitLimits) {
+    const outcome = await this.inner.submit(run, limits);
     if (outcome.kind === 'created') await this.#notify(outcome.run);
     return outcome;
   }
 
-  get(id: string) {
-    return this.#store.get(id);
-  }
-
-  queueInfo(run: StoredRun) {
-    return this.#store.queueInfo(run);
-  }
-
-  list(query: RunListFilter) {
-    return this.#store.list(query);
-  }
-
-  active(project: string, stack: string) {
-    return this.#store.active(project, stack);
-  }
-
-  async claim(instance: string, leaseMs: number) {
-    const run = await this.#store.claim(instance, leaseMs);
+  override async claim(instance: string, leaseMs: number) {
+    const run = await this.inner.claim(instance, leaseMs);
     await this.#notify(run);
     return run;
   }
 
-  renew(instance: string, runIds: readonly string[], leaseMs: number) {
-    return this.#store.renew(instance, runIds, leaseMs);
-  }
-
-  setRelease(id: string, owner: RunOwner, revision: number) {
-    return this.#store.setRelease(id, owner, revision);
-  }
-
-  async finish(id: string, owner: RunOwner, ending: RunEnding) {
-    const finished = await this.#store.finish(id, owner, ending);
-    if (finished) await this.#notify(await this.#store.get(id).catch(() => undefined));
+  override async finish(id: string, owner: RunOwner, ending: RunEnding) {
+    const finished = await this.inner.finish(id, owner, ending);
+    if (finished) await this.#notify(await this.inner.get(id).catch(() => undefined));
     return finished;
   }
 
-  async reapExpired(reason: string, options?: ReapOptions) {
-    const reaped = await this.#store.reapExpired(reason, options);
+  override async reapExpired(reason: string, options?: ReapOptions) {
+    const reaped = await this.inner.reapExpired(reason, options);
     for (const run of reaped) await this.#notify(run);
     return reaped;
   }
 
-  async requestCancel(id: string, by: string) {
-    const before = await this.#store.get(id);
-    const after = await this.#store.requestCancel(id, by);
+  override async requestCancel(id: string, by: string) {
+    const before = await this.inner.get(id);
+    const after = await this.inner.requestCancel(id, by);
     if (before?.status === 'queued' && after?.status === 'cancelled') await this.#notify(after);
     return after;
   }
 
-  appendFeed(id: string, items: readonly FeedItem[], owner?: RunOwner) {
-    return this.#store.appendFeed(id, items, owner);
-  }
-
-  readFeed(id: string, afterSeq: number, limit: number) {
-    return this.#store.readFeed(id, afterSeq, limit);
-  }
-
-  readLog(id: string, offset: number, maxBytes: number) {
-    return this.#store.readLog(id, offset, maxBytes);
-  }
-
-  setResult(id: string, result: RunResult) {
-    return this.#store.setResult(id, result);
-  }
-
-  getResult(id: string) {
-    return this.#store.getResult(id);
-  }
-
-  async prune(policy: RetentionPolicy) {
-    const deleted = await this.#store.prune(policy);
+  override async prune(policy: RetentionPolicy) {
+    const deleted = await this.inner.prune(policy);
     if (deleted === 0) return deleted;
     try {
-      await this.#o.outbox.prune(async (runId) => (await this.#store.get(runId)) !== undefined);
+      await this.#o.outbox.prune(async (runId) => (await this.inner.get(runId)) !== undefined);
     } catch (error) {
       this.#o.say(`kapps serve: the notifications of pruned runs were not removed: ${(error as Error).message}`);
     }
     return deleted;
   }
 
-  subscribe(listener: (notice: StoreNotice) => void) {
-    return this.#store.subscribe(listener);
+  override subscribe(listener: (notice: StoreNotice) => void) {
+    return this.inner.subscribe(listener);
   }
 }

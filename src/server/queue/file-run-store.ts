@@ -162,6 +162,10 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
   readonly #recent = new Map<string, RunSlot>();
   /** Runs that ended whose final state is not written yet (a full disk): written at the next write that works. */
   readonly #unindexed = new Map<string, RunSlot>();
+  /** The runs the retention is deleting now: not found, and not read back into the cache, while it does. */
+  readonly #doomed = new Set<string>();
+  /** Retention passes done: a run read from disk while one ran is returned, not cached (it may be gone). */
+  #prunes = 0;
   /** Writes to the index, one after the other. */
   #indexChain: Promise<unknown> = Promise.resolve();
   readonly #events = new EventEmitter();
@@ -381,7 +385,7 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
 
   /** A run in memory, or read from its directory (and kept among the recent ones). */
   async #find(id: string): Promise<RunSlot | undefined> {
-    if (!isRunId(id)) return undefined;
+    if (!isRunId(id) || this.#doomed.has(id)) return undefined;
     const active = this.#active.get(id) ?? this.#unindexed.get(id);
     if (active) return active;
     const recent = this.#recent.get(id);
@@ -390,9 +394,13 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
       this.#recent.set(id, recent);
       return recent;
     }
+    const prunes = this.#prunes;
     // A finished run whose run.json is lost is still known by its summary in the index.
     const loaded = (await this.#load(id)) ?? (await this.#load(id, await this.#summaryOf(id)));
     if (!loaded || isActive(loaded.run) || this.#active.has(id)) return this.#active.get(id);
+    if (this.#doomed.has(id)) return undefined;
+    // Read while the retention deleted runs: it may be one of them (read before its files went).
+    if (prunes !== this.#prunes) return loaded;
     this.#remember(loaded);
     return this.#recent.get(id) ?? loaded;
   }
@@ -747,6 +755,21 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
       });
     }
     if (doomed.size === 0) return 0;
+    for (const id of doomed) this.#doomed.add(id);
+    try {
+      await this.#deleteRuns(doomed);
+    } finally {
+      for (const id of doomed) {
+        this.#doomed.delete(id);
+        this.#recent.delete(id);
+      }
+      this.#prunes++;
+    }
+    return doomed.size;
+  }
+
+  /** Delete the files and index lines of `doomed` (finished runs). */
+  async #deleteRuns(doomed: ReadonlySet<string>): Promise<void> {
     for (const id of doomed) {
       const slot = this.#recent.get(id);
       this.#recent.delete(id);
@@ -764,7 +787,6 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
       }
       await replaceDurably(this.#index, [...kept.values()].map((line) => `${line}\n`).join(''));
     });
-    return doomed.size;
   }
 
   async appendFeed(id: string, items: readonly FeedItem[], owner?: RunOwner): Promise<number> {

@@ -93,6 +93,8 @@ export class Executor {
   #ticking = false;
   #again = false;
   #pruning = false;
+  /** A prune was asked for while one ran: it runs again when that one ends (a run that ended meanwhile counts). */
+  #pruneAgain = false;
   #timers: NodeJS.Timeout[] = [];
   #unsubscribe: (() => void) | undefined;
   #renewing = false;
@@ -151,8 +153,13 @@ export class Executor {
   /** Delete the finished runs the retention does not keep, and say how many. */
   async #prune(): Promise<void> {
     const retention = this.#o.retention;
-    if (!retention || this.#pruning) return;
+    if (!retention) return;
+    if (this.#pruning) {
+      this.#pruneAgain = true;
+      return;
+    }
     this.#pruning = true;
+    this.#pruneAgain = false;
     try {
       const before = retention.days > 0 ? new Date(Date.now() - retention.days * 86_400_000).toISOString() : undefined;
       const deleted = await this.#o.store.prune({
@@ -167,6 +174,7 @@ export class Executor {
       this.#o.say(`kapps serve: could not delete old runs: ${oneLine(error)}`);
     } finally {
       this.#pruning = false;
+      if (this.#pruneAgain && !this.#stopping) void this.#prune();
     }
   }
 

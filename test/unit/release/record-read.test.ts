@@ -4,106 +4,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { data, tricky } from './record-arbitraries.js';
 import { parse, stringify } from 'yaml';
 import { readRecordYaml } from '../../../src/release/record-read.js';
 import { recordYaml } from '../../../src/release/record-yaml.js';
 
 const read = (text: string) => parse(text, { uniqueKeys: true }) as unknown;
-
-/** Strings from every corner: YAML's indicators and keywords, numbers, whitespace and line breaks, any code unit. */
-const tricky = fc.oneof(
-  fc.string(),
-  fc.string({ unit: 'binary' }),
-  fc.array(fc.integer({ min: 0, max: 0xffff }), { maxLength: 8 }).map((units) => String.fromCharCode(...units)),
-  fc.constantFrom(
-    '',
-    ' ',
-    '~',
-    'null',
-    'Null',
-    'yes',
-    'No',
-    'on',
-    'OFF',
-    'y',
-    'n',
-    'true',
-    'False',
-    '.inf',
-    '-.Inf',
-    '.nan',
-    '0x1f',
-    '0o17',
-    '0b101',
-    '1_000',
-    '1:20',
-    '1e3',
-    '.5',
-    '+1',
-    '-1',
-    '007',
-    '---',
-    '--- x',
-    '...',
-    '-',
-    '- x',
-    '--flag',
-    '-y',
-    'a: b',
-    'a:b',
-    'a:',
-    '#x',
-    'a #b',
-    'a#b',
-    '&a',
-    '*a',
-    '!a',
-    '|',
-    '>',
-    '@a',
-    '`a',
-    '%a',
-    '"a"',
-    "'a'",
-    '{a}',
-    '[a]',
-    'a,b',
-    '? a',
-    '<<',
-    '=',
-    'a\nb',
-    'a\n',
-    'a\n\n',
-    '\na',
-    ' a\nb',
-    'a \nb',
-    'a\tb\n',
-    'a\r\nb',
-    'a\u0085b',
-    'a\u2028b',
-    '\ufeffa',
-    'a\u007fb',
-    'line 1\n  indented\n\nlast\n',
-    '\t\n',
-    'é\nü',
-  ),
-  fc
-    .array(fc.constantFrom('a', ' ', '\n', ':', '#', '-', '1', '.', '\t', '"', "'", '|'), { maxLength: 10 })
-    .map((cs) => cs.join('')),
-);
-
-const data = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small' },
-    tricky,
-    fc.double({ noNaN: true, noDefaultInfinity: true }),
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(tricky, tie('value'), { maxKeys: 4 }),
-  ),
-})).value;
 
 describe('readRecordYaml', () => {
   it('reads what the writer writes as the yaml package reads it', () => {

@@ -183,6 +183,29 @@ export function describeRunStore(name: string, makeStore: () => Promise<StoreFix
       expect((await store.list({ limit: 50 })).runs.map((r) => r.id)).toEqual([queued, running]);
     });
 
+    it('does not bring back a run the retention deletes while it is being read', async () => {
+      const { store } = await fresh();
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const id = await submitted(store, newRun('dev'));
+        await store.claim('i1', LEASE);
+        await store.finish(id, 'i1', { status: 'succeeded' });
+        ids.push(id);
+      }
+      let done = false;
+      const pruning = store.prune({ keepPerStack: 1 }).finally(() => (done = true));
+      // Reads of the doomed run all through the deletion (a client polling it, as the page does).
+      const reads: Promise<unknown>[] = [];
+      while (!done) {
+        reads.push(store.get(ids[0]!));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(await pruning).toBe(1);
+      await Promise.all(reads);
+      expect(await store.get(ids[0]!)).toBeUndefined();
+      expect((await store.list({ limit: 50 })).runs.map((r) => r.id)).toEqual([ids[1]]);
+    });
+
     it('finishes only runs the instance owns; renew reports the lost ones; setRelease records the revision', async () => {
       const { store } = await fresh();
       const id = await submitted(store, newRun('dev'));
