@@ -424,7 +424,9 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
       for await (const line of fileLines(handle, 0)) {
         const entry = parseRunFile(line.data as string);
         const id = entry?.run.id ?? '';
-        if (entry && !isActive(entry.run) && !this.#active.has(id) && !this.#unindexed.has(id)) yield entry;
+        if (!entry || isActive(entry.run) || this.#active.has(id) || this.#unindexed.has(id)) continue;
+        // A run the retention is deleting is gone already for every reader.
+        if (!this.#doomed.has(id)) yield entry;
       }
     } finally {
       await handle.close();

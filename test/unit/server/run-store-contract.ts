@@ -194,14 +194,21 @@ export function describeRunStore(name: string, makeStore: () => Promise<StoreFix
       }
       let done = false;
       const pruning = store.prune({ keepPerStack: 1 }).finally(() => (done = true));
-      // Reads of the doomed run all through the deletion (a client polling it, as the page does).
+      // Reads of the doomed run all through the deletion (a client polling it, as the page does); once it reads as
+      // gone, a list read after that does not show it either.
+      let listedAfterGone = false;
+      const read = async (): Promise<void> => {
+        if ((await store.get(ids[0]!)) !== undefined) return;
+        if ((await store.list({ limit: 50 })).runs.some((r) => r.id === ids[0])) listedAfterGone = true;
+      };
       const reads: Promise<unknown>[] = [];
       while (!done) {
-        reads.push(store.get(ids[0]!));
+        reads.push(read());
         await new Promise((resolve) => setImmediate(resolve));
       }
       expect(await pruning).toBe(1);
       await Promise.all(reads);
+      expect(listedAfterGone).toBe(false);
       expect(await store.get(ids[0]!)).toBeUndefined();
       expect((await store.list({ limit: 50 })).runs.map((r) => r.id)).toEqual([ids[1]]);
     });
