@@ -6,14 +6,14 @@
 // time (user + system), and the ratio preview / generate. Goal: ≤ 1.5 × generate.
 //
 //   npm run build && node bench/preview.mjs [--kapps 1000] [--manifests 100] [--rounds 7] [--cli dist/bin/kapps.js]
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { writeStack } from './gen-stack.mjs';
 import { targetRow } from './targets.mjs';
+import { median, nodeTimer } from './time-process.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 let cli = path.join(here, '..', 'dist', 'bin', 'kapps.js');
@@ -36,44 +36,14 @@ for (const [what, file] of [
   if (!existsSync(file)) throw new Error(`${what} is missing: ${file}`);
 }
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
 const work = mkdtempSync(path.join(os.tmpdir(), 'kapps-bench-preview-'));
-// Loaded into the CLI's process: reports its own CPU time when it exits.
-const hook = path.join(work, 'rusage-hook.mjs');
-const rusageFile = path.join(work, 'rusage.json');
-writeFileSync(
-  hook,
-  "import { writeFileSync } from 'node:fs';\n" +
-    "process.on('exit', () => writeFileSync(process.env.KAPPS_BENCH_RUSAGE, JSON.stringify(process.resourceUsage())));\n",
-);
+const timer = nodeTimer(work);
 const home = path.join(work, 'home');
-const env = { ...process.env, KAPPS_HOME: home, NO_COLOR: '1', KAPPS_BENCH_RUSAGE: rusageFile };
+const env = { ...process.env, KAPPS_HOME: home, NO_COLOR: '1' };
 
 /** One run of the CLI in `dir`: { wall, cpu } in ms and its standard output; a non-zero exit is an error. */
 function runOnce(dir, args, okCodes = [0]) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, ['--import', pathToFileURL(hook).href, cli, ...args], {
-      cwd: dir,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const wall = performance.now() - t0;
-      if (!okCodes.includes(code)) return reject(new Error(`kapps ${args.join(' ')} exited ${code}:\n${stderr}`));
-      const usage = JSON.parse(readFileSync(rusageFile, 'utf8'));
-      resolve({ wall, cpu: (usage.userCPUTime + usage.systemCPUTime) / 1000, stdout });
-    });
-  });
+  return timer.run([cli, ...args], { cwd: dir, env, okCodes });
 }
 
 try {

@@ -5,13 +5,12 @@
 // system, the steadier figure on a busy machine). Goals (wall): --help ≤ 100 ms, generate ≤ 200 ms.
 //
 //   npm run build && node bench/startup.mjs [--runs 15] [--cli dist/bin/kapps.js]
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { targetRow } from './targets.mjs';
+import { median, nodeTimer } from './time-process.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const opts = { runs: 15, cli: path.join(root, 'dist', 'bin', 'kapps.js') };
@@ -34,42 +33,12 @@ const cases = [
   },
 ];
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
 const work = mkdtempSync(path.join(os.tmpdir(), 'kapps-bench-startup-'));
-// Loaded into each measured process: writes its own CPU time when it exits.
-const hook = path.join(work, 'rusage-hook.mjs');
-const rusageFile = path.join(work, 'rusage.json');
-writeFileSync(
-  hook,
-  "import { writeFileSync } from 'node:fs';\n" +
-    "process.on('exit', () => writeFileSync(process.env.KAPPS_BENCH_RUSAGE, JSON.stringify(process.resourceUsage())));\n",
-);
+const timer = nodeTimer(work);
 
 /** One run: { wall, cpu } in ms. */
 function timeOnce(args) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, ['--import', pathToFileURL(hook).href, ...args], {
-      cwd: root,
-      env: { ...process.env, NO_COLOR: '1', KAPPS_BENCH_RUSAGE: rusageFile },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const ms = performance.now() - t0;
-      if (code !== 0) reject(new Error(`node ${args.join(' ')} exited ${code}:\n${stderr}`));
-      else {
-        const usage = JSON.parse(readFileSync(rusageFile, 'utf8'));
-        resolve({ wall: ms, cpu: (usage.userCPUTime + usage.systemCPUTime) / 1000 });
-      }
-    });
-  });
+  return timer.run(args, { cwd: root, env: { ...process.env, NO_COLOR: '1' } });
 }
 
 const times = cases.map(() => []);
