@@ -52,6 +52,6 @@ export const notificationSchema = z.object({
 });
 export type Notification = z.infer<typeof notificationSchema>;
 
-/** `GET /api/v1/runs/{id}/notifications`: the run's deliveries, oldest first. */
+/** `GET /api/v1/runs/{id}/notifications`: the run's deliveries in the order of the run's life (queued, started, then as stored). */
 export const notificationListSchema = z.object({ notifications: z.array(notificationSchema) });
 export type NotificationList = z.infer<typeof notificationListSchema>;

@@ -23,6 +23,15 @@ function presentDelivery(d: Delivery): Notification {
   };
 }
 
+/**
+ * Where an event stands in a run's life: queued, then started, then the rest (its end, a drift check's outcome). With
+ * several instances the delivery of a run's start may be stored before that of its queueing (the instance that claims
+ * it can be quicker than the one that took it): the list follows the run's life, then the order they were stored.
+ */
+function lifeRank(event: string): number {
+  return event === 'run.queued' ? 0 : event === 'run.started' ? 1 : 2;
+}
+
 export const notificationRoutes =
   (ctx: RouteContext): FastifyPluginCallbackZod =>
   (app, _options, done) => {
@@ -35,7 +44,9 @@ export const notificationRoutes =
       async (request) => {
         const run = await runOr404(ctx, request, request.params.id);
         const deliveries = ctx.outbox ? await ctx.outbox.listForRun(run.id) : [];
-        return { notifications: deliveries.map(presentDelivery) };
+        // Array.prototype.sort is stable: within a rank, the order they were stored.
+        const ordered = [...deliveries].sort((a, b) => lifeRank(a.event) - lifeRank(b.event));
+        return { notifications: ordered.map(presentDelivery) };
       },
     );
     done();
