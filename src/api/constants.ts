@@ -11,10 +11,33 @@
 export const RUN_TYPES = ['generate', 'preview', 'apply', 'destroy', 'rollback', 'drift'] as const;
 export type RunType = (typeof RUN_TYPES)[number];
 
-/** `queued → running → succeeded | failed | cancelled`; `errored`: the server running it died under it. */
-export const RUN_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'errored'] as const;
+/**
+ * `queued → running → succeeded | failed | cancelled`; `errored`: the server running it died under it.
+ * A run that changes a stack whose project requires approvals goes `queued → running` (its preview and the checks
+ * after it) `→ needs-approval`, holding that preview; then `rejected`, `stale` (the stack's release, commit or spec
+ * changed under the preview: it needs a new preview and new approvals), `cancelled` (cancelled, or discarded after
+ * waiting longer than `approvals.expire_after`), or, once approved, `queued → running` again to apply exactly it.
+ */
+export const RUN_STATES = [
+  'queued',
+  'running',
+  'needs-approval',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'errored',
+  'rejected',
+  'stale',
+] as const;
 export type RunState = (typeof RUN_STATES)[number];
-export const FINAL_RUN_STATES: readonly RunState[] = ['succeeded', 'failed', 'cancelled', 'errored'];
+export const FINAL_RUN_STATES: readonly RunState[] = [
+  'succeeded',
+  'failed',
+  'cancelled',
+  'errored',
+  'rejected',
+  'stale',
+];
 
 /** Whether a run in `status` is finished (it never changes again). */
 export function isFinalRunState(status: string): boolean {
@@ -23,7 +46,7 @@ export function isFinalRunState(status: string): boolean {
 
 /**
  * Roles, each including the ones before it: read < plan (generate, preview, drift) < apply (apply, destroy, rollback,
- * cancel) < admin (unlock).
+ * cancel; approve and reject where a project's `approvals.from_roles` names it) < admin (unlock).
  */
 export const ROLES = ['read', 'plan', 'apply', 'admin'] as const;
 export type Role = (typeof ROLES)[number];

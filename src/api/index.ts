@@ -13,3 +13,4 @@ export * from './releases.js';
 export * from './runs.js';
 export * from './notifications.js';
 export * from './drift.js';
+export * from './approvals.js';

@@ -12,6 +12,14 @@ export const NOTIFICATION_EVENTS = [
   'run.succeeded',
   'run.failed',
   'run.cancelled',
+  /** An apply, destroy or rollback waits for approvals (its preview done, its after_preview checks passed). */
+  'run.needs_approval',
+  /** It got the approvals it needed and is queued to apply. */
+  'run.approved',
+  /** A token rejected it: it ends `rejected`. */
+  'run.rejected',
+  /** A `break_glass` token skipped the approvals it needed. */
+  'run.break_glass',
   /** A drift check found a stack drifted where it was not before: once per drift episode. */
   'drift.detected',
   /** A drift check found a drifted stack in sync again: the episode is closed. */

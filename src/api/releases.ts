@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { releaseOwnerSchema } from './common.js';
 import { CURSOR_PATTERN, MAX_PAGE_LIMIT } from './constants.js';
+import { breakGlassSchema, releaseApprovalSchema } from './approvals.js';
 
 /** One release of a list, as `kapps release list -o json` shows it. */
 /** What every release answer says of a release: which, what, its phase and owner, and when. */
@@ -33,6 +34,10 @@ const releaseHeader = {
     .optional(),
   /** A rollback: the revision whose desired state it applied again. */
   rollbackOf: z.number().int().optional(),
+  /** The approvals that let the run of the server apply it (a stack requiring approvals), oldest first. */
+  approvals: z.array(releaseApprovalSchema).optional(),
+  /** The approvals it needed were skipped by a `break_glass` token. */
+  breakGlass: breakGlassSchema.optional(),
 };
 
 export const releaseListEntrySchema = z.object({

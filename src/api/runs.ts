@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { nameSchema, runIdSchema } from './common.js';
 import { MAX_PAGE_LIMIT, CURSOR_PATTERN, RUN_STATES, RUN_TYPES } from './constants.js';
+import { checkResultSchema, runApprovalSchema } from './approvals.js';
 
 /** A selector as `-i/-x` take it: `manifest:kapp` or `manifest:*`. */
 const selectorSchema = z.string().min(1).max(300);
@@ -57,6 +58,11 @@ export const runOptionsSchema = z
      * local changes): the recorded sources and variables on top of today's checkout.
      */
     force: z.boolean(),
+    /**
+     * Apply, destroy, rollback: skip the approvals the stack requires. Only a token of a role its `approvals.break_glass`
+     * names may ask (403 otherwise); the use is recorded in the run and its release and notified (`run.break_glass`).
+     */
+    breakGlass: z.boolean(),
   })
   .partial()
   .strict();
@@ -159,8 +165,19 @@ export const runSchema = z.object({
   commit: runCommitSchema.nullable(),
   /** What started it. */
   trigger: runTriggerSchema,
-  /** What a client may do with it now (buttons are taken from here). */
-  actions: z.object({ cancelable: z.boolean() }),
+  /**
+   * The approvals it needs and has (a run that changes a stack whose project requires approvals); null otherwise.
+   * While it is `needs-approval`, `GET /runs/{id}/preview` is the preview document the approvals bind to.
+   */
+  approval: runApprovalSchema.nullable(),
+  /** The results of the project's run checks so far, in the order they ran. */
+  checks: z.array(checkResultSchema),
+  /**
+   * What the client asking may do with it now (buttons are taken from here): cancel it; approve or reject it (it is
+   * `needs-approval`, the client's role may decide, it is not the author unless the author may approve, and it has
+   * not approved it already).
+   */
+  actions: z.object({ cancelable: z.boolean(), approvable: z.boolean(), rejectable: z.boolean() }),
 });
 export type Run = z.infer<typeof runSchema>;
 

@@ -14,6 +14,8 @@ import { gitPathProblem, gitRefProblem, gitRepoProblem } from '../config/source-
 import { redactCredentials } from '../diagnostics/redact.js';
 import { sortByLocation, validateTree } from '../config/validate.js';
 import { parseYamlTree, type YamlNode } from '../yaml/read.js';
+import { durationSchema, durationSeconds, envNameSchema } from './config-values.js';
+import { gateFields, resolveGate, stackGatesSchema, type ProjectGate } from './gate-config.js';
 import { NOTIFICATION_EVENTS, nameSchema, ROLES, type NotificationEvent, type Role } from '../api/index.js';
 
 const tokenSchema = z
@@ -95,15 +97,6 @@ const limitsSchema = z
   .partial()
   .strict();
 
-/** An environment variable's name. */
-const envNameSchema = z
-  .string()
-  .max(256)
-  .regex(
-    /^[A-Za-z_][A-Za-z0-9_]*$/,
-    'an environment variable name: letters, digits and "_", not starting with a digit',
-  );
-
 const projectEnvSchema = z
   .object({
     pass: z.array(envNameSchema).describe("variables of the server's environment a run sees (PATH is always passed)"),
@@ -158,11 +151,6 @@ const notifySchema = z
     ),
   })
   .strict();
-
-/** A duration: a whole number and a unit, `30s`, `15m`, `6h`, `1d`. */
-const durationSchema = z
-  .string()
-  .regex(/^[1-9][0-9]{0,5}(s|m|h|d)$/, 'a duration: a whole number and s, m, h or d (`30m`, `6h`, `1d`)');
 
 /** `drift:`, for every project (top level) or one (a project's own, which replaces the top level's). */
 const driftSchema = z
@@ -245,6 +233,8 @@ export const serverConfigFile = z
             drift: driftSchema
               .optional()
               .describe("scheduled drift checks of the project's stacks (replaces the top-level `drift`)"),
+            ...gateFields,
+            stacks: stackGatesSchema.optional(),
             env: projectEnvSchema
               .optional()
               .describe(
@@ -340,13 +330,6 @@ export interface DriftPolicy {
   readonly remediate: 'none' | 'preview' | 'apply';
 }
 
-/** Seconds of a duration the schema accepted (`30s`, `15m`, `6h`, `1d`). */
-export function durationSeconds(text: string): number {
-  const unit = text.slice(-1);
-  const n = Number(text.slice(0, -1));
-  return n * (unit === 'd' ? 86_400 : unit === 'h' ? 3600 : unit === 'm' ? 60 : 1);
-}
-
 /** The shortest and longest drift interval. */
 export const MIN_DRIFT_SECONDS = 5;
 export const MAX_DRIFT_SECONDS = 30 * 86_400;
@@ -366,6 +349,8 @@ export interface ProjectEntry {
   readonly notify: readonly NotifyTarget[];
   /** Its scheduled drift checks (its own `drift:`, else the top level's); undefined: none. */
   readonly drift?: DriftPolicy;
+  /** Its approvals and run checks (`approvals:`, `checks:`, `stacks:`); undefined: none (`stackGate` reads it). */
+  readonly gate?: ProjectGate;
   /** What its runs see of the environment (`env:`); unset: the server's own minus kapps' variables. */
   readonly env?: { readonly pass: readonly string[]; readonly set: Readonly<Record<string, string>> };
 }
@@ -435,9 +420,14 @@ export function readServerConfig(file: string, serverEnv: NodeJS.ProcessEnv = pr
   const topDrift = parsed.drift ? resolveDrift(parsed.drift, ['drift'], locate, diagnostics) : undefined;
   const projects = resolveProjects(parsed.projects ?? [], dirname(resolve(file)), locate, diagnostics, serverEnv).map(
     (p, i): ProjectEntry => {
-      const own = parsed.projects?.[i]?.drift;
+      const written = parsed.projects?.[i];
+      const own = written?.drift;
       const drift = own ? resolveDrift(own, ['projects', i, 'drift'], locate, diagnostics) : topDrift;
-      return drift ? { ...p, drift } : p;
+      const gated =
+        written && (written.approvals || written.checks || written.stacks)
+          ? { gate: resolveGate(written, ['projects', i], locate, diagnostics, serverEnv) }
+          : {};
+      return { ...p, ...gated, ...(drift ? { drift } : {}) };
     },
   );
   const tokens = resolveTokens(parsed.tokens ?? [], locate, diagnostics);

@@ -38,6 +38,12 @@ export function eventsOf(run: StoredRun): NotificationEvent[] {
       return ['run.finished', 'run.failed'];
     case 'cancelled':
       return ['run.finished', 'run.cancelled'];
+    case 'needs-approval':
+      return ['run.needs_approval'];
+    case 'rejected':
+      return ['run.finished', 'run.rejected'];
+    case 'stale':
+      return ['run.finished', 'run.failed'];
   }
 }
 

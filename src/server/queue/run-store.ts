@@ -13,7 +13,9 @@
 import { KappsError } from '../../diagnostics/errors.js';
 import type { RunEvent } from '../../report/events.js';
 import type {
+  CheckResult,
   Run,
+  RunApproval,
   RunCommit,
   RunListQuery,
   RunRequestOptions,
@@ -25,7 +27,14 @@ import type { LogLine } from '../../log/line.js';
 import type { LogChunk } from '../../log/ndjson.js';
 
 /** A run as stored: the API's fields (without the derived queue position) and what only the servers use. */
-export interface StoredRun extends Omit<Run, 'queuePosition' | 'blockedBy' | 'actions' | 'commit' | 'trigger'> {
+export interface StoredRun extends Omit<
+  Run,
+  'queuePosition' | 'blockedBy' | 'actions' | 'commit' | 'trigger' | 'approval' | 'checks'
+> {
+  /** The approvals it needs and has; absent or null on a run no approval applies to (and in older records). */
+  readonly approval?: RunApproval | null;
+  /** The results of the run checks so far; absent in older records. */
+  readonly checks?: readonly CheckResult[];
   /** The commit it works at (a project from a repository); absent or null otherwise (and in older records). */
   readonly commit?: RunCommit | null;
   /** What started it; absent in older records (a client's request). */

@@ -18,6 +18,16 @@ export function runView(run: StoredRun): Omit<Run, 'queuePosition' | 'blockedBy'
     options: run.options,
     commit: run.commit ?? null,
     trigger: run.trigger ?? API_TRIGGER,
-    actions: { cancelable: run.status === 'queued' || (run.status === 'running' && !run.cancelRequested) },
+    approval: run.approval ?? null,
+    checks: [...(run.checks ?? [])],
+    actions: {
+      cancelable:
+        run.status === 'queued' ||
+        run.status === 'needs-approval' ||
+        (run.status === 'running' && !run.cancelRequested),
+      // Who may decide depends on who asks: the routes fill these in for the caller.
+      approvable: false,
+      rejectable: false,
+    },
   };
 }
