@@ -28,6 +28,8 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, truncate, writeFile }
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { LogLine } from '../../log/line.js';
+import type { ApprovalDecision, CheckResult } from '../../api/index.js';
+import type { AwaitApproval, DecideOutcome } from './run-store.js';
 import { storableJson } from '../../log/line.js';
 import { appendNdjson, replaceDurably } from '../../log/durable.js';
 import {
@@ -860,6 +862,31 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     const slot = await this.#find(id);
     if (!slot) return;
     await this.#write(slot, () => replaceDurably(join(this.#dir, id, 'result.json'), JSON.stringify(result)));
+  }
+
+  // Approvals: see RunStore.
+  addChecks(_id: string, _owner: RunOwner, _results: readonly CheckResult[]): Promise<void> {
+    return Promise.reject(new Error('not built yet'));
+  }
+
+  awaitApproval(_id: string, _owner: RunOwner, _waiting: AwaitApproval): Promise<boolean> {
+    return Promise.reject(new Error('not built yet'));
+  }
+
+  decide(_id: string, _decision: ApprovalDecision): Promise<DecideOutcome | undefined> {
+    return Promise.reject(new Error('not built yet'));
+  }
+
+  endWaiting(_id: string, _status: 'stale' | 'cancelled', _error: string): Promise<StoredRun | undefined> {
+    return Promise.reject(new Error('not built yet'));
+  }
+
+  waiting(): Promise<StoredRun[]> {
+    return Promise.resolve([]);
+  }
+
+  getPreview(_id: string): Promise<RunResult | undefined> {
+    return Promise.resolve(undefined);
   }
 
   async getResult(id: string): Promise<RunResult | undefined> {

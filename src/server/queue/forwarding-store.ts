@@ -2,7 +2,9 @@
  * A run store that passes every call on to another: the base of the wrappers that act when a run's status changes
  * (notifications, drift checks), each overriding only the calls it watches.
  */
+import type { ApprovalDecision, CheckResult } from '../../api/index.js';
 import type {
+  AwaitApproval,
   FeedItem,
   NewRun,
   ReapOptions,
@@ -103,6 +105,30 @@ export class ForwardingRunStore implements RunStore {
 
   prune(policy: RetentionPolicy) {
     return this.inner.prune(policy);
+  }
+
+  addChecks(id: string, owner: RunOwner, results: readonly CheckResult[]) {
+    return this.inner.addChecks(id, owner, results);
+  }
+
+  awaitApproval(id: string, owner: RunOwner, waiting: AwaitApproval) {
+    return this.inner.awaitApproval(id, owner, waiting);
+  }
+
+  decide(id: string, decision: ApprovalDecision) {
+    return this.inner.decide(id, decision);
+  }
+
+  endWaiting(id: string, status: 'stale' | 'cancelled', error: string) {
+    return this.inner.endWaiting(id, status, error);
+  }
+
+  waiting() {
+    return this.inner.waiting();
+  }
+
+  getPreview(id: string) {
+    return this.inner.getPreview(id);
   }
 
   subscribe(listener: (notice: StoreNotice) => void) {

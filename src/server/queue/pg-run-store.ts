@@ -20,6 +20,8 @@
  *   starting at once do not race.
  */
 import type pg from 'pg';
+import type { ApprovalDecision, CheckResult } from '../../api/index.js';
+import type { AwaitApproval, DecideOutcome } from './run-store.js';
 import { KappsError } from '../../diagnostics/errors.js';
 import type { RunCommit, RunRequestOptions, RunState, RunTrigger, RunType } from '../../api/index.js';
 import { storableJson, storableText } from '../../log/line.js';
@@ -583,6 +585,31 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
         [id, result.contentType, result.body],
       );
     });
+  }
+
+  // Approvals: see RunStore.
+  addChecks(_id: string, _owner: RunOwner, _results: readonly CheckResult[]): Promise<void> {
+    return Promise.reject(new Error('not built yet'));
+  }
+
+  awaitApproval(_id: string, _owner: RunOwner, _waiting: AwaitApproval): Promise<boolean> {
+    return Promise.reject(new Error('not built yet'));
+  }
+
+  decide(_id: string, _decision: ApprovalDecision): Promise<DecideOutcome | undefined> {
+    return Promise.reject(new Error('not built yet'));
+  }
+
+  endWaiting(_id: string, _status: 'stale' | 'cancelled', _error: string): Promise<StoredRun | undefined> {
+    return Promise.reject(new Error('not built yet'));
+  }
+
+  waiting(): Promise<StoredRun[]> {
+    return Promise.resolve([]);
+  }
+
+  getPreview(_id: string): Promise<RunResult | undefined> {
+    return Promise.resolve(undefined);
   }
 
   async getResult(id: string): Promise<RunResult | undefined> {

@@ -13,6 +13,7 @@
 import { KappsError } from '../../diagnostics/errors.js';
 import type { RunEvent } from '../../report/events.js';
 import type {
+  ApprovalDecision,
   CheckResult,
   Run,
   RunApproval,
@@ -88,6 +89,11 @@ export interface NewRun {
   readonly commit?: RunCommit | null;
   /** What started it (a client's request when absent). */
   readonly trigger?: RunTrigger;
+  /**
+   * The approvals it needs (a run that changes a stack requiring them), as its project's policy said at submission:
+   * no decisions yet, not waiting; `breakGlass` set when a break-glass token skipped them.
+   */
+  readonly approval?: RunApproval | null;
 }
 
 /** What started a run that says nothing of it: a client's request. */
@@ -106,9 +112,9 @@ export type SubmitOutcome =
   | { readonly kind: 'existing'; readonly run: StoredRun }
   | { readonly kind: 'full'; readonly scope: 'stack' | 'total'; readonly retryAfterSeconds: number };
 
-/** How a run ended, as its owner records it. */
+/** How a run ended, as its owner records it (`stale`: the preview it was approved on no longer holds). */
 export interface RunEnding {
-  readonly status: Extract<RunState, 'succeeded' | 'failed' | 'cancelled'>;
+  readonly status: Extract<RunState, 'succeeded' | 'failed' | 'cancelled' | 'stale'>;
   readonly error?: string | null;
   readonly releaseRevision?: number | null;
 }
@@ -124,6 +130,26 @@ export interface RetentionPolicy {
   readonly before?: string;
   readonly keepPerStack: number;
 }
+
+/** What the owner of a running run records when its preview is done and it starts waiting for approvals. */
+export interface AwaitApproval {
+  /** The preview document (JSON) the approvals bind to: `getPreview` answers it from now on. */
+  readonly preview: RunResult;
+  /** The release that preview compared with: while it is the stack's latest, the approvals hold. */
+  readonly basedOnRevision: number | null;
+  /** ISO times: since when it waits, and when it is discarded unless decided. */
+  readonly waitingSince: string;
+  readonly expiresAt: string;
+}
+
+/**
+ * The outcome of a decision on a run: the approval was counted and it waits on (`recorded`), it has what it needs
+ * and is queued again to apply (`approved`), it is `rejected` (final); or nothing was changed: it is not waiting
+ * (`not-waiting`: 409), or this token approved it already (`duplicate`: 409).
+ */
+export type DecideOutcome =
+  | { readonly kind: 'recorded' | 'approved' | 'rejected'; readonly run: StoredRun }
+  | { readonly kind: 'not-waiting' | 'duplicate'; readonly run: StoredRun };
 
 /** One entry of a run's feed. */
 export type FeedItem =
@@ -217,6 +243,25 @@ export interface RunStore {
    * are never deleted, nor are releases (they are the release store's). Returns how many were deleted.
    */
   prune(policy: RetentionPolicy): Promise<number>;
+
+  /**
+   * Approvals. `addChecks`: append run check results to a running run held by `owner`. `awaitApproval`: a running
+   * run held by `owner` becomes `needs-approval` (no owner, no lease; its approval's `waitingSince`, `expiresAt`,
+   * `basedOnRevision` set, its preview stored); false when not the owner. While a run of a stack waits, the stack's
+   * later apply, destroy and rollback runs are not claimed (its generate, preview and drift runs are); a waiting run
+   * is never reaped nor pruned, and a cancel ends it at once. `decide`: a decision on a waiting run, appended
+   * atomically (two instances deciding at once count both); the approvals of distinct token names reaching
+   * `required` queue it again, in its old place (first of its stack), its approval kept; a rejection ends it
+   * `rejected`. `endWaiting`: a waiting run becomes `stale` or `cancelled` (discarded) with `error`; undefined when it
+   * was not waiting (any more). `waiting`: every waiting run, oldest first. `getPreview`: the preview a run is bound
+   * to. Every change is appended to the run's feed as a status entry and told to subscribers, as other changes are.
+   */
+  addChecks(id: string, owner: RunOwner, results: readonly CheckResult[]): Promise<void>;
+  awaitApproval(id: string, owner: RunOwner, waiting: AwaitApproval): Promise<boolean>;
+  decide(id: string, decision: ApprovalDecision): Promise<DecideOutcome | undefined>;
+  endWaiting(id: string, status: 'stale' | 'cancelled', error: string): Promise<StoredRun | undefined>;
+  waiting(): Promise<StoredRun[]>;
+  getPreview(id: string): Promise<RunResult | undefined>;
 
   /** Be told of changes by any instance; returns the unsubscribe function. */
   subscribe(listener: (notice: StoreNotice) => void): () => void;
