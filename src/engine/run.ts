@@ -8,7 +8,7 @@ import { CancelledError, KappsError } from '../diagnostics/errors.js';
 import type { KappResult, RunCommand, RunOptions, RunSummary } from '../execute/types.js';
 import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
-import type { ReleaseSource } from '../release/types.js';
+import type { ReleaseApproval, ReleaseBreakGlass, ReleaseSource } from '../release/types.js';
 import { urlSecrets } from '../diagnostics/redact.js';
 import { warmProcessServers } from '../process/process-runner.js';
 import { timed, type Timings } from '../diagnostics/timings.js';
@@ -45,6 +45,10 @@ export interface RunParams extends StackParams {
   source?: ReleaseSource;
   /** A rollback: the revision whose desired state the run applies again (recorded in its release). */
   rollbackOf?: number;
+  /** A runs server's run of a stack requiring approvals: the approvals that let it apply (recorded in its release). */
+  approvals?: readonly ReleaseApproval[];
+  /** Those approvals were skipped by a break-glass token (recorded in its release). */
+  breakGlass?: ReleaseBreakGlass;
 }
 
 /** What the caller of a run provides. */

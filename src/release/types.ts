@@ -132,3 +132,18 @@ export function summarySource(source: ReleaseSource): ReleaseSource {
     ...(source.path !== undefined ? { path: source.path } : {}),
   };
 }
+
+/** An approval that let a runs server's run apply a release (a stack requiring approvals). */
+export interface ReleaseApproval {
+  /** The token's name. */
+  by: string;
+  at: string;
+  comment: string | null;
+}
+
+/** The approvals a release needed were skipped by a break-glass token of this role. */
+export interface ReleaseBreakGlass {
+  by: string;
+  role: string;
+  at: string;
+}
