@@ -12,6 +12,12 @@ export interface ServerOptionArgs {
   ref?: string;
 }
 
+/** `--no-wait` and `--break-glass`: the options of the commands that apply on a server (install, delete, rollback). */
+export interface ApplyOnServerArgs {
+  noWait?: boolean;
+  breakGlass?: boolean;
+}
+
 /** Add `--server` and `--ref`. */
 export function serverOption<T>(y: Argv<T>): Argv<T & ServerOptionArgs> {
   return y
@@ -34,6 +40,48 @@ export function serverOption<T>(y: Argv<T>): Argv<T & ServerOptionArgs> {
     });
 }
 
+/**
+ * Add `--no-wait` and `--break-glass` (with --server, on install -y, delete -y and release rollback -y), and say in
+ * `--help` how a run that needs approval is waited for.
+ */
+export function applyOnServerOptions<T>(y: Argv<T>): Argv<T & ApplyOnServerArgs> {
+  return y
+    .option('no-wait', {
+      type: 'boolean',
+      group: 'Runs server:',
+      describe:
+        'With --server: return once the run is submitted, printing it and how to follow it (kapps runs logs ID ' +
+        '--follow). Without it, a run the server holds for approval prints "waiting for approval: run ID (kapps runs ' +
+        'approve ID)" and is waited for; Ctrl-C then leaves it waiting on the server (exit 130)',
+    })
+    .option('break-glass', {
+      type: 'boolean',
+      group: 'Runs server:',
+      describe:
+        "With --server: skip the approvals the stack requires — only a token of a role the project's " +
+        'approvals.break_glass names may; the use is recorded in the run and its release, and notified',
+    });
+}
+
+/**
+ * The arguments of a local run without `--no-wait` and `--break-glass` (as yargs spells them both ways): a local run's
+ * parameters have a `breakGlass` of their own, the record of a server's exception, never taken from a command line.
+ */
+export function localArgs<T extends ApplyOnServerArgs>(args: T): T {
+  const copy: T = { ...args };
+  for (const key of ['noWait', 'no-wait', 'breakGlass', 'break-glass']) Reflect.deleteProperty(copy, key);
+  return copy;
+}
+
+/** `--no-wait` and `--break-glass` have a meaning only on a server run. */
+export function refuseApplyOnServerOptions(args: ApplyOnServerArgs & ServerOptionArgs): void {
+  if (args.server !== undefined) return;
+  if (args.noWait) throw new UsageError('--no-wait needs --server: a local run is the command itself');
+  if (args.breakGlass) {
+    throw new UsageError('--break-glass needs --server: approvals are required by a runs server, not by a local run');
+  }
+}
+
 /** Flags that have no meaning on a server run, refused rather than silently dropped. */
 interface LocalOnly {
   yes?: boolean;
@@ -48,6 +96,7 @@ interface LocalOnly {
  * `install`/`delete` run remotely only with --yes (a plan alone does not run on a server).
  */
 export async function runRemotely(type: RunType, args: RemoteRunArgs & LocalOnly & ServerOptionArgs): Promise<boolean> {
+  refuseApplyOnServerOptions(args);
   if (args.server === undefined) {
     if (args.ref !== undefined) throw new UsageError('--ref needs --server: a local run reads the stack file as it is');
     return false;

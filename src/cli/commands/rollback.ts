@@ -6,9 +6,16 @@
 import type { Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../diagnostics/errors.js';
 import { runOptions, type RunArgs } from '../run-args.js';
-import { serverOption, type ServerOptionArgs } from '../server-option.js';
+import {
+  applyOnServerOptions,
+  localArgs,
+  refuseApplyOnServerOptions,
+  serverOption,
+  type ApplyOnServerArgs,
+  type ServerOptionArgs,
+} from '../server-option.js';
 
-interface RollbackArgs extends RunArgs, ServerOptionArgs {
+interface RollbackArgs extends RunArgs, ServerOptionArgs, ApplyOnServerArgs {
   to: number;
   yes: boolean;
   prune: boolean;
@@ -31,7 +38,7 @@ function toRevision(value: unknown): number {
 
 function builder(y: Argv): Argv<RollbackArgs> {
   return (
-    serverOption(runOptions(y))
+    applyOnServerOptions(serverOption(runOptions(y)))
       .option('to', {
         requiresArg: true,
         demandOption: 'name the revision to roll back to: --to N (or --to -1, the one before the latest)',
@@ -90,6 +97,7 @@ function applyCommandLine(args: RollbackArgs): string {
   const parts = ['kapps', 'release', 'rollback', args.stackFile, args.stackName, '--to', String(args.to)];
   if (args.prune) parts.push('--prune');
   if (args.force) parts.push('--force');
+  if (args.breakGlass) parts.push('--break-glass');
   if (args.project !== undefined) parts.push('--project', args.project);
   if (args.server !== undefined) parts.push('--server', args.server);
   parts.push('-y');
@@ -102,14 +110,16 @@ async function handler(args: RollbackArgs): Promise<void> {
   if (args.dryRun) throw new UsageError('--dry-run is not taken by a rollback: without -y it only shows its preview');
   if (args.ref !== undefined)
     throw new UsageError('--ref is not taken by a rollback: it runs at the project commit the revision recorded');
+  refuseApplyOnServerOptions(args);
   if (args.server !== undefined) return remote(args);
+  const local: Omit<RollbackArgs, 'breakGlass' | 'noWait'> = localArgs(args);
   const params = { toRevision: args.to, prune: args.prune, force: args.force };
   if (!args.yes) {
     const { previewRollback } = await import('../../engine/rollback.js');
     const { cliContext } = await import('../context.js');
     const { viewOf } = await import('../../engine/view.js');
     const preview = await previewRollback(
-      { ...args, killGraceMs: 0, ...params },
+      { ...local, killGraceMs: 0, ...params },
       cliContext,
       new AbortController().signal,
     );
@@ -121,7 +131,7 @@ async function handler(args: RollbackArgs): Promise<void> {
   }
   const { runCommand } = await import('../run-command.js');
   const { rollbackStack } = await import('../../engine/rollback.js');
-  await runCommand('install', args, (p, hooks) => rollbackStack({ ...p, ...params }, hooks));
+  await runCommand('install', local, (p, hooks) => rollbackStack({ ...p, ...params }, hooks));
 }
 
 /** `--server`: the preview of the rollback (a preview run with `toRevision`), then with -y the rollback run naming it. */
@@ -129,7 +139,13 @@ async function remote(args: RollbackArgs): Promise<void> {
   if (args.backend !== undefined)
     throw new UsageError('--backend does not apply with --server: the server records releases in its own backend');
   const { remoteRun } = await import('../remote/remote-run.js');
-  const preview = await remoteRun('preview', { ...args, toRevision: args.to, output: 'table' });
+  const preview = await remoteRun('preview', {
+    ...args,
+    toRevision: args.to,
+    output: 'table',
+    noWait: false,
+    breakGlass: false,
+  });
   if (!args.yes) {
     process.stderr.write(`Nothing was changed. To apply this rollback:\n  ${applyCommandLine(args)}\n`);
     return;

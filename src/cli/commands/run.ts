@@ -1,15 +1,22 @@
 /** The commands that run kapps: install, delete, output, clean, template. */
 import type { CommandModule } from 'yargs';
 import { applyOptions, runOptions, type ApplyArgs, type RunArgs } from '../run-args.js';
-import { runRemotely, serverOption, type ServerOptionArgs } from '../server-option.js';
+import {
+  applyOnServerOptions,
+  localArgs,
+  runRemotely,
+  serverOption,
+  type ApplyOnServerArgs,
+  type ServerOptionArgs,
+} from '../server-option.js';
 
 const STACK = '<stack-file> <stack-name> [workspace-dir]';
 
-export const installCommand: CommandModule<object, ApplyArgs & ServerOptionArgs> = {
+export const installCommand: CommandModule<object, ApplyArgs & ServerOptionArgs & ApplyOnServerArgs> = {
   command: `install ${STACK}`,
   describe: 'Install the selected kapps along the DAG (plan only unless --yes or --one-shot)',
   builder: (y) =>
-    serverOption(applyOptions(y, 'install'))
+    applyOnServerOptions(serverOption(applyOptions(y, 'install')))
       .example('$0 install stacks.yaml dev', 'Plan: run plan_install of every kapp; nothing destructive')
       .example('$0 install stacks.yaml dev -y', 'Apply: run apply_install, recorded as a release')
       .example('$0 install stacks.yaml dev --one-shot -i web:*', 'Plan then apply the kapps of manifest web')
@@ -22,23 +29,23 @@ export const installCommand: CommandModule<object, ApplyArgs & ServerOptionArgs>
   handler: async (args) => {
     if (await runRemotely('apply', args)) return;
     const { runCommand } = await import('../run-command.js');
-    await runCommand('install', args);
+    await runCommand('install', localArgs(args));
   },
 };
 
-export const deleteCommand: CommandModule<object, ApplyArgs & ServerOptionArgs> = {
+export const deleteCommand: CommandModule<object, ApplyArgs & ServerOptionArgs & ApplyOnServerArgs> = {
   command: `delete ${STACK}`,
   aliases: ['uninstall'],
   describe: 'Delete the selected kapps, dependents before their dependencies (plan only unless --yes or --one-shot)',
   builder: (y) =>
-    serverOption(applyOptions(y, 'delete'))
+    applyOnServerOptions(serverOption(applyOptions(y, 'delete')))
       .example('$0 delete stacks.yaml dev', 'Plan: run plan_delete of every kapp')
       .example('$0 delete stacks.yaml dev -y', 'Delete, recorded as a release')
       .epilogue('Outputs are loaded walking down first, so kapps being deleted can still read them.'),
   handler: async (args) => {
     if (await runRemotely('destroy', args)) return;
     const { runCommand } = await import('../run-command.js');
-    await runCommand('delete', args);
+    await runCommand('delete', localArgs(args));
   },
 };
 

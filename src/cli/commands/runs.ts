@@ -1,9 +1,10 @@
 /**
- * `kapps runs submit|list|show|logs|cancel`: the CLI as a client of a runs server (`kapps serve`). The server is
- * `--server URL` or env KAPPS_SERVER; the token is env KAPPS_TOKEN (never a flag, so it stays out of shell histories
- * and process lists).
+ * `kapps runs submit|list|show|logs|cancel|approve|reject`: the CLI as a client of a runs server (`kapps serve`). The
+ * server is `--server URL` or env KAPPS_SERVER; the token is env KAPPS_TOKEN (never a flag, so it stays out of shell
+ * histories and process lists).
  */
 import type { Argv, CommandModule } from 'yargs';
+import { RUN_STATES, RUN_TYPES, type RunState, type RunType } from '../../api/constants.js';
 import { numberArg } from '../number-args.js';
 
 interface ServerArgs {
@@ -12,7 +13,7 @@ interface ServerArgs {
 }
 
 interface SubmitArgs extends ServerArgs {
-  type: 'generate' | 'preview' | 'apply' | 'destroy';
+  type: (typeof SUBMIT_TYPES)[number];
   stackName: string;
   project: string;
   include: string[];
@@ -31,13 +32,14 @@ interface SubmitArgs extends ServerArgs {
   previewRun?: string;
   idempotencyKey?: string;
   ref?: string;
+  breakGlass: boolean;
 }
 
 interface ListArgs extends ServerArgs {
   project?: string;
   stack?: string;
-  type?: string;
-  status?: string;
+  type?: RunType;
+  status?: RunState;
   createdBy?: string;
   since?: string;
   until?: string;
@@ -51,6 +53,10 @@ interface IdArgs extends ServerArgs {
 
 interface ShowArgs extends IdArgs {
   result: boolean;
+}
+
+interface DecideArgs extends IdArgs {
+  comment?: string;
 }
 
 interface LogsArgs extends IdArgs {
@@ -80,15 +86,15 @@ async function client(argv: ServerArgs) {
     : clientFor(process.env.KAPPS_SERVER, 'KAPPS_SERVER');
 }
 
-const RUN_TYPES = ['generate', 'preview', 'apply', 'destroy'] as const;
-const RUN_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'errored'] as const;
+/** The types `runs submit` takes: a rollback needs its target (`kapps release rollback --server`). */
+const SUBMIT_TYPES = RUN_TYPES.filter((t): t is Exclude<RunType, 'rollback'> => t !== 'rollback');
 
 const submitCommand: CommandModule<object, SubmitArgs> = {
   command: 'submit <type> <stack-name>',
   describe: 'Queue a run on the server and print it (its id, status, place in the queue)',
   builder: (y) =>
     serverOptions(y)
-      .positional('type', { choices: RUN_TYPES, demandOption: true, describe: 'What the run does' })
+      .positional('type', { choices: SUBMIT_TYPES, demandOption: true, describe: 'What the run does' })
       .positional('stack-name', { type: 'string', demandOption: true, describe: 'The stack, in the project' })
       .option('project', {
         type: 'string',
@@ -154,6 +160,13 @@ const submitCommand: CommandModule<object, SubmitArgs> = {
         type: 'string',
         requiresArg: true,
         describe: 'Submitting again with the same key returns the run made the first time',
+      })
+      .option('break-glass', {
+        type: 'boolean',
+        default: false,
+        describe:
+          "apply, destroy: skip the approvals the stack requires — only for a token of a role the project's " +
+          'approvals.break_glass names; the use is recorded in the run and its release, and notified',
       })
       .example(
         '$0 runs submit apply dev --project shop --server http://127.0.0.1:7070',
@@ -247,7 +260,7 @@ const logsCommand: CommandModule<object, LogsArgs> = {
 
 const cancelCommand: CommandModule<object, IdArgs> = {
   command: 'cancel <id>',
-  describe: 'Cancel a run: a queued one at once, a running one stops as on Ctrl-C',
+  describe: 'Cancel a run: a queued one (or one waiting for approval) at once, a running one stops as on Ctrl-C',
   builder: (y) => idPositional(y),
   handler: async (argv) => {
     const { cancelRun } = await import('../remote/runs.js');
@@ -255,10 +268,50 @@ const cancelCommand: CommandModule<object, IdArgs> = {
   },
 };
 
+function decideCommand(decision: 'approve' | 'reject'): CommandModule<object, DecideArgs> {
+  const approve = decision === 'approve';
+  return {
+    command: `${decision} <id>`,
+    describe: approve
+      ? 'Approve a run waiting for approval (needs-approval): once enough tokens approved, it applies its preview'
+      : 'Reject a run waiting for approval: it ends rejected and nothing is applied',
+    builder: (y) =>
+      idPositional(y)
+        .option('comment', {
+          type: 'string',
+          requiresArg: true,
+          describe: `Kept with the ${approve ? 'approval, in the run and the release it records' : 'rejection, in the run'} (one line or several; the server caps its length)`,
+        })
+        .example(
+          approve
+            ? `$0 runs approve RUN_ID --comment "checked the preview"`
+            : `$0 runs reject RUN_ID --comment "not during the freeze"`,
+          approve ? 'Approve it, with a comment' : 'Reject it, saying why',
+        )
+        .epilogue(
+          (approve
+            ? 'The run (an apply, destroy or rollback of a stack whose project requires approvals) waits in ' +
+              'needs-approval holding its preview: `kapps runs show ID` prints the approvals it needs and has, until when ' +
+              'it waits, and its checks; the page and GET /api/v1/runs/ID/preview show the preview itself. Approvals ' +
+              'count per distinct token name; the token needs a role of the project’s approvals.from_roles, and the ' +
+              "run's author may not approve it unless approvals.author_may_approve. Once approved it is queued again and " +
+              'applies exactly the preview approved; if the stack changed meanwhile it ends stale instead. '
+            : 'A token allowed to approve it may reject it. ') +
+            'Exit codes: 0 done, 1 refused (401 token, 403 role or author, 404 unknown run, 409 not waiting or already ' +
+            'decided by this token), 2 usage.',
+        ),
+    handler: async (argv) => {
+      const { decideRun } = await import('../remote/runs.js');
+      await decideRun(await client(argv), argv.id, decision, argv.comment, argv.output);
+    },
+  };
+}
+
 /** The `runs` command group. */
 export const runsCommand: CommandModule<object, object> = {
   command: 'runs',
-  describe: 'Submit, list, show, follow and cancel the runs of a runs server (--server URL, token in KAPPS_TOKEN)',
+  describe:
+    'Submit, list, show, follow, cancel, approve and reject the runs of a runs server (--server URL, token in KAPPS_TOKEN)',
   builder: (y) =>
     y
       .command(submitCommand)
@@ -266,6 +319,8 @@ export const runsCommand: CommandModule<object, object> = {
       .command(showCommand)
       .command(logsCommand)
       .command(cancelCommand)
-      .demandCommand(1, 'Name a runs command: submit, list, show, logs or cancel.'),
+      .command(decideCommand('approve'))
+      .command(decideCommand('reject'))
+      .demandCommand(1, 'Name a runs command: submit, list, show, logs, cancel, approve or reject.'),
   handler: () => undefined,
 };

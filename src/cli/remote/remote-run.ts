@@ -2,8 +2,9 @@
  * `--server URL` on generate, preview, install -y and delete -y: the run is submitted to a runs server and followed
  * there, its events fed to the same local reporters (listr, plain, JSON) so the output looks as if it ran here; the
  * result (the spec, the preview) is printed as the local command prints it, and the exit code is the run's outcome:
- * 0, 1 (failed, errored) or 130 (cancelled). Ctrl-C once asks the server to cancel the run and waits for it to end;
- * a second Ctrl-C stops waiting.
+ * 0, 1 (failed, errored, rejected, stale) or 130 (cancelled). Ctrl-C once asks the server to cancel the run and waits
+ * for it to end; a second Ctrl-C stops waiting. A run the server holds for approval (`needs-approval`) is said once
+ * and waited for; Ctrl-C then leaves it waiting on the server (exit 130). `--no-wait` returns once it is submitted.
  */
 import { CancelledError, ExitCode, KappsError, SilentFailure, UsageError } from '../../diagnostics/errors.js';
 import type { Reporter } from '../../report/events.js';
@@ -19,6 +20,7 @@ import {
 } from '../../api/index.js';
 import { followRun } from './events.js';
 import { ServerClient, serverUrl } from './http.js';
+import { approvalCount, approvers, decisionLine, oneLine, rejectionText, runText, waitingText } from './run-text.js';
 
 /** The command-line arguments a remote run takes (those of the local command it stands for). */
 export interface RemoteRunArgs {
@@ -53,6 +55,10 @@ export interface RemoteRunArgs {
   readonly force?: boolean;
   /** Apply (or roll back) exactly what this finished preview run showed. */
   readonly previewRunId?: string;
+  /** Apply, destroy, rollback: skip the approvals the stack requires (a `break_glass` role's token only). */
+  readonly breakGlass?: boolean;
+  /** Return once the run is submitted: print it and how to follow it. */
+  readonly noWait?: boolean;
 }
 
 /** The body of `POST /api/v1/runs` for these arguments. */
@@ -87,6 +93,7 @@ export function submitBody(type: RunType, project: string, args: RemoteRunArgs):
     ...(args.prune ? { prune: true } : {}),
     ...(args.force ? { force: true } : {}),
     ...(args.previewRunId !== undefined ? { previewRunId: args.previewRunId } : {}),
+    ...(args.breakGlass ? { breakGlass: true } : {}),
   };
 }
 
@@ -132,6 +139,16 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<Run
     what: `the ${type} run of ${args.project}/${args.stackName}`,
   });
   process.stderr.write(`Run ${submitted.id}: ${type} of ${submitted.project}/${submitted.stack} on ${client.origin}\n`);
+  const breakGlass = submitted.approval?.breakGlass;
+  if (breakGlass) {
+    process.stderr.write(
+      `Approvals skipped by break glass: ${oneLine(breakGlass.by, 100)} (${breakGlass.role}); recorded in the run and its release\n`,
+    );
+  }
+  if (args.noWait) {
+    notWaiting(client, submitted, args);
+    return submitted;
+  }
 
   const reporters: Reporter[] = [];
   const applies = type === 'apply' || type === 'destroy' || type === 'rollback';
@@ -154,10 +171,20 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<Run
     if (!reporters.some((r) => safely(() => r.notice?.(text) ?? false))) process.stderr.write(`${text}\n`);
   };
 
-  // Ctrl-C: once, cancel on the server and wait; twice, stop waiting.
+  // Ctrl-C: once, cancel on the server and wait; twice, stop waiting. While the run waits for approval, it is left
+  // waiting there: the approvals it has and the preview they bind to are not thrown away by a closed terminal.
   const stopWaiting = new AbortController();
   let interrupted = false;
+  let status = submitted.status;
   const onSignal = (signal: NodeJS.Signals): void => {
+    if (status === 'needs-approval' && !interrupted) {
+      stopWaiting.abort(
+        new CancelledError(
+          `run ${submitted.id} is still waiting for approval on the server; cancel it with kapps runs cancel ${submitted.id}`,
+        ),
+      );
+      return;
+    }
     if (interrupted) {
       stopWaiting.abort(
         new CancelledError(`stopped waiting for run ${submitted.id} (the server goes on cancelling it)`),
@@ -176,6 +203,9 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<Run
   for (const s of signals) process.on(s, onSignal);
 
   let queuedSaid = false;
+  let waitingSaid = false;
+  let approvedSaid = false;
+  const decisionsSaid = new Set<string>();
   let ranToEnd = false;
   let run: Run;
   try {
@@ -189,10 +219,31 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<Run
             if (!safely(() => (reporter.onEvent(event), true))) reporters.splice(reporters.indexOf(reporter), 1);
           }
         },
-        onStatus: (status) => {
-          if (status.status === 'queued' && status.blockedBy && !queuedSaid) {
+        onStatus: (run) => {
+          status = run.status;
+          const decisions = run.approval?.decisions ?? [];
+          if (run.status === 'needs-approval') {
+            if (!waitingSaid) {
+              waitingSaid = true;
+              for (const d of decisions) decisionsSaid.add(`${d.by} ${d.at}`);
+              notice(waitingText(run));
+            }
+            // Decisions taken while it waits (an approval of two needed), each said once.
+            for (const d of decisions) {
+              if (decisionsSaid.has(`${d.by} ${d.at}`)) continue;
+              decisionsSaid.add(`${d.by} ${d.at}`);
+              notice(`${decisionLine(d)}${run.approval ? ` (${approvalCount(run.approval)})` : ''}`);
+            }
+          } else if (waitingSaid && !approvedSaid && (run.status === 'queued' || run.status === 'running')) {
+            approvedSaid = true;
+            const by = run.approval ? approvers(run.approval).map((b) => oneLine(b, 100)) : [];
+            notice(
+              `Run ${run.id} approved${by.length > 0 ? ` by ${by.join(', ')}` : ''}; it applies the preview approved`,
+            );
+          }
+          if (run.status === 'queued' && run.blockedBy && !queuedSaid) {
             queuedSaid = true;
-            notice(`Queued behind run ${status.blockedBy} (position ${status.queuePosition ?? '?'})`);
+            notice(`Queued behind run ${run.blockedBy} (position ${run.queuePosition ?? '?'})`);
           }
         },
         onReconnect: (attempt, reason) => {
@@ -238,6 +289,13 @@ async function finish(
     throw new CancelledError(interrupted ? `interrupted; ${where} was cancelled` : `${where} was cancelled${why(run)}`);
   }
   if (run.status === 'errored') throw new KappsError(`${where} errored${why(run)}`);
+  if (run.status === 'rejected') throw new KappsError(`${where} was ${rejectionText(run)}; nothing was applied`);
+  if (run.status === 'stale') {
+    throw new KappsError(
+      `${where} is stale${why(run)}; nothing was applied` +
+        (run.error?.includes('new preview') ? '' : ': submit it again for a new preview and new approvals'),
+    );
+  }
   if (run.status === 'failed') {
     if (type === 'apply' || type === 'destroy' || type === 'rollback') {
       // The summary was shown by the reporter; say why when the run itself broke, or ended before it ran.
@@ -271,5 +329,19 @@ async function finish(
 }
 
 function why(run: Run): string {
-  return run.error ? `: ${run.error}` : '';
+  return run.error ? `: ${oneLine(run.error, 1000)}` : '';
+}
+
+/** `--no-wait`: the run as submitted (JSON with `--reporter json`), and, on stderr, how to follow it. */
+function notWaiting(client: ServerClient, run: Run, args: RemoteRunArgs): void {
+  process.stdout.write(args.reporter === 'json' ? `${JSON.stringify(run)}\n` : runText(run));
+  const server = `--server ${client.origin}`;
+  process.stderr.write(
+    `Not waiting for run ${run.id}. Follow it: kapps runs logs ${run.id} --follow ${server}\n` +
+      `Its state: kapps runs show ${run.id} ${server}` +
+      (run.approval && !run.approval.breakGlass
+        ? `\nIt needs ${approvalCount(run.approval).replace(/^\d+ of /, '')} before it applies: kapps runs approve ${run.id} ${server}`
+        : '') +
+      '\n',
+  );
 }

@@ -1,9 +1,11 @@
 /**
- * `kapps runs submit|list|show|logs|cancel`: the runs of a runs server, from the command line, as tables or JSON.
+ * `kapps runs submit|list|show|logs|cancel|approve|reject`: the runs of a runs server, from the command line, as
+ * tables or JSON.
  */
-import { CancelledError } from '../../diagnostics/errors.js';
+import { CancelledError, UsageError } from '../../diagnostics/errors.js';
 import { formatLogLine } from '../../log/line.js';
 import {
+  MAX_APPROVAL_COMMENT,
   logChunkSchema,
   runListSchema,
   runSchema,
@@ -15,6 +17,7 @@ import {
 import { followRun } from './events.js';
 import type { ServerClient } from './http.js';
 import { checkName, submitBody, type RemoteRunArgs } from './remote-run.js';
+import { approvedText, oneLine, rejectedText, runText, shortSha } from './run-text.js';
 
 export type Output = 'table' | 'json';
 
@@ -99,6 +102,34 @@ export async function cancelRun(client: ServerClient, id: string, output: Output
 }
 
 /**
+ * `kapps runs approve|reject`: decide on a run waiting for approval (`needs-approval`), with an optional comment kept
+ * with the decision; prints what it did (`approved run X (1 of 2 approvals)`, `run X is approved and queued to
+ * apply`, `rejected run X`), or the run as the server answered it with `-o json`.
+ */
+export async function decideRun(
+  client: ServerClient,
+  id: string,
+  decision: 'approve' | 'reject',
+  comment: string | undefined,
+  output: Output,
+): Promise<void> {
+  if (comment !== undefined && comment.length > MAX_APPROVAL_COMMENT) {
+    throw new UsageError(
+      `--comment is ${comment.length} characters long; the server keeps at most ${MAX_APPROVAL_COMMENT}`,
+    );
+  }
+  const run = await client.json('POST', runPath(id, `/${decision}`), runSchema, {
+    body: comment !== undefined ? { comment } : {},
+    what: `the ${decision === 'approve' ? 'approval' : 'rejection'} of run ${id}`,
+  });
+  if (output === 'json') {
+    process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(`${decision === 'approve' ? approvedText(run) : rejectedText(run)}\n`);
+}
+
+/**
  * `kapps runs logs`: the log of a run as text (or NDJSON lines with `-o json`); `follow` keeps printing, from the
  * event stream, until the run ends.
  */
@@ -136,56 +167,7 @@ export async function runLogs(
 }
 
 function printRun(run: Run, output: Output): void {
-  if (output === 'json') {
-    process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
-    return;
-  }
-  const fields: [string, string | null][] = [
-    ['id', run.id],
-    ['type', run.type],
-    ['project', run.project],
-    ['stack', run.stack],
-    ['status', run.status],
-    ['createdBy', run.createdBy],
-    ['createdAt', run.createdAt],
-    ['startedAt', run.startedAt],
-    ['finishedAt', run.finishedAt],
-    ['queuePosition', run.queuePosition === null ? null : String(run.queuePosition)],
-    ['blockedBy', run.blockedBy],
-    ['releaseRevision', run.releaseRevision === null ? null : String(run.releaseRevision)],
-    ['error', run.error],
-    ['commit', run.commit ? `${shortSha(run.commit.sha)} ${oneLine(run.commit.subject, 200)}` : null],
-    ['ref', run.commit ? run.commit.ref : null],
-    ['author', run.commit ? oneLine(run.commit.author, 200) : null],
-    ['repo', run.commit ? run.commit.repo : null],
-    ['trigger', triggerText(run.trigger)],
-  ];
-  const width = Math.max(...fields.map(([k]) => k.length));
-  const lines = fields.filter(([, v]) => v !== null).map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${v ?? ''}`);
-  const options = Object.entries(run.options);
-  if (options.length > 0) lines.push(`${'options:'.padEnd(width + 2)}${JSON.stringify(run.options)}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
-}
-
-/** The short form of a commit SHA, as kapps prints it. */
-function shortSha(sha: string): string {
-  return sha.slice(0, 12);
-}
-
-/** A server's text on one line of a table, control characters shown as spaces, cut at `max` characters. */
-function oneLine(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is replaced
-  const flat = text.replace(/[\u0000-\u001f\u007f]/g, ' ');
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-/** What started a run: `api`, `push refs/heads/main (delivery …)`, `poll`, … */
-function triggerText(trigger: Run['trigger']): string {
-  return [
-    trigger.kind,
-    ...(trigger.ref !== null ? [oneLine(trigger.ref, 200)] : []),
-    ...(trigger.delivery !== null ? [`(delivery ${oneLine(trigger.delivery, 100)})`] : []),
-  ].join(' ');
+  process.stdout.write(output === 'json' ? `${JSON.stringify(run, null, 2)}\n` : runText(run));
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
