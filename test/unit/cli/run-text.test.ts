@@ -92,7 +92,13 @@ describe('a run waiting for approval, as the CLI says it', () => {
   });
 
   it('says who rejected a run and why', () => {
-    const bob = { by: 'bob', role: 'admin', at: '2026-11-27T02:12:00.000Z', decision: 'rejected', comment: 'not now' };
+    const bob = {
+      by: 'bob',
+      role: 'admin',
+      at: '2026-11-27T02:12:00.000Z',
+      decision: 'rejected',
+      comment: 'not now',
+    } as const;
     expect(rejectionText(run({ status: 'rejected', approval: { ...run().approval!, decisions: [alice, bob] } }))).toBe(
       'rejected by bob (admin): not now',
     );
@@ -102,7 +108,13 @@ describe('a run waiting for approval, as the CLI says it', () => {
 
 describe('kapps runs show', () => {
   it('prints the approval, its decisions, the waiting time and the checks with their messages', () => {
-    const bob = { by: 'bob', role: 'admin', at: '2026-11-27T02:12:00.000Z', decision: 'approved', comment: null };
+    const bob = {
+      by: 'bob',
+      role: 'admin',
+      at: '2026-11-27T02:12:00.000Z',
+      decision: 'approved',
+      comment: null,
+    } as const;
     const passed = {
       ...conftest,
       name: 'opa',
@@ -110,7 +122,7 @@ describe('kapps runs show', () => {
       enforcement: 'mandatory',
       status: 'passed',
       message: '',
-    };
+    } as const;
     const text = runText(
       run({ approval: { ...run().approval!, decisions: [alice, bob] }, checks: [conftest, passed] }),
     );
