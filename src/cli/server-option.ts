@@ -12,9 +12,12 @@ export interface ServerOptionArgs {
   ref?: string;
 }
 
-/** `--no-wait` and `--break-glass`: the options of the commands that apply on a server (install, delete, rollback). */
+/**
+ * `--no-wait` (yargs reads it as `wait: false`) and `--break-glass`: the options of the commands that apply on a
+ * server (install, delete, rollback).
+ */
 export interface ApplyOnServerArgs {
-  noWait?: boolean;
+  wait?: boolean;
   breakGlass?: boolean;
 }
 
@@ -46,13 +49,13 @@ export function serverOption<T>(y: Argv<T>): Argv<T & ServerOptionArgs> {
  */
 export function applyOnServerOptions<T>(y: Argv<T>): Argv<T & ApplyOnServerArgs> {
   return y
-    .option('no-wait', {
+    .option('wait', {
       type: 'boolean',
       group: 'Runs server:',
       describe:
-        'With --server: return once the run is submitted, printing it and how to follow it (kapps runs logs ID ' +
-        '--follow). Without it, a run the server holds for approval prints "waiting for approval: run ID (kapps runs ' +
-        'approve ID)" and is waited for; Ctrl-C then leaves it waiting on the server (exit 130)',
+        'With --server: follow the run until it ends (the default). A run the server holds for approval prints ' +
+        '"waiting for approval: run ID (kapps runs approve ID)" and is waited for; Ctrl-C then leaves it waiting on ' +
+        'the server (exit 130). --no-wait: return once the run is submitted, printing it and how to follow it',
     })
     .option('break-glass', {
       type: 'boolean',
@@ -69,14 +72,14 @@ export function applyOnServerOptions<T>(y: Argv<T>): Argv<T & ApplyOnServerArgs>
  */
 export function localArgs<T extends ApplyOnServerArgs>(args: T): T {
   const copy: T = { ...args };
-  for (const key of ['noWait', 'no-wait', 'breakGlass', 'break-glass']) Reflect.deleteProperty(copy, key);
+  for (const key of ['wait', 'breakGlass', 'break-glass']) Reflect.deleteProperty(copy, key);
   return copy;
 }
 
 /** `--no-wait` and `--break-glass` have a meaning only on a server run. */
 export function refuseApplyOnServerOptions(args: ApplyOnServerArgs & ServerOptionArgs): void {
   if (args.server !== undefined) return;
-  if (args.noWait) throw new UsageError('--no-wait needs --server: a local run is the command itself');
+  if (args.wait === false) throw new UsageError('--no-wait needs --server: a local run is the command itself');
   if (args.breakGlass) {
     throw new UsageError('--break-glass needs --server: approvals are required by a runs server, not by a local run');
   }
@@ -95,7 +98,10 @@ interface LocalOnly {
  * With `--server`, run `type` on the server and return true; without, return false (the caller runs locally).
  * `install`/`delete` run remotely only with --yes (a plan alone does not run on a server).
  */
-export async function runRemotely(type: RunType, args: RemoteRunArgs & LocalOnly & ServerOptionArgs): Promise<boolean> {
+export async function runRemotely(
+  type: RunType,
+  args: RemoteRunArgs & LocalOnly & ServerOptionArgs & ApplyOnServerArgs,
+): Promise<boolean> {
   refuseApplyOnServerOptions(args);
   if (args.server === undefined) {
     if (args.ref !== undefined) throw new UsageError('--ref needs --server: a local run reads the stack file as it is');
@@ -116,6 +122,6 @@ export async function runRemotely(type: RunType, args: RemoteRunArgs & LocalOnly
     throw new UsageError('--backend does not apply with --server: the server records releases in its own backend');
   }
   const { remoteRun } = await import('./remote/remote-run.js');
-  await remoteRun(type, args);
+  await remoteRun(type, { ...args, noWait: args.wait === false });
   return true;
 }

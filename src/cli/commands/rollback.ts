@@ -97,7 +97,6 @@ function applyCommandLine(args: RollbackArgs): string {
   const parts = ['kapps', 'release', 'rollback', args.stackFile, args.stackName, '--to', String(args.to)];
   if (args.prune) parts.push('--prune');
   if (args.force) parts.push('--force');
-  if (args.breakGlass) parts.push('--break-glass');
   if (args.project !== undefined) parts.push('--project', args.project);
   if (args.server !== undefined) parts.push('--server', args.server);
   parts.push('-y');
@@ -112,7 +111,7 @@ async function handler(args: RollbackArgs): Promise<void> {
     throw new UsageError('--ref is not taken by a rollback: it runs at the project commit the revision recorded');
   refuseApplyOnServerOptions(args);
   if (args.server !== undefined) return remote(args);
-  const local: Omit<RollbackArgs, 'breakGlass' | 'noWait'> = localArgs(args);
+  const local: Omit<RollbackArgs, 'breakGlass' | 'wait'> = localArgs(args);
   const params = { toRevision: args.to, prune: args.prune, force: args.force };
   if (!args.yes) {
     const { previewRollback } = await import('../../engine/rollback.js');
@@ -138,6 +137,10 @@ async function handler(args: RollbackArgs): Promise<void> {
 async function remote(args: RollbackArgs): Promise<void> {
   if (args.backend !== undefined)
     throw new UsageError('--backend does not apply with --server: the server records releases in its own backend');
+  if (!args.yes && (args.breakGlass || args.wait === false))
+    throw new UsageError(
+      `${args.breakGlass ? '--break-glass' : '--no-wait'} applies to the rollback run: add -y (without it only its preview runs)`,
+    );
   const { remoteRun } = await import('../remote/remote-run.js');
   const preview = await remoteRun('preview', {
     ...args,
@@ -151,7 +154,13 @@ async function remote(args: RollbackArgs): Promise<void> {
     return;
   }
   // The rollback takes its target, --prune and --force from the preview it names.
-  await remoteRun('rollback', { ...args, prune: false, force: false, previewRunId: preview.id });
+  await remoteRun('rollback', {
+    ...args,
+    prune: false,
+    force: false,
+    previewRunId: preview.id,
+    noWait: args.wait === false,
+  });
 }
 
 export const rollbackCommand: CommandModule<object, RollbackArgs> = {

@@ -296,7 +296,8 @@ function decideCommand(decision: 'approve' | 'reject'): CommandModule<object, De
               'count per distinct token name; the token needs a role of the project’s approvals.from_roles, and the ' +
               "run's author may not approve it unless approvals.author_may_approve. Once approved it is queued again and " +
               'applies exactly the preview approved; if the stack changed meanwhile it ends stale instead. '
-            : 'A token allowed to approve it may reject it. ') +
+            : 'A token allowed to approve it may reject it; its author may not (unless approvals.author_may_approve): ' +
+              'kapps runs cancel ID withdraws it. ') +
             'Exit codes: 0 done, 1 refused (401 token, 403 role or author, 404 unknown run, 409 not waiting or already ' +
             'decided by this token), 2 usage.',
         ),

@@ -241,7 +241,8 @@ export async function remoteRun(type: RunType, args: RemoteRunArgs): Promise<Run
               `Run ${run.id} approved${by.length > 0 ? ` by ${by.join(', ')}` : ''}; it applies the preview approved`,
             );
           }
-          if (run.status === 'queued' && run.blockedBy && !queuedSaid) {
+          // (A status written while it was queued, shown once it runs, may name the run itself.)
+          if (run.status === 'queued' && run.blockedBy && run.blockedBy !== run.id && !queuedSaid) {
             queuedSaid = true;
             notice(`Queued behind run ${run.blockedBy} (position ${run.queuePosition ?? '?'})`);
           }
