@@ -43,10 +43,10 @@ function shop(): FixtureProject {
   });
 }
 
-/** A server where every apply of `shop` needs one approval of an apply or admin token; admin may break glass. */
-async function serve(p: FixtureProject): Promise<TestServer> {
+/** A server where every apply of `shop` needs `required` approvals of apply or admin tokens; admin may break glass. */
+async function serve(p: FixtureProject, required = 1): Promise<TestServer> {
   const config = p.write('kapps-server.yaml', {
-    projects: [{ name: 'shop', stack_file: 'stacks.yaml', approvals: { required: 1, break_glass: ['admin'] } }],
+    projects: [{ name: 'shop', stack_file: 'stacks.yaml', approvals: { required, break_glass: ['admin'] } }],
     tokens: [
       { name: 'ci', role: 'apply', sha256: hash(TOKENS.ci) },
       { name: 'alice', role: 'apply', sha256: hash(TOKENS.alice) },
@@ -146,6 +146,36 @@ describe('install -y --server on a stack that requires approvals', () => {
     const again = await kapps(p, ['runs', 'approve', id, ...s], TOKENS.alice);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(new RegExp(`refused the approval of run ${id}: 409 .*not waiting for approval`));
+  });
+
+  it('two approvals needed: the first is counted (and shown where it waits), the second lets it apply', async () => {
+    const p = shop();
+    const server = await serve(p, 2);
+    const s = ['--server', server.url];
+    const started = install(p, server, TOKENS.ci);
+    const id = await waitingRun(started);
+    const first = await kapps(p, ['runs', 'approve', id, '--comment', 'fine by me', ...s], TOKENS.alice);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toBe(`approved run ${id} (1 of 2 approvals)\n`);
+    await waitFor('the approval to be shown', () => started.stderr().includes('fine by me'), 20_000);
+    expect(started.stderr()).toMatch(/^approved by alice \(apply\) at \S+: fine by me \(1 of 2 approvals\)$/m);
+    expect(applied(p)).toEqual([]);
+    const twice = await kapps(p, ['runs', 'approve', id, ...s], TOKENS.alice);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toMatch(
+      new RegExp(`refused the approval of run ${id}: 409 .*alice approved run ${id} already`),
+    );
+    const second = await kapps(p, ['runs', 'approve', id, ...s, '-o', 'json'], TOKENS.ops);
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({
+      id,
+      status: 'queued',
+      approval: { required: 2, decisions: [{ by: 'alice' }, { by: 'ops', role: 'admin', comment: null }] },
+    });
+    const r = await started.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`Run ${id} approved by alice, ops; it applies the preview approved`);
+    expect(r.stdout).toContain(`Recorded as release 1 of stack dev by run ${id}`);
   });
 
   it('a rejection ends it: exit 1 saying who rejected it and why, nothing applied', async () => {
