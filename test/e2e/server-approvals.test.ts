@@ -281,46 +281,25 @@ describe('kapps serve: approvals', () => {
     expect(hook.events.filter((e) => e.run.id === run.id).map((e) => e.event)).toEqual(['run.break_glass']);
   });
 
-  it('a destroy waits with the rows it deletes, and a rollback waits with its preview', async () => {
+  it('a destroy waits with the rows it deletes', async () => {
     const p = project('v1');
     const { alice, bob } = await serve(p);
-    const apply = async (tag: string) => {
-      p.write('manifests/shop.yaml', {
-        kapps: [kapp('web', { apply_install: [fake('deploy', 'web', ['--stdout', tag])] })],
-      });
-      const run = await submit(alice, { type: 'apply' });
-      await waiting(alice, run.id);
-      expect((await bob.post(`/api/v1/runs/${run.id}/approve`)).status).toBe(200);
-      expect((await final(alice, run.id)).status).toBe('succeeded');
-    };
-    await apply('v1');
-    await apply('v2');
-    expect(deployed(p)).toEqual(['v1', 'v2']);
-
-    const rollback = await submit(alice, { type: 'rollback', toRevision: 1 });
-    await waiting(alice, rollback.id);
-    const shown = await bob.get<PreviewBody>(`/api/v1/runs/${rollback.id}/preview`);
-    expect(shown.body.basedOnRevision).toBe(2);
-    expect(shown.body.kapps.map((k) => [k.id, k.action])).toEqual([['shop:web', 'Update']]);
-    expect(deployed(p)).toEqual(['v1', 'v2']);
-    expect((await bob.post(`/api/v1/runs/${rollback.id}/approve`)).status).toBe(200);
-    const rolled = await final(alice, rollback.id);
-    expect(rolled.status, JSON.stringify(rolled)).toBe('succeeded');
-    expect(deployed(p)).toEqual(['v1', 'v2', 'v1']);
-    const three = await bob.get<{ rollbackOf?: number; approvals?: unknown }>(
-      '/api/v1/projects/shop/stacks/dev/releases/3',
-    );
-    expect(three.body).toMatchObject({ rollbackOf: 1, approvals: [{ by: 'bob' }] });
+    const run = await submit(alice, { type: 'apply' });
+    await waiting(alice, run.id);
+    expect((await bob.post(`/api/v1/runs/${run.id}/approve`)).status).toBe(200);
+    expect((await final(alice, run.id)).status).toBe('succeeded');
 
     const destroy = await submit(alice, { type: 'destroy' });
     await waiting(alice, destroy.id);
     const rows = await bob.get<PreviewBody>(`/api/v1/runs/${destroy.id}/preview`);
-    expect(rows.body).toMatchObject({ basedOnRevision: 3 });
+    expect(rows.body.basedOnRevision).toBe(1);
     expect(rows.body.kapps.map((k) => [k.id, k.action])).toEqual([['shop:web', 'Delete']]);
     expect((await bob.post(`/api/v1/runs/${destroy.id}/approve`)).status).toBe(200);
     const destroyed = await final(alice, destroy.id);
     expect(destroyed.status, JSON.stringify(destroyed)).toBe('succeeded');
-    expect(destroyed.releaseRevision).toBe(4);
+    expect(destroyed.releaseRevision).toBe(2);
+    const release = await bob.get<{ operation: string }>('/api/v1/projects/shop/stacks/dev/releases/2');
+    expect(release.body.operation).toBe('delete');
   });
 
   it('approvals are not asked of a stack whose override requires none, nor of previews', async () => {
@@ -383,6 +362,50 @@ describe('kapps serve: approvals of runs the server starts', () => {
     const done = await final(bob, id);
     expect(done.status, JSON.stringify(done)).toBe('succeeded');
     expect(deployed(p)).toEqual(['v1']);
+  });
+});
+
+describe('kapps serve: approvals of a rollback', () => {
+  it('a rollback waits with its preview, then applies the revision approved', { timeout: 180_000 }, async () => {
+    const p = project('v1');
+    const remote = gitRemote(p);
+    const config = p.write(
+      '../server.yaml',
+      `projects:\n  - name: shop\n    repo:\n      url: ${remote.url}\n      path: stacks.yaml\n${APPROVALS}${TOKENS}`,
+    );
+    const server = await startServer({
+      args: ['--config', config, '--data-dir', path.join(p.root, 'data')],
+      env: p.env,
+      cwd: p.root,
+    });
+    const { alice, bob } = clients(server);
+    const apply = async () => {
+      const run = await submit(alice, { type: 'apply' });
+      await waiting(alice, run.id);
+      expect((await bob.post(`/api/v1/runs/${run.id}/approve`)).status).toBe(200);
+      expect((await final(alice, run.id)).status).toBe('succeeded');
+    };
+    await apply();
+    remote.commit('v2', {
+      'manifests/shop.yaml': { kapps: [kapp('web', { apply_install: [fake('deploy', 'web', ['--stdout', 'v2'])] })] },
+    });
+    await apply();
+    expect(deployed(p)).toEqual(['v1', 'v2']);
+
+    const rollback = await submit(alice, { type: 'rollback', toRevision: 1 });
+    await waiting(alice, rollback.id);
+    const shown = await bob.get<PreviewBody>(`/api/v1/runs/${rollback.id}/preview`);
+    expect(shown.body.basedOnRevision).toBe(2);
+    expect(shown.body.kapps.map((k) => [k.id, k.action])).toEqual([['shop:web', 'Update']]);
+    expect(deployed(p)).toEqual(['v1', 'v2']);
+    expect((await bob.post(`/api/v1/runs/${rollback.id}/approve`, { comment: 'back to v1' })).status).toBe(200);
+    const rolled = await final(alice, rollback.id);
+    expect(rolled.status, JSON.stringify(rolled)).toBe('succeeded');
+    expect(deployed(p)).toEqual(['v1', 'v2', 'v1']);
+    const three = await bob.get<{ rollbackOf?: number; approvals?: unknown }>(
+      '/api/v1/projects/shop/stacks/dev/releases/3',
+    );
+    expect(three.body).toMatchObject({ rollbackOf: 1, approvals: [{ by: 'bob', comment: 'back to v1' }] });
   });
 });
 
