@@ -281,6 +281,30 @@ describe('kapps serve: approvals', () => {
     expect(hook.events.filter((e) => e.run.id === run.id).map((e) => e.event)).toEqual(['run.break_glass']);
   });
 
+  it('an approval binds to the preview: a spec changed while it waited ends it stale, nothing applied', async () => {
+    const p = project('v1');
+    const { alice, bob } = await serve(p);
+    const run = await submit(alice, { type: 'apply' });
+    await waiting(alice, run.id);
+    p.write('manifests/shop.yaml', {
+      kapps: [kapp('web', { apply_install: [fake('deploy', 'web', ['--stdout', 'unseen'])] })],
+    });
+    expect((await bob.post(`/api/v1/runs/${run.id}/approve`)).status).toBe(200);
+    const ended = await final(alice, run.id);
+    expect(ended.status).toBe('stale');
+    expect(ended.error).toBe('stale preview: the spec of shop/dev changed since its preview');
+    expect(ended.releaseRevision).toBeNull();
+    expect(deployed(p)).toEqual([]);
+    const log = await alice.get<{ lines: { text: string }[] }>(`/api/v1/runs/${run.id}/logs`);
+    expect(log.body.lines.map((l) => l.text)).toContain(
+      'kapps: stale preview: the spec of shop/dev changed since its preview; nothing was applied.',
+    );
+    const openapi = await alice.get<{ paths: Record<string, unknown> }>('/api/v1/openapi.json');
+    expect(Object.keys(openapi.body.paths)).toEqual(
+      expect.arrayContaining(['/api/v1/runs/{id}/approve', '/api/v1/runs/{id}/reject', '/api/v1/runs/{id}/preview']),
+    );
+  });
+
   it('a destroy waits with the rows it deletes', async () => {
     const p = project('v1');
     const { alice, bob } = await serve(p);
