@@ -305,6 +305,20 @@ describe('kapps serve: approvals', () => {
     );
   });
 
+  it('a run waiting longer than expire_after is discarded', { timeout: 240_000 }, async () => {
+    const p = project();
+    const hook = await receiver();
+    const { alice, bob } = await serve(p, '    approvals: {required: 1, expire_after: 1m}\n', hook.url);
+    const run = await submit(alice, { type: 'apply' });
+    const held = await waiting(alice, run.id);
+    expect(Date.parse(held.approval!.expiresAt!) - Date.parse(held.approval!.waitingSince!)).toBe(60_000);
+    const ended = await waitForRun(alice, run.id, (r) => r.status !== 'needs-approval', 180_000);
+    expect(ended.status).toBe('cancelled');
+    expect(ended.error).toBe('discarded: waited for approval longer than 1m');
+    expect((await bob.post(`/api/v1/runs/${run.id}/approve`)).status).toBe(409);
+    expect(deployed(p)).toEqual([]);
+  });
+
   it('a destroy waits with the rows it deletes', async () => {
     const p = project('v1');
     const { alice, bob } = await serve(p);
