@@ -175,13 +175,13 @@ describe('kapps serve: approvals', () => {
     const again = await bob.post(`/api/v1/runs/${run.id}/approve`);
     expect(again.status).toBe(409);
 
-    const release = await bob.get<{ approvals?: unknown }>('/api/v1/projects/shop/stacks/dev/releases/1');
-    expect(release.body.approvals).toMatchObject([{ by: 'bob', comment: 'looks fine' }]);
     await waitFor('the run.approved notification', () => hook.events.some((e) => e.event === 'run.approved'), 30_000);
     expect(hook.events.filter((e) => e.run.id === run.id).map((e) => e.event)).toEqual([
       'run.needs_approval',
       'run.approved',
     ]);
+    const release = await bob.get<{ approvals?: unknown }>('/api/v1/projects/shop/stacks/dev/releases/1');
+    expect(release.body.approvals).toMatchObject([{ by: 'bob', comment: 'looks fine' }]);
   });
 
   it('a release by another path while it waits (the CLI on the same stack file and backend) makes it stale', async () => {
@@ -269,16 +269,16 @@ describe('kapps serve: approvals', () => {
     const done = await final(ops, run.id);
     expect(done.status, JSON.stringify(done)).toBe('succeeded');
     expect(deployed(p)).toEqual(['v1']);
-    const release = await ops.get<{ breakGlass?: unknown; approvals?: unknown }>(
-      '/api/v1/projects/shop/stacks/dev/releases/1',
-    );
-    expect(release.body.breakGlass).toMatchObject({ by: 'ops', role: 'admin' });
     await waitFor(
       'the run.break_glass notification',
       () => hook.events.some((e) => e.event === 'run.break_glass'),
       30_000,
     );
     expect(hook.events.filter((e) => e.run.id === run.id).map((e) => e.event)).toEqual(['run.break_glass']);
+    const release = await ops.get<{ breakGlass?: unknown; approvals?: unknown }>(
+      '/api/v1/projects/shop/stacks/dev/releases/1',
+    );
+    expect(release.body.breakGlass).toMatchObject({ by: 'ops', role: 'admin' });
   });
 
   it('an approval binds to the preview: a spec changed while it waited ends it stale, nothing applied', async () => {
