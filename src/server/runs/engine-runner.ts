@@ -39,6 +39,7 @@ import { STEP_STOP_MS, type RunEngine, type RunIO, type ExecutedRun } from './ex
 import type { StoredRun } from '../queue/run-store.js';
 import type { RunEngineDeps } from '../server.js';
 import { projectRunEnv, type ProjectEntry } from '../config.js';
+import { gateSecretEnvs } from '../gate-config.js';
 import { RunRefused, StalePreviewError } from './errors.js';
 import { RepositoryError, type Checkout } from '../sources/repository.js';
 import { runPlan, type RunPlan } from './run-plan.js';
@@ -517,6 +518,7 @@ function withoutCredentials(env: Record<string, string>, projects: readonly Proj
       project.repo?.tokenEnv,
       project.webhook?.secretEnv,
       ...project.notify.map((n) => n.secretEnv),
+      ...gateSecretEnvs(project.gate),
     ]) {
       if (name !== undefined) delete out[name];
     }
