@@ -431,7 +431,7 @@ export function readServerConfig(file: string, serverEnv: NodeJS.ProcessEnv = pr
     },
   );
   const tokens = resolveTokens(parsed.tokens ?? [], locate, diagnostics);
-  throwIfErrors(diagnostics);
+  throwIfErrors(sortByLocation(diagnostics));
   return { projects, tokens, limits: resolveLimits(parsed.limits ?? {}) };
 }
 

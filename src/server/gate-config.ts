@@ -187,9 +187,10 @@ export function resolveGate(
     ...(w.approvals ? { approvals: resolveApprovals(w.approvals, base, problem) } : {}),
     ...(w.checks ? { checks: resolveChecks(w.checks, base, problem, serverEnv) } : {}),
   });
+  const own = one(written, []);
   const stacks: Record<string, Gate> = {};
   for (const [name, g] of Object.entries(written.stacks ?? {})) stacks[name] = one(g, ['stacks', name]);
-  return { ...one(written, []), stacks };
+  return { ...own, stacks };
 }
 
 type Problem = (message: string, path: readonly (string | number)[], hint?: string) => void;
@@ -209,6 +210,13 @@ function resolveApprovals(
   const fromRoles = w.from_roles ?? ['apply', 'admin'];
   if (fromRoles.includes('read'))
     problem('`read` may not approve: a read token sees runs, it changes nothing', [...base, 'approvals', 'from_roles']);
+  for (const role of ['read', 'plan'] as const)
+    if (w.break_glass?.includes(role))
+      problem(`\`${role}\` may not break glass: its tokens cannot start an apply, destroy or rollback`, [
+        ...base,
+        'approvals',
+        'break_glass',
+      ]);
   return {
     required: w.required,
     fromRoles,
@@ -229,8 +237,10 @@ function resolveChecks(
     const at = [...base, 'checks', j];
     if (seen.has(c.name)) problem(`check \`${c.name}\` is declared twice`, [...at, 'name']);
     seen.add(c.name);
-    if ((c.command === undefined) === (c.url === undefined))
-      problem('a check takes `command` (a program and its arguments) or `url`, exactly one', [...at, 'name']);
+    if (c.command !== undefined && c.url !== undefined)
+      problem('a check takes `command` or `url`, not both', [...at, 'url']);
+    else if (c.command === undefined && c.url === undefined)
+      problem('a check needs `command` (a program and its arguments) or `url` (an endpoint)', [...at, 'name']);
     if (c.url !== undefined) {
       if (c.secret_env === undefined)
         problem('a check with `url` needs `secret_env`: its requests are signed as notifications are', [...at, 'url']);
