@@ -167,7 +167,8 @@ type WrittenGate = { approvals?: z.infer<typeof approvalsSchema>; checks?: z.inf
 /**
  * The gate a project's entry declares (`at`: its path in the file), with its stacks' overrides; each mistake the
  * schema cannot see (a check with both or neither of `command` and `url`, a `url` without `secret_env`, a variable
- * the server's environment does not hold, a name used twice, a duration out of bounds) is added to `diagnostics`.
+ * the server's environment does not hold, a name used twice, a duration out of bounds, a stack `knownStacks` — the
+ * stacks of the project's stack file, when it is on this server's disk — does not list) is added to `diagnostics`.
  */
 export function resolveGate(
   written: WrittenGate & { stacks?: Record<string, WrittenGate> },
@@ -175,6 +176,7 @@ export function resolveGate(
   locate: (path: readonly (string | number)[]) => SourceLocation,
   diagnostics: Diagnostic[],
   serverEnv: NodeJS.ProcessEnv,
+  knownStacks?: { readonly file: string; readonly names: readonly string[] },
 ): ProjectGate {
   const problem = (message: string, path: readonly (string | number)[], hint?: string) =>
     diagnostics.push(
@@ -189,7 +191,16 @@ export function resolveGate(
   });
   const own = one(written, []);
   const stacks: Record<string, Gate> = {};
-  for (const [name, g] of Object.entries(written.stacks ?? {})) stacks[name] = one(g, ['stacks', name]);
+  for (const [name, g] of Object.entries(written.stacks ?? {})) {
+    // A misspelt stack would silently keep the project's gate (or none): say so while the server starts.
+    if (knownStacks && !knownStacks.names.includes(name))
+      problem(
+        `\`${name}\` is not a stack of ${knownStacks.file}`,
+        ['stacks', name],
+        `its stacks: ${knownStacks.names.join(', ')}`,
+      );
+    stacks[name] = one(g, ['stacks', name]);
+  }
   return { ...own, stacks };
 }
 

@@ -11,7 +11,10 @@ import { runCli } from '../support/cli.js';
 import { startServer, stopAllServers } from '../support/server.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kapps-gate-config-'));
-writeFileSync(path.join(dir, 'stacks.yaml'), 'dev:\n  provider: local\nprod:\n  provider: local\n');
+writeFileSync(
+  path.join(dir, 'stacks.yaml'),
+  'dev:\n  provider: local\n  manifests: []\nprod:\n  provider: local\n  manifests: []\n',
+);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => stopAllServers());
 
@@ -171,6 +174,12 @@ describe('kapps serve --config: approvals, checks and stacks written wrongly', (
       ),
       10,
       '`timeout: 3h` is out of bounds: at most 1h (at projects[0].stacks.prod.checks[0].timeout)',
+    ],
+    [
+      'a stack the stack file does not define',
+      project('    stacks:\n      prd:\n        approvals: {required: 2}\n'),
+      6,
+      '`prd` is not a stack of stacks.yaml (at projects[0].stacks.prd)',
     ],
   ])('%s', async (_what, config, line, message) => {
     const r = await serve(config, { [KEY_ENV]: 'k-0123456789' });
