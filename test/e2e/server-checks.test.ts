@@ -9,7 +9,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogChunk, Run } from '../../src/api/index.js';
-import { markersKilledAfterEach, survivors } from '../support/processes.js';
+import { markersKilledAfterEach, survivors, waitForProcess } from '../support/processes.js';
 import { cleanupProjects, fake, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun, type ApiClient } from '../support/server.js';
 
@@ -85,7 +85,8 @@ describe('kapps serve: run checks', () => {
     const { p, c } = await serve(commandCheck('policy', [process.execPath, 'checks/policy.mjs']));
     const run = await apply(c);
     expect(run.status).toBe('failed');
-    expect(run.error).toContain('check policy failed');
+    expect(run.error).toMatch(/^check policy failed: exit code 1 \| /);
+    expect(run.error).toContain('FAIL - shop:web would create on dev');
     expect(run.checks).toHaveLength(1);
     expect(run.checks[0]).toMatchObject({
       name: 'policy',
@@ -203,5 +204,19 @@ describe('kapps serve: run checks', () => {
     expect(run.error).toContain('check slow failed: timed out after 1s');
     expect(deployed(p)).toBe(false);
     expect(await survivors(marker)).toEqual([]);
+  });
+
+  it('cancelling a run stops its running check, and the run ends cancelled with nothing applied', async () => {
+    const marker = newMarker();
+    const { p, c } = await serve(commandCheck('slow', [process.execPath, 'checks/hang.mjs', marker]));
+    const submitted = await c.post<Run>('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+    expect(submitted.status).toBe(202);
+    await waitForProcess(marker);
+    expect((await c.post(`/api/v1/runs/${submitted.body.id}/cancel`)).status).toBe(200);
+    const run = await waitForRun(c, submitted.body.id, undefined, 60_000);
+    expect(run.status).toBe('cancelled');
+    expect(await survivors(marker)).toEqual([]);
+    expect(deployed(p)).toBe(false);
+    expect(await releases(c)).toEqual([]);
   });
 });
