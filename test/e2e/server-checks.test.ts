@@ -219,4 +219,23 @@ describe('kapps serve: run checks', () => {
     expect(deployed(p)).toBe(false);
     expect(await releases(c)).toEqual([]);
   });
+
+  it('a preview run is judged by the after_preview checks: a failed mandatory one fails it, and it is not applied', async () => {
+    const { p, c } = await serve(commandCheck('policy', [process.execPath, 'checks/policy.mjs']));
+    const submitted = await c.post<Run>('/api/v1/runs', { type: 'preview', project: 'shop', stack: 'dev' });
+    expect(submitted.status).toBe(202);
+    const preview = await waitForRun(c, submitted.body.id, undefined, 60_000);
+    expect(preview.status).toBe('failed');
+    expect(preview.checks).toMatchObject([{ name: 'policy', stage: 'after_preview', status: 'failed' }]);
+    expect(preview.error).toContain('FAIL - shop:web would create on dev');
+    const applyThis = await c.post<Run>('/api/v1/runs', {
+      type: 'apply',
+      project: 'shop',
+      stack: 'dev',
+      previewRunId: preview.id,
+    });
+    expect(applyThis.status).toBe(409);
+    expect(deployed(p)).toBe(false);
+    expect(await releases(c)).toEqual([]);
+  });
 });
