@@ -7,8 +7,9 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { LogChunk, Run } from '../../src/api/index.js';
+import { freshDatabases } from '../support/pg.js';
 import { markersKilledAfterEach, survivors, waitForProcess } from '../support/processes.js';
 import { cleanupProjects, fake, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun, type ApiClient } from '../support/server.js';
@@ -16,6 +17,8 @@ import { api, startServer, stopAllServers, waitForRun, type ApiClient } from '..
 const KEY = 'check-endpoint-key-81c4e2';
 const newMarker = markersKilledAfterEach('kapps-check-e2e');
 const closers: (() => Promise<void>)[] = [];
+const databases = freshDatabases('kapps_checks_e2e');
+afterAll(() => databases.dropAll());
 
 afterEach(async () => {
   await stopAllServers();
@@ -42,7 +45,7 @@ process.exitCode = changing.length > 0 && !existsSync('checks/allow') ? 1 : 0;
 const HANG = `setInterval(() => {}, 1000);`;
 
 /** A project with one kapp whose install runs a fake step, served with `checks` (YAML of the list's items). */
-async function serve(checks: string, env: Record<string, string> = {}) {
+async function serve(checks: string, env: Record<string, string> = {}, backend?: string) {
   const p = fixtureProject({
     manifests: { shop: { kapps: [kapp('web', { apply_install: [fake('deploy', 'web')] })] } },
     files: { 'checks/policy.mjs': POLICY, 'checks/hang.mjs': HANG },
@@ -51,7 +54,11 @@ async function serve(checks: string, env: Record<string, string> = {}) {
     '../server.yaml',
     `projects:\n  - name: shop\n    stack_file: project/stacks.yaml\n    checks:\n${checks}`,
   );
-  const server = await startServer({ args: ['--config', config], env: { ...p.env, ...env }, cwd: p.root });
+  const server = await startServer({
+    args: ['--config', config, ...(backend ? ['--backend', backend] : [])],
+    env: { ...p.env, ...env },
+    cwd: p.root,
+  });
   return { p, server, c: api(server.url) };
 }
 
@@ -237,5 +244,24 @@ describe('kapps serve: run checks', () => {
     expect(applyThis.status).toBe(409);
     expect(deployed(p)).toBe(false);
     expect(await releases(c)).toEqual([]);
+  });
+
+  it('with PostgreSQL, the results of every check of both stages are kept in the run, in order', async () => {
+    const { p, c } = await serve(
+      commandCheck('policy', [process.execPath, 'checks/policy.mjs'], '        enforcement: advisory\n') +
+        commandCheck('lint', [process.execPath, '-e', 'console.log("lint ok")']) +
+        '      - name: last\n        stage: before_apply\n        command: ["true"]\n',
+      {},
+      await databases.create(),
+    );
+    const run = await apply(c);
+    expect(run.status).toBe('succeeded');
+    expect(run.checks.map((r) => [r.name, r.stage, r.enforcement, r.status])).toEqual([
+      ['policy', 'after_preview', 'advisory', 'failed'],
+      ['lint', 'after_preview', 'mandatory', 'passed'],
+      ['last', 'before_apply', 'mandatory', 'passed'],
+    ]);
+    expect(run.checks[1]?.message).toBe('exit code 0\nlint ok');
+    expect(deployed(p)).toBe(true);
   });
 });
