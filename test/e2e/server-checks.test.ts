@@ -4,7 +4,7 @@
  * fails the run with its message and nothing is applied; an advisory one is only shown; an endpoint passes and fails
  * as it answers; a check that times out fails the run.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -45,14 +45,14 @@ process.exitCode = changing.length > 0 && !existsSync('checks/allow') ? 1 : 0;
 const HANG = `setInterval(() => {}, 1000);`;
 
 /** A project with one kapp whose install runs a fake step, served with `checks` (YAML of the list's items). */
-async function serve(checks: string, env: Record<string, string> = {}, backend?: string) {
+async function serve(checks: string, env: Record<string, string> = {}, backend?: string, extra = '') {
   const p = fixtureProject({
     manifests: { shop: { kapps: [kapp('web', { apply_install: [fake('deploy', 'web')] })] } },
     files: { 'checks/policy.mjs': POLICY, 'checks/hang.mjs': HANG },
   });
   const config = p.write(
     '../server.yaml',
-    `projects:\n  - name: shop\n    stack_file: project/stacks.yaml\n    checks:\n${checks}`,
+    `projects:\n  - name: shop\n    stack_file: project/stacks.yaml\n    checks:\n${checks}${extra}`,
   );
   const server = await startServer({
     args: ['--config', config, ...(backend ? ['--backend', backend] : [])],
@@ -263,5 +263,54 @@ describe('kapps serve: run checks', () => {
     ]);
     expect(run.checks[1]?.message).toBe('exit code 0\nlint ok');
     expect(deployed(p)).toBe(true);
+  });
+
+  describe('with approvals', () => {
+    const sha = (token: string) => createHash('sha256').update(token).digest('hex');
+    const gated = (checks: string) =>
+      serve(
+        checks,
+        {},
+        undefined,
+        '    approvals: {required: 1}\ntokens:\n' +
+          `  - {name: ci, role: apply, sha256: ${sha('ci-token-1')}}\n` +
+          `  - {name: alice, role: apply, sha256: ${sha('alice-token-2')}}\n`,
+      );
+
+    it('a failed after_preview check fails the run before it waits for approvals', async () => {
+      const { p, server } = await gated(commandCheck('policy', [process.execPath, 'checks/policy.mjs']));
+      const run = await apply(api(server.url, 'ci-token-1'));
+      expect(run.status).toBe('failed');
+      expect(run.approval?.waitingSince).toBeNull();
+      expect(run.checks).toMatchObject([{ name: 'policy', stage: 'after_preview', status: 'failed' }]);
+      expect(deployed(p)).toBe(false);
+    });
+
+    it('a failed before_apply check fails an approved run, nothing applied', async () => {
+      const { p, server } = await gated(
+        commandCheck('policy', [process.execPath, 'checks/policy.mjs'], '        enforcement: advisory\n') +
+          '      - name: freeze\n        stage: before_apply\n' +
+          `        command: ${JSON.stringify([process.execPath, '-e', 'console.error("change freeze until Monday"); process.exitCode = 3'])}\n`,
+      );
+      const ci = api(server.url, 'ci-token-1');
+      const submitted = await ci.post<Run>('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+      expect(submitted.status).toBe(202);
+      const waiting = await waitForRun(ci, submitted.body.id, (r) => r.status === 'needs-approval', 60_000);
+      // Only the after_preview check ran so far: its result is in the waiting run, for the approvers to see.
+      expect(waiting.checks.map((r) => [r.name, r.status])).toEqual([['policy', 'failed']]);
+      const approved = await api(server.url, 'alice-token-2').post(`/api/v1/runs/${waiting.id}/approve`, {
+        comment: 'fine',
+      });
+      expect(approved.status).toBe(200);
+      const run = await waitForRun(ci, waiting.id, undefined, 60_000);
+      expect(run.status).toBe('failed');
+      expect(run.error).toBe('check freeze failed: exit code 3 | change freeze until Monday');
+      expect(run.checks.map((r) => [r.name, r.stage, r.status])).toEqual([
+        ['policy', 'after_preview', 'failed'],
+        ['freeze', 'before_apply', 'failed'],
+      ]);
+      expect(deployed(p)).toBe(false);
+      expect(await releases(ci)).toEqual([]);
+    });
   });
 });
