@@ -44,7 +44,7 @@ export const approvalRoutes =
   (app, _options, done) => {
     const decide = async (
       id: string,
-      request: Parameters<typeof callerOf>[0] & { body: z.infer<typeof decideRunSchema> | undefined },
+      request: Parameters<typeof callerOf>[0] & { body: z.infer<typeof decideRunSchema> | null | undefined },
       decision: ApprovalDecision['decision'],
     ) => {
       const caller = callerOf(request);
@@ -54,7 +54,7 @@ export const approvalRoutes =
       if (refused !== undefined) throw new HttpProblem(403, 'forbidden', refused);
       if (decision === 'approved') {
         // An approval binds to the preview: a release since then makes the run stale instead.
-        const now = await latestRevision(ctx.releases, ctx.projects, run);
+        const now = await latestRevision(ctx.store, ctx.releases, ctx.projects, run);
         if (now !== run.approval.basedOnRevision) {
           const reason = releaseMoved(run.approval.basedOnRevision, now);
           const ended = await ctx.store.endWaiting(run.id, 'stale', reason);
@@ -78,7 +78,8 @@ export const approvalRoutes =
 
     const decideSchema = {
       params: idParams,
-      body: decideRunSchema.optional(),
+      // No body at all is a decision without a comment.
+      body: decideRunSchema.nullish(),
       response: { 200: runSchema, ...problemResponses },
     };
     app.post(
