@@ -43,10 +43,20 @@ function shop(): FixtureProject {
   });
 }
 
-/** A server where every apply of `shop` needs `required` approvals of apply or admin tokens; admin may break glass. */
-async function serve(p: FixtureProject, required = 1): Promise<TestServer> {
+/**
+ * A server where every apply of `shop` needs `required` approvals of apply or admin tokens (admin may break glass),
+ * with `checks` run on its previews.
+ */
+async function serve(p: FixtureProject, required = 1, checks: readonly object[] = []): Promise<TestServer> {
   const config = p.write('kapps-server.yaml', {
-    projects: [{ name: 'shop', stack_file: 'stacks.yaml', approvals: { required, break_glass: ['admin'] } }],
+    projects: [
+      {
+        name: 'shop',
+        stack_file: 'stacks.yaml',
+        approvals: { required, break_glass: ['admin'] },
+        ...(checks.length > 0 ? { checks } : {}),
+      },
+    ],
     tokens: [
       { name: 'ci', role: 'apply', sha256: hash(TOKENS.ci) },
       { name: 'alice', role: 'apply', sha256: hash(TOKENS.alice) },
@@ -176,6 +186,48 @@ describe('install -y --server on a stack that requires approvals', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain(`Run ${id} approved by alice, ops; it applies the preview approved`);
     expect(r.stdout).toContain(`Recorded as release 1 of stack dev by run ${id}`);
+  });
+
+  it("the checks' results are shown where it waits and by runs show; a failed mandatory check ends it, exit 1", async () => {
+    const p = shop();
+    const script = (code: number, text: string) => [
+      process.execPath,
+      '-e',
+      `console.log(${JSON.stringify(text)}); process.exitCode = ${code}`,
+    ];
+    const server = await serve(p, 1, [
+      {
+        name: 'cost',
+        stage: 'after_preview',
+        command: script(1, 'costs 40 EUR more a month'),
+        enforcement: 'advisory',
+      },
+      { name: 'policy', stage: 'after_preview', command: script(0, 'no deletes') },
+    ]);
+    const started = install(p, server, TOKENS.ci);
+    const id = await waitingRun(started);
+    const said = started.stderr().slice(started.stderr().indexOf('waiting for approval')).split('\n');
+    expect(said.slice(2).join('\n')).toMatch(
+      /^ {2}check cost \(after_preview, advisory\): failed in \d+ ms\n(?: {6}.*\n)*? {6}costs 40 EUR more a month\n(?: {6}.*\n)* {2}check policy \(after_preview, mandatory\): passed in \d+ ms\n/,
+    );
+    const shown = await kapps(p, ['runs', 'show', id, '--server', server.url], TOKENS.ci);
+    expect(shown.stdout).toMatch(/^checks:\n {2}cost \(after_preview, advisory\): failed in \d+ ms\n/m);
+    expect(shown.stdout).toMatch(/^ {4}costs 40 EUR more a month$/m);
+    expect(shown.stdout).toMatch(/^ {2}policy \(after_preview, mandatory\): passed in \d+ ms$/m);
+    await kapps(p, ['runs', 'cancel', id, '--server', server.url], TOKENS.ci);
+    expect((await started.done).code).toBe(130);
+
+    const q = shop();
+    const strict = await serve(q, 1, [
+      { name: 'freeze', stage: 'after_preview', command: script(3, 'change freeze until Monday') },
+    ]);
+    const r = await q.run('install', ['-y', '--server', strict.url, '--project', 'shop', '--reporter', 'plain'], {
+      env: { KAPPS_TOKEN: TOKENS.ci },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^kapps: run \S+ on http:\S+ failed: check freeze failed: .*change freeze until Monday/m);
+    expect(r.stderr).not.toMatch(WAITING);
+    expect(applied(q)).toEqual([]);
   });
 
   it('a rejection ends it: exit 1 saying who rejected it and why, nothing applied', async () => {
