@@ -330,6 +330,16 @@ describe('install -y --server on a stack that requires approvals', () => {
     const id = /^Run (\S+): /m.exec(r.stderr)?.[1] ?? '';
     const shown = await kapps(p, ['runs', 'show', id, ...s], TOKENS.ci);
     expect(shown.stdout).toMatch(/^breakGlass:\s+approvals skipped by ops \(admin\) at \S+$/m);
+    const submitted = await kapps(
+      p,
+      ['runs', 'submit', 'apply', 'dev', '--project', 'shop', '--break-glass', ...s, '-o', 'json'],
+      TOKENS.ops,
+    );
+    expect(submitted.code, submitted.stderr).toBe(0);
+    expect(JSON.parse(submitted.stdout)).toMatchObject({
+      options: { breakGlass: true },
+      approval: { breakGlass: { by: 'ops', role: 'admin' } },
+    });
     const local = await p.run('install', ['-y', '--break-glass']);
     expect(local.code).toBe(2);
     expect(local.stderr).toContain('--break-glass needs --server');
