@@ -225,7 +225,9 @@ describe('install -y --server on a stack that requires approvals', () => {
       env: { KAPPS_TOKEN: TOKENS.ci },
     });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^kapps: run \S+ on http:\S+ failed: check freeze failed: .*change freeze until Monday/m);
+    expect(r.stderr).toMatch(
+      /^kapps: run \S+ on http:\S+ failed: check freeze failed: [^\n]*(?:\n {2}[^\n]*)*change freeze until Monday$/m,
+    );
     expect(r.stderr).not.toMatch(WAITING);
     expect(applied(q)).toEqual([]);
   });

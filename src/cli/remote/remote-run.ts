@@ -20,7 +20,16 @@ import {
 } from '../../api/index.js';
 import { followRun } from './events.js';
 import { ServerClient, serverUrl } from './http.js';
-import { approvalCount, approvers, decisionLine, oneLine, rejectionText, runText, waitingText } from './run-text.js';
+import {
+  approvalCount,
+  approvers,
+  decisionLine,
+  indentedLines,
+  oneLine,
+  rejectionText,
+  runText,
+  waitingText,
+} from './run-text.js';
 
 /** The command-line arguments a remote run takes (those of the local command it stands for). */
 export interface RemoteRunArgs {
@@ -330,7 +339,7 @@ async function finish(
 }
 
 function why(run: Run): string {
-  return run.error ? `: ${oneLine(run.error, 1000)}` : '';
+  return run.error ? `: ${indentedLines(run.error)}` : '';
 }
 
 /** `--no-wait`: the run as submitted (JSON with `--reporter json`), and, on stderr, how to follow it. */

@@ -18,6 +18,18 @@ export function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/**
+ * A server's text of several lines (a run's error that quotes a check's last lines) for stderr: each line as
+ * `oneLine` shows it, the lines after the first indented by two spaces.
+ */
+export function indentedLines(text: string, max = 1000): string {
+  return text
+    .replace(/\r?\n$/, '')
+    .split(/\r?\n/)
+    .map((l) => oneLine(l, max))
+    .join('\n  ');
+}
+
 /** A server's text as lines (a check's last lines of output), each as `oneLine` shows it, blank ones dropped at the ends. */
 function textLines(text: string, maxLines: number): string[] {
   const lines = text.split(/\r?\n/).map((l) => oneLine(l, 300).trimEnd());

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { runSchema, type Run } from '../../../src/api/index.js';
-import { approvedText, rejectedText, rejectionText, runText, waitingText } from '../../../src/cli/remote/run-text.js';
+import {
+  approvedText,
+  indentedLines,
+  rejectedText,
+  rejectionText,
+  runText,
+  waitingText,
+} from '../../../src/cli/remote/run-text.js';
 
 /** A run as the server answers it (checked against the API's schema), with `over` on top. */
 function run(over: Partial<Run> = {}): Run {
@@ -173,5 +180,14 @@ describe('kapps runs show', () => {
     // eslint-disable-next-line no-control-regex -- no control character may reach the terminal
     expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
     expect(text).toContain('at 2026-11-27T02:10:00.000Z: ok [2J ]0;pwned  fine');
+  });
+});
+
+describe("a run's error on stderr", () => {
+  it('keeps its lines, indents those after the first, and replaces control characters', () => {
+    expect(indentedLines('check freeze failed: exit 3\nchange freeze\u001b[31m until Monday\n')).toBe(
+      'check freeze failed: exit 3\n  change freeze [31m until Monday',
+    );
+    expect(indentedLines('one line')).toBe('one line');
   });
 });
