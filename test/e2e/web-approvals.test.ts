@@ -1,0 +1,279 @@
+/**
+ * Approvals and run checks on the web page, in headless Chromium against a real `kapps serve` whose project `gated`
+ * requires one approval (from apply or admin tokens, not by the author) and runs an advisory check after each preview
+ * that fails. Tokens: alice and bob (apply), reader (read). An apply alice starts from the page says it needs an
+ * approval, then waits; alice sees no Approve button, bob finds it from the stacks list's badge, sees the change
+ * summary and the failed advisory check, approves with a comment, and both pages follow the run to its end; the
+ * release shows bob's approval. "Apply this" of a preview and "Apply this rollback" wait the same way. A reader sees
+ * a waiting run without buttons; bob rejects one with a comment. axe-core finds no violation on these pages.
+ */
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Release, Run } from '../../src/api/index.js';
+import { axeViolations, launchBrowser, newPage, screenshot } from '../support/browser.js';
+import { api, startServer, waitForRun, type TestServer } from '../support/server.js';
+import { cleanup, fakeKapp, fileBackend, makeProject, tempDir, type TestProject } from '../fixtures/release/harness.js';
+
+const TOKENS = { alice: 'alice-token-5e1a', bob: 'bob-token-9c2d', reader: 'reader-token-0f3b' };
+const ROLES = { alice: 'apply', bob: 'apply', reader: 'read' };
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+const POLL = { timeout: 30_000, interval: 50 };
+const FINAL = ['succeeded', 'failed', 'cancelled', 'errored', 'rejected', 'stale'];
+/** What the advisory check prints before it exits 1. */
+const CHECK_SAYS = 'estimated cost 120 EUR a month, over the budget of 100';
+
+let browser: Browser;
+let server: TestServer;
+let gated: TestProject;
+
+/** The kapps of `gated` at version `v`: api depends on db. */
+function writeKapps(v: number): void {
+  gated.writeKapps([
+    { id: 'db', descriptor: fakeKapp({ apply: `--tag db-v${v} --stdout db-v${v}` }) },
+    { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: `--tag api-v${v} --stdout api-v${v}` }) },
+  ]);
+}
+
+beforeAll(async () => {
+  const home = tempDir('kapps-web-approvals-home-');
+  gated = makeProject('gated', fileBackend(home), []);
+  writeKapps(1);
+  const configDir = tempDir('kapps-web-approvals-config-');
+  const check = [process.execPath, '-e', `console.log(${JSON.stringify(CHECK_SAYS)}); process.exit(1)`];
+  writeFileSync(
+    join(configDir, 'kapps-server.yaml'),
+    [
+      'projects:',
+      '  - name: gated',
+      `    stack_file: ${gated.stackFile}`,
+      '    approvals:',
+      '      required: 1',
+      '    checks:',
+      '      - name: cost',
+      '        stage: after_preview',
+      '        enforcement: advisory',
+      `        command: ${JSON.stringify(check)}`,
+      'tokens:',
+      ...Object.entries(TOKENS).map(
+        ([name, token]) =>
+          `  - name: ${name}\n    role: ${ROLES[name as keyof typeof ROLES]}\n    sha256: ${sha256(token)}`,
+      ),
+      '',
+    ].join('\n'),
+  );
+  server = await startServer({
+    args: ['--backend', home, '--config', 'kapps-server.yaml'],
+    env: gated.env,
+    cwd: configDir,
+  });
+  browser = await launchBrowser();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  cleanup();
+});
+
+async function login(token: string, hash = '', bypassCSP = false): Promise<{ page: Page; errors: string[] }> {
+  const opened = await newPage(browser, { bypassCSP });
+  await opened.page.goto(server.url);
+  await opened.page.getByLabel('Token').fill(token);
+  await opened.page.getByRole('button', { name: 'Log in' }).click();
+  await opened.page.getByRole('heading', { name: 'Stacks' }).waitFor();
+  if (hash) await opened.page.goto(`${server.url}/${hash}`);
+  return opened;
+}
+
+async function status(page: Page): Promise<string> {
+  return (await page.getByTestId('run-status').textContent()) ?? '';
+}
+
+/** Wait until the run page shows `want` as its status (without reloading: the page follows the run live). */
+async function statusBecomes(page: Page, want: string): Promise<void> {
+  await expect.poll(() => status(page), POLL).toBe(want);
+}
+
+function runIdOf(page: Page): string {
+  return decodeURIComponent(page.url().split('/runs/')[1]!.split('/')[0]!);
+}
+
+/** Submit an apply of `gated` as `who` through the API; it ends up waiting for approval. */
+async function waitingApply(who: keyof typeof TOKENS): Promise<Run> {
+  const client = api(server.url, TOKENS[who]);
+  const submitted = await client.post<Run>('/api/v1/runs', { type: 'apply', project: 'gated', stack: 'dev' });
+  expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+  const run = await waitForRun(
+    client,
+    submitted.body.id,
+    (r) => r.status === 'needs-approval' || FINAL.includes(r.status),
+  );
+  expect(run.status, JSON.stringify(run)).toBe('needs-approval');
+  return run;
+}
+
+describe('web page: approvals and run checks', () => {
+  it("an apply waits for approval; its author cannot approve; bob approves from the stacks list's badge", async () => {
+    // Alice applies from the stack page: the run's page says it needs an approval, then that it waits for one.
+    const alice = await login(TOKENS.alice, '#/stacks/gated/dev');
+    await alice.page.getByRole('button', { name: 'Apply', exact: true }).click();
+    await alice.page.getByRole('button', { name: 'Confirm apply' }).click();
+    await alice.page.getByRole('heading', { name: /^Apply / }).waitFor();
+    const id = runIdOf(alice.page);
+    const state = alice.page.getByTestId('approval-state');
+    await state.waitFor();
+    expect(await alice.page.getByTestId('approval-required').innerText()).toBe(
+      '1 approval from apply or admin tokens, not by its author (alice)',
+    );
+    await statusBecomes(alice.page, 'needs-approval');
+    await expect
+      .poll(() => state.innerText(), POLL)
+      .toBe('Waiting for approval: 0 of 1 approval so far. Nothing is applied until it is approved.');
+    // The author gets no button, and is told why.
+    expect(await alice.page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    expect(await alice.page.getByRole('button', { name: 'Reject' }).count()).toBe(0);
+    expect(await alice.page.getByTestId('no-decide').innerText()).toBe(
+      'You started this run: another token must approve it.',
+    );
+    // Its change summary and its check: the advisory check failed, and did not stop it.
+    const preview = alice.page.getByTestId('bound-preview');
+    await preview.waitFor();
+    expect(await preview.getByTestId('preview-counts').innerText()).toBe(
+      'Compared with no release (nothing installed yet): 2 Create.',
+    );
+    const check = alice.page.getByRole('table', { name: 'Checks' }).locator('tr[data-check="cost"]');
+    expect(await check.locator('td').allInnerTexts()).toEqual([
+      'cost',
+      'after the preview',
+      'advisory',
+      '! failed',
+      expect.stringContaining(CHECK_SAYS) as unknown as string,
+      expect.stringMatching(/^\d/) as unknown as string,
+    ]);
+    expect(alice.errors).toEqual([]);
+
+    // Bob: the stacks list shows the waiting run, and links to it.
+    const bob = await login(TOKENS.bob);
+    const cell = bob.page.locator('tr[data-stack="gated/dev"]').getByTestId('waiting-approval');
+    await expect.poll(() => cell.innerText(), POLL).toContain('1 waiting');
+    expect(await bob.page.getByTestId('waiting-total').innerText()).toBe('1 run waits for approval: gated/dev.');
+    await screenshot(bob.page, 'stacks-waiting-approval');
+    await cell.getByRole('link', { name: `apply ${id}` }).click();
+    await bob.page.getByTestId('bound-preview').waitFor();
+    const rows = bob.page
+      .getByTestId('bound-preview')
+      .getByRole('table', { name: 'Preview actions' })
+      .locator('tbody tr');
+    const summary: string[] = [];
+    for (const row of await rows.all())
+      summary.push(`${await row.getAttribute('data-kapp')} ${await row.getAttribute('data-action')}`);
+    expect(summary).toEqual(['web:db Create', 'web:api Create']);
+    await bob.page.getByLabel('Comment (optional, kept with your decision)').fill('looks fine');
+    await screenshot(bob.page, 'run-needs-approval');
+    await bob.page.getByRole('button', { name: 'Approve' }).click();
+    // It goes on and finishes, on bob's page and on alice's (neither reloads).
+    await statusBecomes(bob.page, 'succeeded');
+    await statusBecomes(alice.page, 'succeeded');
+    const decision = bob.page.getByRole('table', { name: 'Decisions' }).locator('tr[data-by="bob"]');
+    expect(await decision.locator('td').allInnerTexts()).toEqual([
+      'bob (apply)',
+      '✓ approved',
+      expect.stringMatching(/^\d{4}-\d\d-\d\d /) as unknown as string,
+      'looks fine',
+    ]);
+    expect(await bob.page.getByTestId('approval-state').innerText()).toBe('Approved (1 of 1).');
+    expect(await bob.page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+
+    // The release it recorded shows the approval.
+    await bob.page.getByTestId('apply-result').getByRole('link', { name: 'Release #1' }).click();
+    const approvals = bob.page.getByTestId('release-approvals');
+    await approvals.waitFor();
+    expect(await approvals.innerText()).toMatch(/^bob at \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ: looks fine$/);
+    const release = await api(server.url, TOKENS.bob).get<Release>('/api/v1/projects/gated/stacks/dev/releases/1');
+    expect(release.body.approvals?.map((a) => [a.by, a.comment])).toEqual([['bob', 'looks fine']]);
+    expect(bob.errors).toEqual([]);
+    await alice.page.close();
+    await bob.page.close();
+  });
+
+  it('"Apply this" of a preview and "Apply this rollback" show the run waiting for approval', async () => {
+    writeKapps(2);
+    const alice = await login(TOKENS.alice, '#/stacks/gated/dev');
+    await alice.page.getByRole('button', { name: 'Preview', exact: true }).click();
+    await alice.page.getByTestId('preview-result').waitFor();
+    // A plain preview runs the checks after it too.
+    expect(await alice.page.locator('tr[data-check="cost"]').getAttribute('data-status')).toBe('failed');
+    await alice.page.getByRole('button', { name: 'Apply this', exact: true }).click();
+    await alice.page.getByRole('heading', { name: /^Apply / }).waitFor();
+    await statusBecomes(alice.page, 'needs-approval');
+    expect(await alice.page.getByTestId('approval-state').innerText()).toContain('Waiting for approval');
+    const apply = runIdOf(alice.page);
+    const decided = await api(server.url, TOKENS.bob).post<Run>(`/api/v1/runs/${apply}/approve`, {});
+    expect(decided.status, JSON.stringify(decided.body)).toBe(200);
+    await statusBecomes(alice.page, 'succeeded');
+
+    // Roll back to #1 from its release page: the rollback waits for approval the same way.
+    await alice.page.goto(`${server.url}/#/stacks/gated/dev/releases/1`);
+    await alice.page.getByRole('button', { name: 'Roll back to this revision' }).click();
+    await alice.page.getByRole('button', { name: 'Preview the rollback' }).click();
+    await alice.page.getByRole('button', { name: 'Apply this rollback' }).click();
+    await alice.page.getByRole('heading', { name: /^Rollback to #1 / }).waitFor();
+    await statusBecomes(alice.page, 'needs-approval');
+    expect(await alice.page.getByTestId('approval-state').innerText()).toContain('Waiting for approval');
+    const rollback = runIdOf(alice.page);
+    expect(
+      (await api(server.url, TOKENS.bob).post<Run>(`/api/v1/runs/${rollback}/approve`, { comment: 'back to v1' }))
+        .status,
+    ).toBe(200);
+    await statusBecomes(alice.page, 'succeeded');
+    expect(alice.errors).toEqual([]);
+    await alice.page.close();
+  });
+
+  it('a reader sees a waiting run without buttons; bob rejects it with a comment', async () => {
+    writeKapps(3);
+    const run = await waitingApply('alice');
+    const reader = await login(TOKENS.reader, `#/runs/${run.id}`);
+    await reader.page.getByTestId('bound-preview').waitFor();
+    expect(await reader.page.getByTestId('no-decide').innerText()).toBe(
+      'Approvals come from tokens of role apply or admin; yours is read.',
+    );
+    expect(await reader.page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    expect(await reader.page.getByRole('button', { name: 'Reject' }).count()).toBe(0);
+
+    const bob = await login(TOKENS.bob, `#/runs/${run.id}`, true);
+    await bob.page.getByRole('button', { name: 'Approve' }).waitFor();
+    expect({ page: 'waiting run', violations: await axeViolations(bob.page) }).toEqual({
+      page: 'waiting run',
+      violations: [],
+    });
+    await bob.page.getByLabel('Comment (optional, kept with your decision)').fill('not on a Friday');
+    await bob.page.getByRole('button', { name: 'Reject' }).click();
+    await statusBecomes(bob.page, 'rejected');
+    await expect
+      .poll(() => bob.page.getByTestId('approval-state').innerText(), POLL)
+      .toMatch(/^Rejected by bob at \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ: not on a Friday Nothing was applied\.$/);
+    expect(await bob.page.getByRole('button', { name: 'Reject' }).count()).toBe(0);
+    // The reader's page follows it too.
+    await statusBecomes(reader.page, 'rejected');
+
+    // The stack's run history shows the new states and filters by them.
+    await bob.page.goto(`${server.url}/#/stacks/gated/dev`);
+    const history = bob.page.getByRole('table', { name: 'Run history' });
+    await history.locator(`tr[data-run="${run.id}"]`).waitFor();
+    expect(await history.locator(`tr[data-run="${run.id}"] .badge`).innerText()).toBe('rejected');
+    const options = await bob.page.getByLabel('Status').locator('option').allInnerTexts();
+    expect(options).toEqual(expect.arrayContaining(['needs-approval', 'rejected', 'stale']));
+    await bob.page.getByLabel('Status').selectOption('rejected');
+    await expect.poll(() => history.locator('tbody tr[data-run]').count(), POLL).toBe(1);
+    expect(await bob.page.getByTestId('waiting-approval').innerText()).toBe('—');
+    expect({ page: 'stack', violations: await axeViolations(bob.page) }).toEqual({ page: 'stack', violations: [] });
+    expect(bob.errors).toEqual([]);
+    expect(reader.errors).toEqual([]);
+    await reader.page.close();
+    await bob.page.close();
+  });
+});
