@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { driftReportSchema, type DriftReport, type NotificationEvent, type RunTrigger } from '../../api/index.js';
 import type { ProjectEntry } from '../config.js';
 import { ForwardingRunStore } from '../queue/forwarding-store.js';
+import { gatedRun } from '../runs/gate.js';
 import { runView } from '../queue/run-view.js';
 import type {
   ReapOptions,
@@ -119,8 +120,9 @@ export class DriftRecordingStore extends ForwardingRunStore {
     const remediate = this.#o.project(run.project)?.drift?.remediate ?? 'none';
     if (remediate === 'none' || kapps.length === 0) return;
     const type = remediate === 'apply' ? 'apply' : 'preview';
+    // The server starts this run itself: the stack's approvals hold (and no break glass).
     const outcome = await this.inner.submit(
-      {
+      gatedRun(this.#o.project(run.project), {
         type,
         project: run.project,
         stack: run.stack,
@@ -128,7 +130,7 @@ export class DriftRecordingStore extends ForwardingRunStore {
         options: { include: [...kapps], ...(type === 'preview' ? { refresh: true } : {}) },
         ...(run.commit ? { commit: run.commit } : {}),
         trigger: DRIFT_TRIGGER,
-      },
+      }),
       this.#o.limits,
     );
     if (outcome.kind === 'full') {

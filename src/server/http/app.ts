@@ -10,6 +10,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { AppContext, RouteContext } from './context.js';
 import { problemServerOptions, registerProblemHandler } from './errors.js';
 import { registerAuthentication, registerRequestChecks } from './hooks.js';
+import { approvalRoutes } from './routes/approvals.js';
 import { driftRoutes } from './routes/drift.js';
 import { hookRoutes } from './routes/hooks.js';
 import { metaRoutes } from './routes/meta.js';
@@ -47,6 +48,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
   await app.register(metaRoutes(ctx));
   await app.register(runRoutes(ctx));
   await app.register(runLogRoutes(ctx));
+  await app.register(approvalRoutes(ctx));
   await app.register(notificationRoutes(ctx));
   await app.register(projectRoutes(ctx));
   await app.register(releaseRoutes(ctx));

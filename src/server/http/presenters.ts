@@ -5,6 +5,8 @@
 import type { Release as ApiRelease, Run } from '../../api/index.js';
 import type { RunStore, StoredRun } from '../queue/run-store.js';
 import { runView } from '../queue/run-view.js';
+import { decisionActions } from '../runs/gate.js';
+import type { Caller } from './auth.js';
 import { orderRelease } from '../../release/record-order.js';
 import { redactArgv, redactCredentials } from '../../diagnostics/redact.js';
 import type { RepoSource } from '../config.js';
@@ -17,13 +19,20 @@ import { isRunningPhase, type Release } from '../../release/types.js';
  * A run as the API shows it. A run read as queued may have been claimed before its queue position was computed:
  * then it is read again, so a queued run always has a position (except in the feed's past status entries).
  */
-export async function apiRun(store: RunStore, run: StoredRun, options: { snapshot?: boolean } = {}): Promise<Run> {
+export async function apiRun(
+  store: RunStore,
+  run: StoredRun,
+  options: { snapshot?: boolean; caller?: Caller } = {},
+): Promise<Run> {
   let queue = await store.queueInfo(run);
   if (!options.snapshot && run.status === 'queued' && queue.queuePosition === null) {
     run = (await store.get(run.id)) ?? run;
     queue = await store.queueInfo(run);
   }
-  return { ...runView(run), queuePosition: queue.queuePosition, blockedBy: queue.blockedBy };
+  const view = runView(run);
+  // Whether the caller may approve or reject a waiting run depends on who asks.
+  const actions = options.caller ? { ...view.actions, ...decisionActions(run, options.caller) } : view.actions;
+  return { ...view, actions, queuePosition: queue.queuePosition, blockedBy: queue.blockedBy };
 }
 
 /** The lock of a stack: its latest release while that one is applying or deleting, else null. */

@@ -2,16 +2,19 @@
  * Where notifications come from: a run store that, around the run store of the backend, puts one delivery per
  * matching `notify:` target of the run's project in the outbox whenever a run's status changes — `submit` (created:
  * `run.queued`), `claim` (`run.started`), `finish` and `reapExpired` (`run.finished` and `run.succeeded`,
- * `run.failed` for failed or errored, `run.cancelled`), `requestCancel` of a queued run (`run.cancelled`,
- * `run.finished`). The change only enqueues: a failure to do so is said and never fails the run's change; sending
+ * `run.failed` for failed or errored, `run.cancelled`), `requestCancel` of a queued or waiting run (`run.cancelled`,
+ * `run.finished`), `awaitApproval` (`run.needs_approval`), `decide` (`run.approved` when it is queued again,
+ * `run.rejected`), `endWaiting` (stale: `run.failed`; discarded: `run.cancelled`), and a submission whose token
+ * skipped the approvals (`run.break_glass`). The change only enqueues: a failure to do so is said and never fails the run's change; sending
  * is the deliverer's. `prune` takes the deliveries of the runs it deleted.
  */
 import { randomUUID } from 'node:crypto';
-import type { NotificationEvent } from '../../api/index.js';
+import type { ApprovalDecision, NotificationEvent } from '../../api/index.js';
 import type { ProjectEntry } from '../config.js';
 import { ForwardingRunStore } from '../queue/forwarding-store.js';
 import { runView } from '../queue/run-view.js';
 import type {
+  AwaitApproval,
   NewRun,
   ReapOptions,
   RetentionPolicy,
@@ -105,8 +108,32 @@ export class NotifyingRunStore extends ForwardingRunStore {
 
   override async submit(run: NewRun, limits: SubmitLimits) {
     const outcome = await this.inner.submit(run, limits);
-    if (outcome.kind === 'created') await this.#notify(outcome.run);
+    if (outcome.kind === 'created')
+      await this.#notify(outcome.run, [
+        ...eventsOf(outcome.run),
+        // A token of a `break_glass` role skipped the approvals: said as it is queued.
+        ...(outcome.run.approval?.breakGlass ? (['run.break_glass'] as const) : []),
+      ]);
     return outcome;
+  }
+
+  override async awaitApproval(id: string, owner: RunOwner, waiting: AwaitApproval) {
+    const waits = await this.inner.awaitApproval(id, owner, waiting);
+    if (waits) await this.#notify(await this.inner.get(id).catch(() => undefined));
+    return waits;
+  }
+
+  override async decide(id: string, decision: ApprovalDecision) {
+    const outcome = await this.inner.decide(id, decision);
+    if (outcome?.kind === 'approved') await this.#notify(outcome.run, ['run.approved']);
+    else if (outcome?.kind === 'rejected') await this.#notify(outcome.run);
+    return outcome;
+  }
+
+  override async endWaiting(id: string, status: 'stale' | 'cancelled', error: string) {
+    const ended = await this.inner.endWaiting(id, status, error);
+    await this.#notify(ended);
+    return ended;
   }
 
   override async claim(instance: string, leaseMs: number) {
@@ -130,7 +157,8 @@ export class NotifyingRunStore extends ForwardingRunStore {
   override async requestCancel(id: string, by: string) {
     const before = await this.inner.get(id);
     const after = await this.inner.requestCancel(id, by);
-    if (before?.status === 'queued' && after?.status === 'cancelled') await this.#notify(after);
+    if ((before?.status === 'queued' || before?.status === 'needs-approval') && after?.status === 'cancelled')
+      await this.#notify(after);
     return after;
   }
 

@@ -40,7 +40,16 @@ import {
   type LogChunk,
   type LogStoreOptions,
 } from '../../log/ndjson.js';
-import { feedWindow, isRunId, RunStorePolicy, type InsertOutcome, type RunSelection } from './policy.js';
+import {
+  approvalOutcome,
+  feedWindow,
+  heldBack,
+  isRunId,
+  queueInfoOf,
+  RunStorePolicy,
+  type InsertOutcome,
+  type RunSelection,
+} from './policy.js';
 import {
   API_TRIGGER,
   projectMatches,
@@ -116,8 +125,9 @@ interface RunSlot {
   submitting?: boolean;
 }
 
+/** Whether a run is in the queue (kept in memory): queued, running, or waiting for approvals. */
 function isActive(run: StoredRun): boolean {
-  return run.status === 'queued' || run.status === 'running';
+  return run.status === 'queued' || run.status === 'running' || run.status === 'needs-approval';
 }
 
 /** Whether `run` is one `selection` asks for (its filters and `beforeSeq`; not its limit). */
@@ -533,7 +543,8 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     let total = 0;
     let onStack = 0;
     for (const { run } of this.#active.values()) {
-      if (run.status !== 'queued') continue;
+      // A run waiting for approvals keeps its place in the queue.
+      if (run.status !== 'queued' && run.status !== 'needs-approval') continue;
       total++;
       if (run.project === input.project && run.stack === input.stack) onStack++;
     }
@@ -561,6 +572,8 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
       options: input.options,
       commit: input.commit ?? null,
       trigger: input.trigger ?? API_TRIGGER,
+      approval: input.approval ?? null,
+      checks: [],
       seq: ++this.#seq,
       instance: null,
       leaseUntil: null,
@@ -598,13 +611,7 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
 
   async queueInfo(run: StoredRun): Promise<QueueInfo> {
     if (run.status !== 'queued') return { queuePosition: null, blockedBy: null };
-    const active = await this.active(run.project, run.stack);
-    const running = active.find((r) => r.status === 'running');
-    const queued = active.filter((r) => r.status === 'queued');
-    const index = queued.findIndex((r) => r.id === run.id);
-    if (index < 0) return { queuePosition: null, blockedBy: null };
-    const before = index > 0 ? queued[index - 1] : running;
-    return { queuePosition: index + 1, blockedBy: before?.id ?? null };
+    return queueInfoOf(run, await this.active(run.project, run.stack));
   }
 
   protected async selectRuns(selection: RunSelection): Promise<StoredRun[]> {
@@ -626,15 +633,20 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
 
   async claim(instance: string, leaseMs: number): Promise<StoredRun | undefined> {
     const busy = new Set<string>();
+    const waiting: StoredRun[] = [];
     const queued: RunSlot[] = [];
     for (const slot of this.#active.values()) {
       const key = JSON.stringify([slot.run.project, slot.run.stack]);
       if (slot.run.status === 'running') busy.add(key);
+      else if (slot.run.status === 'needs-approval') waiting.push(slot.run);
       // A run whose submission is still being written is claimed after it (its `queued` notice).
       else if (slot.run.status === 'queued' && slot.submitting !== true) queued.push(slot);
     }
     queued.sort((a, b) => a.run.seq - b.run.seq);
-    const slot = queued.find((s) => !busy.has(JSON.stringify([s.run.project, s.run.stack])));
+    // The oldest run of a free stack that no waiting run holds back (a stack's held runs let its others pass).
+    const slot = queued
+      .filter((s) => !heldBack(s.run, waiting))
+      .find((s) => !busy.has(JSON.stringify([s.run.project, s.run.stack])));
     if (!slot) return undefined;
     const now = Date.now();
     // Changed in memory before any await: no other claim can take it.
@@ -725,10 +737,13 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
   async requestCancel(id: string, by: string): Promise<StoredRun | undefined> {
     const slot = await this.#find(id);
     if (!slot) return undefined;
-    if (slot.run.status === 'queued') {
+    if (slot.run.status === 'queued' || slot.run.status === 'needs-approval') {
       return this.#end(slot, {
         status: 'cancelled',
-        error: `cancelled by ${by} before it started`,
+        error:
+          slot.run.status === 'queued'
+            ? `cancelled by ${by} before it started`
+            : `cancelled by ${by} while it waited for approval`,
         finishedAt: new Date().toISOString(),
       });
     }
@@ -865,28 +880,94 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
   }
 
   // Approvals: see RunStore.
-  addChecks(_id: string, _owner: RunOwner, _results: readonly CheckResult[]): Promise<void> {
-    return Promise.reject(new Error('not built yet'));
+  async addChecks(id: string, owner: RunOwner, results: readonly CheckResult[]): Promise<void> {
+    const slot = this.#owned(id, owner);
+    if (!slot) throw new RunLeaseLostError(`run ${id} is no longer held by this server (its lease was reaped)`);
+    if (results.length === 0) return;
+    await this.#change(slot, { checks: [...(slot.run.checks ?? []), ...results] });
   }
 
-  awaitApproval(_id: string, _owner: RunOwner, _waiting: AwaitApproval): Promise<boolean> {
-    return Promise.reject(new Error('not built yet'));
+  async awaitApproval(id: string, owner: RunOwner, waiting: AwaitApproval): Promise<boolean> {
+    if (!this.#owned(id, owner)?.run.approval) return false;
+    await this.#write(this.#owned(id, owner)!, () =>
+      replaceDurably(join(this.#dir, id, 'preview.json'), JSON.stringify(waiting.preview)),
+    );
+    // Looked at again after the write: reaped, or cancelled while its preview ran.
+    const slot = this.#owned(id, owner);
+    const approval = slot?.run.approval;
+    if (!slot || !approval) return false;
+    if (slot.run.cancelRequested) {
+      await this.#end(slot, {
+        status: 'cancelled',
+        error: 'cancelled before it waited for approval',
+        finishedAt: new Date().toISOString(),
+        instance: null,
+        leaseUntil: null,
+      });
+      return true;
+    }
+    await this.#change(slot, {
+      status: 'needs-approval',
+      instance: null,
+      leaseUntil: null,
+      approval: {
+        ...approval,
+        waitingSince: waiting.waitingSince,
+        expiresAt: waiting.expiresAt,
+        basedOnRevision: waiting.basedOnRevision,
+      },
+    });
+    // Its stack is free again for the runs it does not hold back.
+    this.#notify({ type: 'finished', runId: id });
+    return true;
   }
 
-  decide(_id: string, _decision: ApprovalDecision): Promise<DecideOutcome | undefined> {
-    return Promise.reject(new Error('not built yet'));
+  async decide(id: string, decision: ApprovalDecision): Promise<DecideOutcome | undefined> {
+    const slot = await this.#find(id);
+    if (!slot) return undefined;
+    // Decided in memory before any await: two decisions at once both count.
+    const outcome = approvalOutcome(slot.run, decision);
+    if (outcome.kind === 'not-waiting' || outcome.kind === 'duplicate') return { kind: outcome.kind, run: slot.run };
+    if (outcome.kind === 'rejected') {
+      const run = await this.#end(slot, {
+        status: 'rejected',
+        approval: outcome.approval,
+        error: outcome.error,
+        finishedAt: new Date().toISOString(),
+      });
+      return { kind: 'rejected', run };
+    }
+    if (outcome.kind === 'recorded')
+      return { kind: 'recorded', run: await this.#change(slot, { approval: outcome.approval }) };
+    const run = await this.#change(slot, { status: 'queued', approval: outcome.approval });
+    this.#notify({ type: 'queued', runId: id });
+    return { kind: 'approved', run };
   }
 
-  endWaiting(_id: string, _status: 'stale' | 'cancelled', _error: string): Promise<StoredRun | undefined> {
-    return Promise.reject(new Error('not built yet'));
+  async endWaiting(id: string, status: 'stale' | 'cancelled', error: string): Promise<StoredRun | undefined> {
+    const slot = isRunId(id) ? this.#active.get(id) : undefined;
+    if (slot?.run.status !== 'needs-approval') return undefined;
+    return this.#end(slot, { status, error, finishedAt: new Date().toISOString() });
   }
 
   waiting(): Promise<StoredRun[]> {
-    return Promise.resolve([]);
+    return Promise.resolve(
+      [...this.#active.values()]
+        .map((s) => s.run)
+        .filter((r) => r.status === 'needs-approval')
+        .sort((a, b) => a.seq - b.seq),
+    );
   }
 
-  getPreview(_id: string): Promise<RunResult | undefined> {
-    return Promise.resolve(undefined);
+  async getPreview(id: string): Promise<RunResult | undefined> {
+    const slot = await this.#find(id);
+    if (!slot) return undefined;
+    await slot.chain;
+    try {
+      return JSON.parse(await readFile(join(this.#dir, id, 'preview.json'), 'utf8')) as RunResult;
+    } catch {
+      return undefined;
+    }
   }
 
   async getResult(id: string): Promise<RunResult | undefined> {

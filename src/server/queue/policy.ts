@@ -6,8 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CURSOR_PATTERN } from '../../api/index.js';
+import type { ApprovalDecision, RunApproval, RunType } from '../../api/index.js';
 import { KappsError } from '../../diagnostics/errors.js';
-import type { NewRun, RunListFilter, StoredRun, SubmitLimits, SubmitOutcome } from './run-store.js';
+import type { NewRun, QueueInfo, RunListFilter, StoredRun, SubmitLimits, SubmitOutcome } from './run-store.js';
 
 /** The `Retry-After` (seconds) of a `429` when a queue is full. */
 export const QUEUE_FULL_RETRY_AFTER_SECONDS = 5;
@@ -100,4 +101,61 @@ export abstract class RunStorePolicy {
 
   /** The runs matching `selection`, newest first (by `seq`), at most `selection.limit`. */
   protected abstract selectRuns(selection: RunSelection): Promise<StoredRun[]>;
+}
+
+/** The run types that change a stack: those approvals gate, and those a waiting run of their stack holds back. */
+export const CHANGE_RUN_TYPES: readonly RunType[] = ['apply', 'destroy', 'rollback'];
+
+/**
+ * Whether a queued run waits behind a run of its stack that waits for approvals (`waiting`: such runs, of any
+ * stack): an apply, destroy or rollback submitted after it.
+ */
+export function heldBack(run: StoredRun, waiting: readonly StoredRun[]): boolean {
+  return (
+    CHANGE_RUN_TYPES.includes(run.type) &&
+    waiting.some((w) => w.project === run.project && w.stack === run.stack && w.seq < run.seq)
+  );
+}
+
+/**
+ * The place of a queued run among `stackRuns` (the queued, running and waiting runs of its stack). A run held back
+ * by a waiting run is blocked by it, after every queued run before it; any other run is blocked by the last queued
+ * run before it that is not held back (or the running one), and counts only those.
+ */
+export function queueInfoOf(run: StoredRun, stackRuns: readonly StoredRun[]): QueueInfo {
+  const waiting = stackRuns.filter((r) => r.status === 'needs-approval');
+  const earlier = stackRuns.filter((r) => r.status === 'queued' && r.seq < run.seq).sort((a, b) => a.seq - b.seq);
+  const holder = waiting.filter((w) => w.seq < run.seq).sort((a, b) => a.seq - b.seq)[0];
+  if (holder && heldBack(run, waiting)) return { queuePosition: earlier.length + 1, blockedBy: holder.id };
+  const before = earlier.filter((r) => !heldBack(r, waiting));
+  const running = stackRuns.find((r) => r.status === 'running');
+  return { queuePosition: before.length + 1, blockedBy: before.at(-1)?.id ?? running?.id ?? null };
+}
+
+/** What a decision does to a run (see `RunStore.decide`): the store applies it atomically. */
+export type ApprovalChange =
+  | { readonly kind: 'not-waiting' }
+  | { readonly kind: 'duplicate' }
+  | { readonly kind: 'recorded'; readonly approval: RunApproval }
+  | { readonly kind: 'approved'; readonly approval: RunApproval }
+  | { readonly kind: 'rejected'; readonly approval: RunApproval; readonly error: string };
+
+/**
+ * A decision on `run`: appended to its approval's decisions; the approvals of distinct token names reaching
+ * `required` approve it; a rejection rejects it; a second approval by the same token name changes nothing.
+ */
+export function approvalOutcome(run: StoredRun, decision: ApprovalDecision): ApprovalChange {
+  const approval = run.approval;
+  if (run.status !== 'needs-approval' || !approval) return { kind: 'not-waiting' };
+  const approvedBy = (decisions: readonly ApprovalDecision[]): Set<string> =>
+    new Set(decisions.filter((d) => d.decision === 'approved').map((d) => d.by));
+  if (decision.decision === 'approved' && approvedBy(approval.decisions).has(decision.by)) return { kind: 'duplicate' };
+  const decisions = [...approval.decisions, decision];
+  const next: RunApproval = { ...approval, decisions };
+  if (decision.decision === 'rejected') {
+    const why = decision.comment ? `: ${decision.comment}` : '';
+    return { kind: 'rejected', approval: next, error: `rejected by ${decision.by}${why}` };
+  }
+  if (approvedBy(decisions).size >= approval.required) return { kind: 'approved', approval: next };
+  return { kind: 'recorded', approval: next };
 }

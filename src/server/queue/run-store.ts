@@ -100,7 +100,7 @@ export interface NewRun {
 export const API_TRIGGER: RunTrigger = { kind: 'api', delivery: null, ref: null };
 
 export interface SubmitLimits {
-  /** Queued runs allowed per (project, stack), and in total. */
+  /** Queued runs allowed per (project, stack), and in total (a run waiting for approvals keeps its place: counted). */
   readonly maxQueuedPerStack: number;
   readonly maxQueuedTotal: number;
   /** A client's `Idempotency-Key`: the same key from the same `createdBy` returns the run it created before. */
@@ -197,12 +197,13 @@ export interface RunStore {
   queueInfo(run: StoredRun): Promise<QueueInfo>;
   /** Newest first; `nextCursor` null on the last page. */
   list(query: RunListFilter): Promise<{ runs: StoredRun[]; nextCursor: string | null }>;
-  /** The queued and running runs of a stack, oldest first. */
+  /** The queued, running and waiting (`needs-approval`) runs of a stack, oldest first. */
   active(project: string, stack: string): Promise<StoredRun[]>;
 
   /**
-   * Claim the oldest queued run whose stack has no running run: it becomes `running`, owned by `instance` with a lease
-   * of `leaseMs`. Undefined when there is none. Safe with any number of instances claiming at once.
+   * Claim the oldest queued run whose stack has no running run (and that no waiting run of its stack holds back, see
+   * the approvals below): it becomes `running`, owned by `instance` with a lease of `leaseMs`. Undefined when there is
+   * none. Safe with any number of instances claiming at once.
    */
   claim(instance: string, leaseMs: number): Promise<StoredRun | undefined>;
   /** Renew the leases of the runs `instance` runs; returns the ids it no longer owns (errored by another instance). */
@@ -255,6 +256,9 @@ export interface RunStore {
    * `rejected`. `endWaiting`: a waiting run becomes `stale` or `cancelled` (discarded) with `error`; undefined when it
    * was not waiting (any more). `waiting`: every waiting run, oldest first. `getPreview`: the preview a run is bound
    * to. Every change is appended to the run's feed as a status entry and told to subscribers, as other changes are.
+   * A waiting run's `queueInfo` is null; a run it holds back is `blockedBy` it. The notices: `finished` when a run
+   * starts waiting (its stack is free again) or ends waiting (rejected, stale, discarded, cancelled), `queued` when it
+   * is approved. A rejection's `error` is `rejected by NAME` (`: comment` when there is one).
    */
   addChecks(id: string, owner: RunOwner, results: readonly CheckResult[]): Promise<void>;
   awaitApproval(id: string, owner: RunOwner, waiting: AwaitApproval): Promise<boolean>;

@@ -7,6 +7,7 @@ import type { RunTrigger, RunType } from '../../api/index.js';
 import type { ProjectEntry, ServerLimits } from '../config.js';
 import type { ProjectRegistry } from '../projects.js';
 import type { RunStore, StoredRun } from '../queue/run-store.js';
+import { gatedRun } from '../runs/gate.js';
 import { runCommit, type ResolvedCommit } from '../sources/repository.js';
 
 export interface TriggerDeps {
@@ -66,8 +67,17 @@ export async function queueRuns(
   const trigger: RunTrigger = { kind: change.kind, delivery: change.delivery, ref: change.ref };
   const queued: Queued = { runs: [], refused: [] };
   for (const stack of await deps.projects.stacks(project.name, resolved.sha)) {
+    // The server starts this run itself: the stack's approvals hold (and no break glass).
     const outcome = await deps.store.submit(
-      { type, project: project.name, stack, createdBy: change.createdBy, options: {}, commit, trigger },
+      gatedRun(project, {
+        type,
+        project: project.name,
+        stack,
+        createdBy: change.createdBy,
+        options: {},
+        commit,
+        trigger,
+      }),
       { maxQueuedPerStack: deps.limits.maxQueuedPerStack, maxQueuedTotal: deps.limits.maxQueuedTotal },
     );
     if (outcome.kind === 'full')

@@ -9,11 +9,12 @@
  * the checks of what survives a restart.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LogLine } from '../../../src/api/index.js';
+import type { ApprovalDecision, CheckResult, LogLine, RunApproval } from '../../../src/api/index.js';
 import { MAX_PAGE_RUNS, QUEUE_FULL_RETRY_AFTER_SECONDS, RunCursorError } from '../../../src/server/queue/policy.js';
 import {
   ownerOf,
   RunLeaseLostError,
+  type AwaitApproval,
   type NewRun,
   type RunStore,
   type StoreNotice,
@@ -38,10 +39,55 @@ function logLine(text: string): LogLine {
   return { time: '2026-11-25T10:00:00.000Z', stream: 'stdout', kapp: 'web:db', phase: 'install', step: 'apply', text };
 }
 
+/** The approval a gated run is submitted with: the policy, no decisions, not waiting. */
+export function approvalPolicy(required = 1): RunApproval {
+  return {
+    required,
+    fromRoles: ['apply', 'admin'],
+    authorMayApprove: false,
+    decisions: [],
+    waitingSince: null,
+    expiresAt: null,
+    basedOnRevision: null,
+    breakGlass: null,
+  };
+}
+
+export const WAITING: AwaitApproval = {
+  preview: { contentType: 'application/json', body: '{"kapps":[{"name":"web","action":"Update"}]}' },
+  basedOnRevision: 3,
+  waitingSince: '2026-11-25T10:00:00.000Z',
+  expiresAt: '2026-12-02T10:00:00.000Z',
+};
+
+export function decision(by: string, extra: Partial<ApprovalDecision> = {}): ApprovalDecision {
+  return { by, role: 'apply', at: '2026-11-25T10:05:00.000Z', decision: 'approved', comment: null, ...extra };
+}
+
+const CHECK: CheckResult = {
+  name: 'policy',
+  stage: 'after_preview',
+  enforcement: 'mandatory',
+  status: 'passed',
+  message: 'ok',
+  durationMs: 12,
+  at: '2026-11-25T10:00:00.000Z',
+};
+
 async function submitted(store: RunStore, run: NewRun, limits: SubmitLimits = LIMITS): Promise<string> {
   const outcome = await store.submit(run, limits);
   if (outcome.kind === 'full') throw new Error('queue full');
   return outcome.run.id;
+}
+
+/** A gated apply of `stack`, claimed and waiting for approvals (the stack's only run). */
+export async function waitingRun(store: RunStore, stack: string, required = 1, instance = 'i1'): Promise<string> {
+  const outcome = await store.submit(newRun(stack, { approval: approvalPolicy(required) }), LIMITS);
+  if (outcome.kind === 'full') throw new Error('queue full');
+  const claimed = await store.claim(instance, LEASE);
+  if (claimed?.id !== outcome.run.id) throw new Error(`claimed ${claimed?.id} instead of ${outcome.run.id}`);
+  if (!(await store.awaitApproval(claimed.id, ownerOf(claimed, instance), WAITING))) throw new Error('not waiting');
+  return claimed.id;
 }
 
 export function describeRunStore(name: string, makeStore: () => Promise<StoreFixture>): void {
@@ -411,6 +457,217 @@ export function describeRunStore(name: string, makeStore: () => Promise<StoreFix
       expect((await again.claim('i2', LEASE))?.id).toBe(queued);
       const next = await submitted(again, newRun('dev'));
       expect((await again.list({ limit: 1 })).runs[0]?.id).toBe(next);
+    });
+
+    it('keeps the approval a run is submitted with, its checks, and its preview while it waits', async () => {
+      const { store } = await fresh();
+      const notices: StoreNotice[] = [];
+      store.subscribe((n) => notices.push(n));
+      const id = await submitted(store, newRun('dev', { approval: approvalPolicy(2) }));
+      expect((await store.get(id))?.approval).toEqual(approvalPolicy(2));
+      expect((await store.get(await submitted(store, newRun('qa'))))?.approval ?? null).toBeNull();
+      const claimed = await store.claim('i1', LEASE);
+      expect(claimed?.id).toBe(id);
+      const owner = ownerOf(claimed!, 'i1');
+      await store.addChecks(id, owner, [CHECK]);
+      await store.addChecks(id, owner, [{ ...CHECK, name: 'cost', enforcement: 'advisory', status: 'failed' }]);
+      await expect(store.addChecks(id, { instance: 'i2', generation: 1 }, [CHECK])).rejects.toBeInstanceOf(
+        RunLeaseLostError,
+      );
+      expect((await store.get(id))?.checks?.map((c) => `${c.name}:${c.status}`)).toEqual([
+        'policy:passed',
+        'cost:failed',
+      ]);
+      expect(await store.getPreview(id)).toBeUndefined();
+      expect(await store.awaitApproval(id, { instance: 'i1', generation: 7 }, WAITING)).toBe(false);
+      expect(await store.awaitApproval(id, owner, WAITING)).toBe(true);
+      const run = await store.get(id);
+      expect(run).toMatchObject({ status: 'needs-approval', instance: null, leaseUntil: null });
+      expect(run?.approval).toEqual({
+        ...approvalPolicy(2),
+        waitingSince: WAITING.waitingSince,
+        expiresAt: WAITING.expiresAt,
+        basedOnRevision: 3,
+      });
+      expect(run?.checks).toHaveLength(2);
+      expect(await store.getPreview(id)).toEqual(WAITING.preview);
+      expect((await store.waiting()).map((r) => r.id)).toEqual([id]);
+      // No longer running: the owner's writes are refused, its lease is not renewed.
+      expect(await store.renew('i1', [id], LEASE)).toEqual([id]);
+      expect(await store.finish(id, owner, { status: 'succeeded' })).toBe(false);
+      expect(await store.awaitApproval(id, owner, WAITING)).toBe(false);
+      const statuses = (await store.readFeed(id, 0, 100))
+        .filter((e) => e.item.kind === 'status')
+        .map((e) => (e.item.data as { status: string; checks?: unknown[] }).status);
+      expect(statuses).toEqual(['queued', 'running', 'running', 'running', 'needs-approval']);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(notices.filter((n) => n.runId === id && n.type === 'feed').length).toBeGreaterThanOrEqual(5);
+      // A run of the stack is active while it waits.
+      expect((await store.active('shop', 'dev')).map((r) => r.status)).toEqual(['needs-approval']);
+    });
+
+    it('holds back the later applies, destroys and rollbacks of a waiting run’s stack, not its other runs', async () => {
+      const { store } = await fresh();
+      const waiting = await waitingRun(store, 'dev');
+      const apply = await submitted(store, newRun('dev'));
+      const destroy = await submitted(store, newRun('dev', { type: 'destroy' }));
+      const preview = await submitted(store, newRun('dev', { type: 'preview' }));
+      const other = await submitted(store, newRun('prod'));
+      expect(await store.queueInfo((await store.get(apply))!)).toEqual({ queuePosition: 1, blockedBy: waiting });
+      expect(await store.queueInfo((await store.get(destroy))!)).toEqual({ queuePosition: 2, blockedBy: waiting });
+      // The preview goes first: nothing before it is free to run.
+      expect(await store.queueInfo((await store.get(preview))!)).toEqual({ queuePosition: 1, blockedBy: null });
+      expect(await store.queueInfo((await store.get(waiting))!)).toEqual({ queuePosition: null, blockedBy: null });
+      const claimed = [await store.claim('i1', LEASE), await store.claim('i1', LEASE)].map((r) => r?.id);
+      expect(claimed.sort()).toEqual([preview, other].sort());
+      expect(await store.claim('i1', LEASE)).toBeUndefined();
+      expect(await store.finish(preview, 'i1', { status: 'succeeded' })).toBe(true);
+      expect(await store.claim('i1', LEASE)).toBeUndefined();
+      // A rejection ends it: the held runs go, in submission order.
+      expect((await store.decide(waiting, decision('bob', { decision: 'rejected' })))?.kind).toBe('rejected');
+      expect((await store.claim('i1', LEASE))?.id).toBe(apply);
+    });
+
+    it('counts approvals per token name and queues an approved run again, first of its stack', async () => {
+      const { store } = await fresh();
+      const notices: StoreNotice[] = [];
+      store.subscribe((n) => notices.push(n));
+      const id = await waitingRun(store, 'dev', 2);
+      const later = await submitted(store, newRun('dev'));
+      const first = await store.decide(id, decision('alice', { comment: 'looks fine' }));
+      expect(first?.kind).toBe('recorded');
+      expect(first?.run.status).toBe('needs-approval');
+      const again = await store.decide(id, decision('alice', { comment: 'twice' }));
+      expect(again?.kind).toBe('duplicate');
+      expect(again?.run.approval?.decisions.map((d) => d.by)).toEqual(['alice']);
+      const second = await store.decide(id, decision('carol', { role: 'admin' }));
+      expect(second?.kind).toBe('approved');
+      expect(second?.run.status).toBe('queued');
+      expect(second?.run.approval?.decisions).toEqual([
+        decision('alice', { comment: 'looks fine' }),
+        decision('carol', { role: 'admin' }),
+      ]);
+      expect(second?.run.approval?.basedOnRevision).toBe(3);
+      expect((await store.decide(id, decision('dave')))?.kind).toBe('not-waiting');
+      expect(await store.decide('no-such-run', decision('dave'))).toBeUndefined();
+      expect(await store.waiting()).toEqual([]);
+      expect(await store.queueInfo((await store.get(id))!)).toEqual({ queuePosition: 1, blockedBy: null });
+      expect(await store.queueInfo((await store.get(later))!)).toEqual({ queuePosition: 2, blockedBy: id });
+      // Its preview is kept for the apply; the second claim is a new lease.
+      const claimed = await store.claim('i1', LEASE);
+      expect(claimed?.id).toBe(id);
+      expect(claimed?.leaseGeneration).toBe(2);
+      expect(await store.getPreview(id)).toEqual(WAITING.preview);
+      expect(await store.finish(id, ownerOf(claimed!, 'i1'), { status: 'succeeded', releaseRevision: 4 })).toBe(true);
+      expect((await store.get(id))?.approval?.decisions).toHaveLength(2);
+      expect((await store.claim('i1', LEASE))?.id).toBe(later);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(notices).toContainEqual({ type: 'queued', runId: id });
+      const statuses = (await store.readFeed(id, 0, 100))
+        .filter((e) => e.item.kind === 'status')
+        .map((e) => (e.item.data as { status: string }).status);
+      expect(statuses).toEqual([
+        'queued',
+        'running',
+        'needs-approval',
+        'needs-approval',
+        'queued',
+        'running',
+        'succeeded',
+      ]);
+    });
+
+    it('counts two decisions made at once', async () => {
+      const { store } = await fresh();
+      const id = await waitingRun(store, 'dev', 2);
+      const outcomes = await Promise.all([store.decide(id, decision('alice')), store.decide(id, decision('bob'))]);
+      expect(outcomes.map((o) => o?.kind).sort()).toEqual(['approved', 'recorded']);
+      const run = await store.get(id);
+      expect(run?.status).toBe('queued');
+      expect(run?.approval?.decisions.map((d) => d.by).sort()).toEqual(['alice', 'bob']);
+    });
+
+    it('ends a rejected run with who rejected it and why', async () => {
+      const { store } = await fresh();
+      const notices: StoreNotice[] = [];
+      store.subscribe((n) => notices.push(n));
+      const id = await waitingRun(store, 'dev', 2);
+      await store.decide(id, decision('alice'));
+      const outcome = await store.decide(id, decision('bob', { decision: 'rejected', comment: 'not on a Friday' }));
+      expect(outcome?.kind).toBe('rejected');
+      expect(outcome?.run).toMatchObject({ status: 'rejected', error: 'rejected by bob: not on a Friday' });
+      expect(outcome?.run.finishedAt).not.toBeNull();
+      expect((await store.get(id))?.approval?.decisions.map((d) => d.decision)).toEqual(['approved', 'rejected']);
+      expect((await store.decide(id, decision('carol')))?.kind).toBe('not-waiting');
+      expect(await store.waiting()).toEqual([]);
+      expect(await store.active('shop', 'dev')).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(notices).toContainEqual({ type: 'finished', runId: id });
+    });
+
+    it('ends a waiting run stale or discarded once, and cancels it at once', async () => {
+      const { store } = await fresh();
+      const stale = await waitingRun(store, 'dev');
+      const discarded = await waitingRun(store, 'qa');
+      const cancelled = await waitingRun(store, 'prod');
+      const queued = await submitted(store, newRun('ops'));
+      const why = 'the stack’s release changed while it waited: revision 3 then, 4 now';
+      const ended = await Promise.all([store.endWaiting(stale, 'stale', why), store.endWaiting(stale, 'stale', why)]);
+      expect(ended.filter((r) => r !== undefined)).toHaveLength(1);
+      expect(await store.get(stale)).toMatchObject({ status: 'stale', error: why });
+      expect((await store.get(stale))?.finishedAt).not.toBeNull();
+      const gone = await store.endWaiting(discarded, 'cancelled', 'discarded: waited for approval longer than 7d');
+      expect(gone).toMatchObject({ status: 'cancelled', error: 'discarded: waited for approval longer than 7d' });
+      expect(await store.endWaiting(queued, 'stale', why)).toBeUndefined();
+      expect(await store.endWaiting('no-such-run', 'stale', why)).toBeUndefined();
+      const c = await store.requestCancel(cancelled, 'alice');
+      expect(c).toMatchObject({ status: 'cancelled', error: 'cancelled by alice while it waited for approval' });
+      expect((await store.decide(cancelled, decision('bob')))?.kind).toBe('not-waiting');
+      expect(await store.waiting()).toEqual([]);
+      // Its preview stays with it.
+      expect(await store.getPreview(stale)).toEqual(WAITING.preview);
+    });
+
+    it('ends an approved run stale when its preview no longer holds', async () => {
+      const { store } = await fresh();
+      const id = await waitingRun(store, 'dev');
+      await store.decide(id, decision('alice'));
+      const claimed = await store.claim('i1', LEASE);
+      const error = 'the stack’s release changed since its preview: a new preview and new approvals are needed';
+      expect(await store.finish(id, ownerOf(claimed!, 'i1'), { status: 'stale', error })).toBe(true);
+      expect(await store.get(id)).toMatchObject({ status: 'stale', error });
+    });
+
+    it('never reaps nor prunes a waiting run, and counts it in the queue limits', async () => {
+      const { store } = await fresh();
+      const id = await waitingRun(store, 'dev');
+      const done = await submitted(store, newRun('dev', { type: 'preview' }));
+      await store.claim('i1', LEASE);
+      await store.finish(done, 'i1', { status: 'succeeded' });
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(await store.reapExpired('lease expired')).toEqual([]);
+      expect(await store.prune({ keepPerStack: 0, before: new Date(Date.now() + 60_000).toISOString() })).toBe(1);
+      expect((await store.get(id))?.status).toBe('needs-approval');
+      expect(await store.getPreview(id)).toEqual(WAITING.preview);
+      const limits = { maxQueuedPerStack: 1, maxQueuedTotal: 10 };
+      expect(await store.submit(newRun('dev'), limits)).toMatchObject({ kind: 'full', scope: 'stack' });
+    });
+
+    it('keeps a waiting run, its approvals and its preview across a restart', async () => {
+      const f = await fresh();
+      if (!f.reopen) return;
+      const id = await waitingRun(f.store, 'dev', 2);
+      await f.store.decide(id, decision('alice', { comment: 'fine' }));
+      await f.store.close();
+      const again = f.reopen();
+      extra.push(again);
+      await again.open('i2');
+      expect(await again.reapExpired('its server stopped')).toEqual([]);
+      expect((await again.waiting()).map((r) => r.id)).toEqual([id]);
+      expect(await again.getPreview(id)).toEqual(WAITING.preview);
+      expect(await again.claim('i2', LEASE)).toBeUndefined();
+      expect((await again.decide(id, decision('bob')))?.kind).toBe('approved');
+      expect((await again.claim('i2', LEASE))?.id).toBe(id);
     });
   });
 }

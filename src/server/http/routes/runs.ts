@@ -24,11 +24,12 @@ import type { ServerLimits } from '../../config.js';
 import { encodeRunCursor } from '../../queue/policy.js';
 import type { StoredRun, SubmitOutcome } from '../../queue/run-store.js';
 import { RUN_KINDS } from '../../runs/run-plan.js';
-import { allows } from '../auth.js';
+import { allows, type Caller } from '../auth.js';
 import { callerOf, idParams, problemResponses, projectAllowed, runOr404, type RouteContext } from '../context.js';
 import { apiRun } from '../presenters.js';
 import { HttpProblem, invalid, notFound } from '../problems.js';
 import { RepositoryError, runCommit, UnknownRefError } from '../../sources/repository.js';
+import { gatedSubmission } from './approvals.js';
 import { checkRollbackOptions, checkRollbackPreview, rollbackTarget, type RollbackTarget } from './rollback-submit.js';
 
 /** How long a submit may wait for its project's repository to be fetched. */
@@ -226,8 +227,9 @@ async function submit(
   const trigger: RunTrigger = { kind: 'api', delivery: null, ref: ref ?? null };
   const header = request.headers['idempotency-key'];
   const key = typeof header === 'string' ? header : undefined;
+  const caller = callerOf(request);
   const outcome = await ctx.store.submit(
-    { type, project, stack, createdBy: callerOf(request).name, options, commit, trigger },
+    gatedSubmission(ctx, { type, project, stack, createdBy: caller.name, options, commit, trigger }, caller),
     {
       maxQueuedPerStack: ctx.limits.maxQueuedPerStack,
       maxQueuedTotal: ctx.limits.maxQueuedTotal,
@@ -238,11 +240,11 @@ async function submit(
 }
 
 /** One page of runs within max_list_bytes: a page that would be larger is cut, its cursor after the last run shown. */
-async function boundedPage(ctx: RouteContext, page: { runs: StoredRun[]; nextCursor: string | null }) {
+async function boundedPage(ctx: RouteContext, page: { runs: StoredRun[]; nextCursor: string | null }, caller: Caller) {
   const runs: Run[] = [];
   let bytes = 0;
   for (const stored of page.runs) {
-    const shown = await apiRun(ctx.store, stored);
+    const shown = await apiRun(ctx.store, stored, { caller });
     bytes += Buffer.byteLength(JSON.stringify(shown)) + 1;
     if (runs.length > 0 && bytes > ctx.limits.maxListBytes) {
       return { runs, nextCursor: encodeRunCursor(page.runs[runs.length - 1]!.seq) };
@@ -268,7 +270,9 @@ export const runRoutes =
       async (request, reply) => {
         const { kind, run } = await submit(ctx, request);
         void reply.header('location', `/api/v1/runs/${run.id}`);
-        return reply.code(kind === 'created' ? 202 : 200).send(await apiRun(ctx.store, run));
+        return reply
+          .code(kind === 'created' ? 202 : 200)
+          .send(await apiRun(ctx.store, run, { caller: callerOf(request) }));
       },
     );
 
@@ -287,14 +291,15 @@ export const runRoutes =
           limit: query.limit ?? DEFAULT_PAGE_LIMIT,
           ...(caller.projects ? { projects: caller.projects } : {}),
         });
-        return boundedPage(ctx, page);
+        return boundedPage(ctx, page, caller);
       },
     );
 
     app.get(
       '/api/v1/runs/:id',
       { config: { role: 'read' }, schema: { params: idParams, response: { 200: runSchema, ...problemResponses } } },
-      async (request) => apiRun(ctx.store, await runOr404(ctx, request, request.params.id)),
+      async (request) =>
+        apiRun(ctx.store, await runOr404(ctx, request, request.params.id), { caller: callerOf(request) }),
     );
 
     app.get(
@@ -326,7 +331,7 @@ export const runRoutes =
           throw new HttpProblem(409, 'conflict', `run ${run.id} is ${run.status} already`);
         const changed = await ctx.store.requestCancel(run.id, caller.name);
         if (!changed) throw notFound(`no run ${run.id}`);
-        return apiRun(ctx.store, changed);
+        return apiRun(ctx.store, changed, { caller });
       },
     );
     done();
