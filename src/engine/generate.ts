@@ -60,3 +60,16 @@ export function previewStack(
     return computePreviewFor(stack, params, ctx, signal);
   });
 }
+
+/** The preview of a delete of the stack (`kapps delete`): its selected installed kapps, each `Delete`. */
+export function previewDeleteStack(
+  params: StackParams & TargetParams,
+  ctx: EngineContext,
+  signal: AbortSignal,
+): Promise<PreviewResult> {
+  return inRunContext(ctx, async () => {
+    const { computeDeletePreviewFor } = await import('./preview.js');
+    const stack = await openStackFor(params, { planning: true, signal }, ctx);
+    return computeDeletePreviewFor(stack, params, ctx);
+  });
+}

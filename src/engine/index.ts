@@ -3,7 +3,7 @@
  * (src/server/). It owns no process-wide state: no signals, no exit codes, no stdout/stderr (see `EngineContext`).
  */
 export type { EngineContext, StackParams, TargetParams } from './context.js';
-export { generateDocument, previewStack } from './generate.js';
+export { generateDocument, previewDeleteStack, previewStack } from './generate.js';
 export type { PreviewResult } from './preview.js';
 export { runOperation, runMode, type RunHooks, type RunOutcome, type RunParams } from './run.js';
 export { createRunLog, type LogLine } from './run-log.js';

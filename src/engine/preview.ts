@@ -182,3 +182,42 @@ export async function changedWithRefresh(
     .map((r) => r.id);
   return { ids: new Set(ids), refreshed: [...live.keys()] };
 }
+
+/**
+ * The rows of a delete's preview: each kapp of `ids` (the kapps a delete processes, in stack order) that `state`
+ * has installed, with action `Delete`, in the order the delete takes them (the reverse).
+ */
+export function deleteRows(ids: readonly string[], state: ReleaseState | undefined): PreviewRow[] {
+  return ids
+    .filter((id) => state !== undefined && Object.hasOwn(state, id) && state[id]?.status === 'installed')
+    .reverse()
+    .map((id) => ({ id, action: 'Delete' }));
+}
+
+/** The preview of a delete of the stack's processed kapps against its latest release: what it would remove. */
+export async function computeDeletePreviewFor(
+  stack: Stack,
+  args: TargetParams,
+  ctx: EngineContext,
+): Promise<PreviewResult> {
+  const { previewDocument } = await import('../release/index.js');
+  const { project, store } = await openTarget(stack, args, ctx);
+  try {
+    const latest = await store.latest(project, stack.config.name);
+    const rows = deleteRows(processedIds(stack), latest?.state);
+    const recorded = latest
+      ? await recordedSpecs(
+          store,
+          latest,
+          rows.map((r) => r.id),
+        )
+      : new Map<string, SpecKapp>();
+    const document = previewDocument(stack.config.name, project, latest?.revision ?? null, rows, {
+      current: new Map(),
+      recorded,
+    });
+    return { rows, revision: latest?.revision ?? null, project, document };
+  } finally {
+    await store.close();
+  }
+}

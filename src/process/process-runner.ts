@@ -39,8 +39,14 @@ const pending = new Map<number, Pending>();
 
 const serverModule = new URL('./process-server.js', import.meta.url);
 
+/**
+ * Whether this module runs built (a `.js` file beside `process-server.js`): run from its TypeScript sources (the unit
+ * tests), there is no server to fork. (`serverModule` always ends in `.js`: it is this module's URL that tells.)
+ */
+const built = import.meta.url.endsWith('.js');
+
 function usable(): boolean {
-  return !serverFailed && process.env.KAPPS_INPROCESS_SPAWN !== '1' && serverModule.pathname.endsWith('.js');
+  return !serverFailed && process.env.KAPPS_INPROCESS_SPAWN !== '1' && built;
 }
 
 /** At most one server per core, and at most 4. */
@@ -158,7 +164,7 @@ const WATCHDOG_START_MS = 10_000;
 function startWatchdog(): Promise<void> {
   if (watchdogReady) return watchdogReady;
   watchdogReady = new Promise<void>((resolve) => {
-    if (!serverModule.pathname.endsWith('.js')) return resolve();
+    if (!built) return resolve();
     let child: ChildProcess;
     try {
       child = forkProcessServer(serverModule.pathname);

@@ -2,7 +2,7 @@
  * Runs one step's process: the only place in kapps that starts processes.
  *
  * Responsibilities:
- * 1. Start `command args…` with no shell, stdin closed, exactly the environment given, in `cwd`.
+ * 1. Start `command args…` with no shell, stdin closed (or fed `input`), exactly the environment given, in `cwd`.
  * 2. Run it as the leader of a new process group, so that a timeout or a cancellation stops the step *and*
  *    everything it forked: SIGTERM to the group, then SIGKILL after a grace period.
  * 3. Capture stdout and stderr (as bytes), stream decoded chunks to a callback, and keep an interleaved tail.
@@ -62,6 +62,11 @@ export interface SpawnRequest {
   readonly command: string;
   /** Arguments, passed to the program as they are. */
   readonly args: readonly string[];
+  /**
+   * Written to the process's stdin, which is then closed (absent: stdin is closed from the start). A process that
+   * exits or closes its stdin before reading it all is not an error: the rest is dropped.
+   */
+  readonly input?: string;
   /** Working directory; must exist. */
   readonly cwd: string;
   /** The complete environment of the process: nothing is inherited from kapps' own environment. */
@@ -153,7 +158,7 @@ export async function spawnStep(req: SpawnRequest, options: SpawnStepOptions = {
       cwd: req.cwd,
       env: req.env,
       shell: false,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [req.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       detached: true,
       windowsHide: true,
     });
@@ -210,6 +215,12 @@ export async function spawnStep(req: SpawnRequest, options: SpawnStepOptions = {
   if (pid !== undefined) {
     registerProcessGroup(pid);
     req.onStart?.(pid);
+  }
+  if (child.stdin) {
+    // EPIPE when the process does not read its input (it exited, or closed stdin): what it did not read is dropped.
+    child.stdin.on('error', () => undefined);
+    if (pid !== undefined) child.stdin.end(req.input ?? '');
+    else child.stdin.destroy();
   }
 
   const onData = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {

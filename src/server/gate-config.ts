@@ -156,6 +156,12 @@ export function stackGate(gate: ProjectGate | undefined, stack: string): StackGa
   };
 }
 
+/** The server's variables the checks of a project and its stacks sign with (`secret_env`): never a run's to see. */
+export function gateSecretEnvs(gate: ProjectGate | undefined): string[] {
+  const checks = [...(gate?.checks ?? []), ...Object.values(gate?.stacks ?? {}).flatMap((g) => g.checks ?? [])];
+  return checks.flatMap((c) => (c.secretEnv !== undefined ? [c.secretEnv] : []));
+}
+
 type WrittenGate = { approvals?: z.infer<typeof approvalsSchema>; checks?: z.infer<typeof checkSchema>[] };
 
 /**

@@ -28,6 +28,7 @@ import { Executor, type RunEngine } from './runs/executor.js';
 import { FileRunStore } from './queue/file-run-store.js';
 import { closeOrphanedRelease } from './runs/orphans.js';
 import { runPlan } from './runs/run-plan.js';
+import { ApprovalSweep } from './runs/sweep.js';
 import { ProjectRegistry } from './projects.js';
 import { ProjectSources } from './sources/sources.js';
 import type { RunStore, StoredRun } from './queue/run-store.js';
@@ -41,6 +42,9 @@ import type { Outbox } from './notify/outbox.js';
 import { openDriftStore, type DriftStore } from './drift/drift-store.js';
 import { DriftRecordingStore } from './drift/recording-store.js';
 import { DriftScheduler } from './drift/scheduler.js';
+
+/** How often each instance looks for runs waiting for approval that became stale or expired. */
+const SWEEP_EVERY_MS = 3_000;
 
 export interface ServeOptions {
   readonly listen: string;
@@ -345,6 +349,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const url = await listen(app, setup, options.listen);
     announce(options.say, setup);
     await executor.start();
+    const sweep = new ApprovalSweep({
+      store,
+      releases,
+      projects: registry,
+      intervalMs: SWEEP_EVERY_MS,
+      say: options.say,
+    });
+    sweep.start();
     const poller = new Poller({ projects: registry, store, limits: setup.limits, triggers, say: options.say });
     poller.start();
     const scheduler = new DriftScheduler({ projects: registry, store, drift, limits: setup.limits, say: options.say });
@@ -361,6 +373,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         (stopped ??= (async () => {
           await poller.stop();
           await scheduler.stop();
+          await sweep.stop();
           await executor.stop(setup.limits.graceSeconds * 1000);
           await deliverer.stop();
           await running.close();

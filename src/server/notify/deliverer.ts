@@ -42,6 +42,27 @@ export function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
+/**
+ * The headers of a signed POST of `body` (a notification's, or a run check's request): the JSON type, what it is
+ * (`event`), a delivery id the receiver may use to see a request twice, and the signature of the exact body with
+ * `secret`.
+ */
+export function signedHeaders(
+  secret: string,
+  event: string,
+  deliveryId: string,
+  body: string,
+  userAgent: string,
+): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': userAgent,
+    'x-kapps-event': event,
+    'x-kapps-delivery': deliveryId,
+    'x-kapps-signature-256': signature(secret, body),
+  };
+}
+
 /** A URL without the user and password it may hold. */
 export function withoutCredentials(url: string): string {
   try {
@@ -159,13 +180,7 @@ export class Deliverer {
         method: 'POST',
         redirect: 'manual',
         signal,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'kapps-notify',
-          'x-kapps-event': delivery.event,
-          'x-kapps-delivery': delivery.id,
-          'x-kapps-signature-256': signature(secret, delivery.body),
-        },
+        headers: signedHeaders(secret, delivery.event, delivery.id, delivery.body, 'kapps-notify'),
         body: delivery.body,
       });
       const body = await readStart(response, MAX_ATTEMPT_BODY_BYTES);

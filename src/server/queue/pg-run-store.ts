@@ -4,7 +4,11 @@
  * - `kapps_runs` holds every run. A partial unique index over `(project, stack) WHERE status = 'running'` is the
  *   database's guarantee of at most one running run per stack. `claim` takes the oldest queued run whose stack has
  *   neither a running run nor an older queued run, with `UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED LIMIT
- *   1) RETURNING *`; a unique violation (another instance won the stack) makes it try again.
+ *   1) RETURNING *`; a unique violation (another instance won the stack) makes it try again. A queued apply, destroy
+ *   or rollback of a stack with an older `needs-approval` run is held back (and does not hold back the runs after it).
+ * - Approvals: a waiting run's `approval` (jsonb) and its preview (`kapps_run_previews`) are kept with it; a decision
+ *   takes the run row's lock (`SELECT … FOR UPDATE`), so decisions made at once on any instances are counted one after
+ *   the other; ending a waiting run is one `UPDATE … WHERE status = 'needs-approval'` (one instance does it).
  * - The owner renews `lease_until` (the database's clock, so instances' clocks do not matter); `reapExpired` marks
  *   running runs whose lease expired `errored`. Nothing is ever put back in the queue.
  * - A run's feed is `kapps_run_feed` (run_id, seq, kind, data jsonb); log lines also record their byte offset and
@@ -20,13 +24,21 @@
  *   starting at once do not race.
  */
 import type pg from 'pg';
-import type { ApprovalDecision, CheckResult } from '../../api/index.js';
+import { FINAL_RUN_STATES, type ApprovalDecision, type CheckResult } from '../../api/index.js';
 import type { AwaitApproval, DecideOutcome } from './run-store.js';
 import { KappsError } from '../../diagnostics/errors.js';
-import type { RunCommit, RunRequestOptions, RunState, RunTrigger, RunType } from '../../api/index.js';
+import type { RunApproval, RunCommit, RunRequestOptions, RunState, RunTrigger, RunType } from '../../api/index.js';
 import { storableJson, storableText } from '../../log/line.js';
 import { damageReport, readLogRows, type LogChunk, type LogStoreOptions, type StoredLine } from '../../log/ndjson.js';
-import { feedWindow, RunStorePolicy, type InsertOutcome, type RunSelection } from './policy.js';
+import {
+  approvalOutcome,
+  CHANGE_RUN_TYPES,
+  feedWindow,
+  queueInfoOf,
+  RunStorePolicy,
+  type InsertOutcome,
+  type RunSelection,
+} from './policy.js';
 import { PgDatabase } from '../../pg/pool.js';
 import { transaction } from '../../pg/transaction.js';
 import { pgCode } from '../../pg/transient.js';
@@ -87,6 +99,8 @@ interface RunRow {
   options: RunRequestOptions;
   source_commit: RunCommit | null;
   run_trigger: RunTrigger | null;
+  approval: RunApproval | null;
+  checks: CheckResult[] | null;
   instance: string | null;
   lease_until: Date | null;
   cancel_requested: boolean;
@@ -178,7 +192,7 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
         }
         const counts = await client.query<{ total: string; stack: string }>(
           `SELECT count(*) AS total, count(*) FILTER (WHERE project = $1 AND stack = $2) AS stack
-             FROM kapps_runs WHERE status = 'queued'`,
+             FROM kapps_runs WHERE status IN ('queued', 'needs-approval')`,
           [run.project, run.stack],
         );
         const row = counts.rows[0];
@@ -186,8 +200,9 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
         if (row && Number(row.total) >= limits.maxQueuedTotal) return { kind: 'full', scope: 'total' };
         const inserted = await client.query<RunRow>(
           `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, options, idempotency_key,
-                                   feed_seq, source_commit, run_trigger)
-           VALUES ($1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7, 1, $8::jsonb, $9::jsonb)
+                                   feed_seq, source_commit, run_trigger, approval)
+           VALUES ($1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7, 1, $8::jsonb, $9::jsonb,
+                   $10::jsonb)
            RETURNING *`,
           [
             run.id,
@@ -199,6 +214,7 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
             key ?? null,
             run.commit ? JSON.stringify(run.commit) : null,
             JSON.stringify(run.trigger ?? API_TRIGGER),
+            run.approval ? storableJson(run.approval) : null,
           ],
         );
         const created = toRun(firstRow(inserted));
@@ -218,21 +234,8 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
 
   async queueInfo(run: StoredRun): Promise<QueueInfo> {
     if (run.status !== 'queued') return { queuePosition: null, blockedBy: null };
-    return this.#run('cannot read the queue', async () => {
-      const result = await this.#pool.query<{ position: string; before: string | null; running: string | null }>(
-        `SELECT (SELECT count(*) FROM kapps_runs
-                  WHERE project = $1 AND stack = $2 AND status = 'queued' AND seq <= $3) AS position,
-                (SELECT id FROM kapps_runs
-                  WHERE project = $1 AND stack = $2 AND status = 'queued' AND seq < $3
-                  ORDER BY seq DESC LIMIT 1) AS before,
-                (SELECT id FROM kapps_runs
-                  WHERE project = $1 AND stack = $2 AND status = 'running' LIMIT 1) AS running`,
-        [run.project, run.stack, run.seq],
-      );
-      const row = result.rows[0];
-      if (!row) return { queuePosition: null, blockedBy: null };
-      return { queuePosition: Number(row.position), blockedBy: row.before ?? row.running ?? null };
-    });
+    // The stack's queue is bounded by the queue limits: read whole, placed by the one rule of both stores.
+    return queueInfoOf(run, await this.active(run.project, run.stack));
   }
 
   protected async selectRuns(query: RunSelection): Promise<StoredRun[]> {
@@ -264,7 +267,7 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
   async active(project: string, stack: string): Promise<StoredRun[]> {
     return this.#run('cannot read the queue', async () => {
       const result = await this.#pool.query<RunRow>(
-        `SELECT * FROM kapps_runs WHERE project = $1 AND stack = $2 AND status IN ('queued', 'running')
+        `SELECT * FROM kapps_runs WHERE project = $1 AND stack = $2 AND status IN ('queued', 'running', 'needs-approval')
           ORDER BY seq`,
         [project, stack],
       );
@@ -287,8 +290,9 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
                    WHERE r.status = 'queued'
                      AND NOT EXISTS (SELECT 1 FROM kapps_runs a WHERE a.project = r.project AND a.stack = r.stack
                                         AND a.status = 'running')
+                     AND NOT ${heldBackSql('r')}
                      AND NOT EXISTS (SELECT 1 FROM kapps_runs q WHERE q.project = r.project AND q.stack = r.stack
-                                        AND q.status = 'queued' AND q.seq < r.seq)
+                                        AND q.status = 'queued' AND q.seq < r.seq AND NOT ${heldBackSql('q')})
                    ORDER BY r.seq
                    LIMIT 1
                    FOR UPDATE SKIP LOCKED)
@@ -416,12 +420,17 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
         const found = await client.query<RunRow>('SELECT * FROM kapps_runs WHERE id = $1 FOR UPDATE', [id]);
         const current = found.rows[0];
         if (!current) return undefined;
-        if (current.status === 'queued') {
+        if (current.status === 'queued' || current.status === 'needs-approval') {
           const result = await client.query<RunRow>(
             `UPDATE kapps_runs SET status = 'cancelled', error = $2, finished_at = clock_timestamp(),
                     feed_seq = feed_seq + 1
               WHERE id = $1 RETURNING *`,
-            [id, `cancelled by ${by} before it started`],
+            [
+              id,
+              current.status === 'queued'
+                ? `cancelled by ${by} before it started`
+                : `cancelled by ${by} while it waited for approval`,
+            ],
           );
           const row = firstRow(result);
           const run = toRun(row);
@@ -449,10 +458,10 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
            SELECT id FROM (
              SELECT id, created_at,
                     row_number() OVER (PARTITION BY project, stack ORDER BY seq DESC) AS n
-               FROM kapps_runs WHERE status IN ('succeeded', 'failed', 'cancelled', 'errored')) AS finished
+               FROM kapps_runs WHERE status = ANY($3::text[])) AS finished
             WHERE n > $1 OR ($2::timestamptz IS NOT NULL AND created_at < $2::timestamptz))
-           AND status IN ('succeeded', 'failed', 'cancelled', 'errored')`,
-        [policy.keepPerStack, policy.before ?? null],
+           AND status = ANY($3::text[])`,
+        [policy.keepPerStack, policy.before ?? null, FINAL_RUN_STATES],
       );
       return result.rowCount ?? 0;
     });
@@ -588,28 +597,143 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
   }
 
   // Approvals: see RunStore.
-  addChecks(_id: string, _owner: RunOwner, _results: readonly CheckResult[]): Promise<void> {
-    return Promise.reject(new Error('not built yet'));
+  async addChecks(id: string, owner: RunOwner, results: readonly CheckResult[]): Promise<void> {
+    const [instance, generation] = ownerParts(owner);
+    await this.#write('cannot record the checks of a run', () =>
+      this.#tx(async (client) => {
+        const result = await client.query<RunRow>(
+          `UPDATE kapps_runs SET checks = checks || $4::jsonb, feed_seq = feed_seq + 1
+            WHERE id = $1 AND instance = $2 AND status = 'running' AND ($3::bigint IS NULL OR lease_generation = $3)
+           RETURNING *`,
+          [id, instance, generation, storableJson(results)],
+        );
+        const row = result.rows[0];
+        if (!row) throw new RunLeaseLostError(`run ${id} is no longer held by this server (its lease was reaped)`);
+        await appendStatus(client, toRun(row), toInt(row.feed_seq));
+      }),
+    );
   }
 
-  awaitApproval(_id: string, _owner: RunOwner, _waiting: AwaitApproval): Promise<boolean> {
-    return Promise.reject(new Error('not built yet'));
+  async awaitApproval(id: string, owner: RunOwner, waiting: AwaitApproval): Promise<boolean> {
+    const [instance, generation] = ownerParts(owner);
+    return this.#write('cannot make a run wait for approval', () =>
+      this.#tx(async (client) => {
+        const found = await client.query<RunRow>(
+          `SELECT * FROM kapps_runs
+            WHERE id = $1 AND instance = $2 AND status = 'running' AND ($3::bigint IS NULL OR lease_generation = $3)
+              AND approval IS NOT NULL
+           FOR UPDATE`,
+          [id, instance, generation],
+        );
+        const current = found.rows[0];
+        if (!current) return false;
+        if (current.cancel_requested) {
+          // Cancelled while its preview ran: it ends now instead of waiting.
+          const result = await client.query<RunRow>(
+            `UPDATE kapps_runs SET status = 'cancelled', error = 'cancelled before it waited for approval',
+                    finished_at = clock_timestamp(), lease_until = NULL, feed_seq = feed_seq + 1
+              WHERE id = $1 RETURNING *`,
+            [id],
+          );
+          const row = firstRow(result);
+          await appendStatus(client, toRun(row), toInt(row.feed_seq));
+          await notify(client, { type: 'finished', runId: id });
+          return true;
+        }
+        await client.query(
+          `INSERT INTO kapps_run_previews (run_id, content_type, body) VALUES ($1, $2, $3)
+           ON CONFLICT (run_id) DO UPDATE SET content_type = EXCLUDED.content_type, body = EXCLUDED.body`,
+          [id, waiting.preview.contentType, storableText(waiting.preview.body)],
+        );
+        const result = await client.query<RunRow>(
+          `UPDATE kapps_runs
+              SET status = 'needs-approval', instance = NULL, lease_until = NULL, feed_seq = feed_seq + 1,
+                  approval = approval || jsonb_build_object('waitingSince', $2::text, 'expiresAt', $3::text,
+                                                            'basedOnRevision', $4::integer)
+            WHERE id = $1 RETURNING *`,
+          [id, waiting.waitingSince, waiting.expiresAt, waiting.basedOnRevision],
+        );
+        const row = firstRow(result);
+        await appendStatus(client, toRun(row), toInt(row.feed_seq));
+        // Its stack is free again for the runs it does not hold back.
+        await notify(client, { type: 'finished', runId: id });
+        return true;
+      }),
+    );
   }
 
-  decide(_id: string, _decision: ApprovalDecision): Promise<DecideOutcome | undefined> {
-    return Promise.reject(new Error('not built yet'));
+  /** Decided under the run row's lock: two decisions at once (on any instances) both count. */
+  async decide(id: string, decision: ApprovalDecision): Promise<DecideOutcome | undefined> {
+    return this.#write('cannot record a decision on a run', () =>
+      this.#tx(async (client) => {
+        const found = await client.query<RunRow>('SELECT * FROM kapps_runs WHERE id = $1 FOR UPDATE', [id]);
+        const current = found.rows[0];
+        if (!current) return undefined;
+        const outcome = approvalOutcome(toRun(current), decision);
+        if (outcome.kind === 'not-waiting' || outcome.kind === 'duplicate')
+          return { kind: outcome.kind, run: toRun(current) };
+        const status = outcome.kind === 'rejected' ? 'rejected' : outcome.kind === 'approved' ? 'queued' : null;
+        const result = await client.query<RunRow>(
+          `UPDATE kapps_runs
+              SET approval = $2::jsonb, status = COALESCE($3, status), error = COALESCE($4, error),
+                  finished_at = CASE WHEN $3 = 'rejected' THEN clock_timestamp() ELSE finished_at END,
+                  feed_seq = feed_seq + 1
+            WHERE id = $1 RETURNING *`,
+          [
+            id,
+            storableJson(outcome.approval),
+            status,
+            outcome.kind === 'rejected' ? storableText(outcome.error) : null,
+          ],
+        );
+        const row = firstRow(result);
+        const run = toRun(row);
+        await appendStatus(client, run, toInt(row.feed_seq));
+        if (outcome.kind === 'rejected') await notify(client, { type: 'finished', runId: id });
+        if (outcome.kind === 'approved') await notify(client, { type: 'queued', runId: id });
+        return { kind: outcome.kind, run };
+      }),
+    );
   }
 
-  endWaiting(_id: string, _status: 'stale' | 'cancelled', _error: string): Promise<StoredRun | undefined> {
-    return Promise.reject(new Error('not built yet'));
+  /** One `UPDATE … WHERE status = 'needs-approval'`: of two instances ending the same run, one does. */
+  async endWaiting(id: string, status: 'stale' | 'cancelled', error: string): Promise<StoredRun | undefined> {
+    return this.#write('cannot end a waiting run', () =>
+      this.#tx(async (client) => {
+        const result = await client.query<RunRow>(
+          `UPDATE kapps_runs SET status = $2, error = $3, finished_at = clock_timestamp(), feed_seq = feed_seq + 1
+            WHERE id = $1 AND status = 'needs-approval'
+           RETURNING *`,
+          [id, status, storableText(error)],
+        );
+        const row = result.rows[0];
+        if (!row) return undefined;
+        const run = toRun(row);
+        await appendStatus(client, run, toInt(row.feed_seq));
+        await notify(client, { type: 'finished', runId: id });
+        return run;
+      }),
+    );
   }
 
-  waiting(): Promise<StoredRun[]> {
-    return Promise.resolve([]);
+  async waiting(): Promise<StoredRun[]> {
+    return this.#run('cannot read the runs waiting for approval', async () => {
+      const result = await this.#pool.query<RunRow>(
+        `SELECT * FROM kapps_runs WHERE status = 'needs-approval' ORDER BY seq`,
+      );
+      return result.rows.map(toRun);
+    });
   }
 
-  getPreview(_id: string): Promise<RunResult | undefined> {
-    return Promise.resolve(undefined);
+  async getPreview(id: string): Promise<RunResult | undefined> {
+    return this.#run('cannot read the preview of a run', async () => {
+      const result = await this.#pool.query<{ content_type: string; body: string }>(
+        'SELECT content_type, body FROM kapps_run_previews WHERE run_id = $1',
+        [id],
+      );
+      const row = result.rows[0];
+      return row ? { contentType: row.content_type, body: row.body } : undefined;
+    });
   }
 
   async getResult(id: string): Promise<RunResult | undefined> {
@@ -727,11 +851,23 @@ function toRun(row: RunRow): StoredRun {
     options: row.options,
     commit: row.source_commit ?? null,
     trigger: row.run_trigger ?? API_TRIGGER,
+    approval: row.approval ?? null,
+    checks: row.checks ?? [],
     instance: row.instance,
     leaseUntil: row.lease_until ? row.lease_until.toISOString() : null,
     cancelRequested: row.cancel_requested,
     leaseGeneration: toInt(row.lease_generation ?? 0),
   };
+}
+
+/**
+ * The SQL condition that the queued run `alias` is held back by a run of its stack waiting for approvals (the rule of
+ * `heldBack` in policy.ts): an apply, destroy or rollback submitted after it.
+ */
+function heldBackSql(alias: string): string {
+  const types = CHANGE_RUN_TYPES.map((t) => `'${t}'`).join(', ');
+  return `(${alias}.type IN (${types}) AND EXISTS (SELECT 1 FROM kapps_runs w WHERE w.project = ${alias}.project
+            AND w.stack = ${alias}.stack AND w.status = 'needs-approval' AND w.seq < ${alias}.seq))`;
 }
 
 /** The instance and (null: any) lease generation of an owner. */

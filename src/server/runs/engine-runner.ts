@@ -31,6 +31,7 @@ import {
   previewSelection,
   runOptionsSchema,
   type ApplyResult,
+  type CheckStage,
   type DriftReport,
   type RunRequestOptions,
 } from '../../api/index.js';
@@ -39,9 +40,13 @@ import { STEP_STOP_MS, type RunEngine, type RunIO, type ExecutedRun } from './ex
 import type { StoredRun } from '../queue/run-store.js';
 import type { RunEngineDeps } from '../server.js';
 import { projectRunEnv, type ProjectEntry } from '../config.js';
+import { gateSecretEnvs } from '../gate-config.js';
 import { RunRefused, StalePreviewError } from './errors.js';
 import { RepositoryError, type Checkout } from '../sources/repository.js';
 import { runPlan, type RunPlan } from './run-plan.js';
+import { approvalsOf, gateOf, isApproved, releaseApprovals } from './gate.js';
+import { DEFAULT_APPROVAL_EXPIRY_SECONDS, type StackGate } from '../gate-config.js';
+import { blockingFailure, runChecks } from '../checks/run-checks.js';
 
 /** Between SIGTERM and SIGKILL when a cancelled (or fenced) run stops its steps. */
 const KILL_GRACE_MS = STEP_STOP_MS;
@@ -153,6 +158,9 @@ export class EngineAdapter implements RunEngine {
   }
 
   #work(job: EngineJob): Promise<ExecutedRun> {
+    const gate = gateOf(this.#project(job.run), job.run.stack);
+    // A run that changes the stack goes through the gate when approvals hold it or the stack has checks.
+    if (job.plan.records && (job.run.approval || gate.checks.length > 0)) return this.#gated(job, gate);
     switch (job.plan.engine) {
       case 'generate':
         return this.generate(job);
@@ -169,12 +177,150 @@ export class EngineAdapter implements RunEngine {
   }
 
   /**
+   * A run through the gate. First claim: the preview it would apply (an apply's, a destroy's rows to delete, a
+   * rollback's), then the `after_preview` checks; with approvals to wait for, it waits (`needs-approval`) holding that
+   * preview. Once approved (its second claim), or without approvals to wait for: the `before_apply` checks, then it
+   * applies exactly that preview — computed again, any difference in its basis ends the run `stale`, nothing applied.
+   * A failed mandatory check ends it `failed` with the check's name and message.
+   */
+  async #gated(job: EngineJob, gate: StackGate): Promise<ExecutedRun> {
+    const { run, io } = job;
+    try {
+      let document: PreviewDocument;
+      if (isApproved(run)) {
+        const stored = await this.#context.store.getPreview(run.id);
+        if (!stored) throw new StalePreviewError(`run ${run.id} holds no preview`);
+        document = JSON.parse(stored.body) as PreviewDocument;
+        const by = approvalsOf(run.approval!).map((d) => d.by);
+        io.message(`Approved by ${by.join(', ')}: applying the preview it waited with.`);
+      } else {
+        document = await this.#gatePreview(job);
+        this.#sayPreview(run, io, document);
+        const failed = await this.#checks(job, gate, 'after_preview', document);
+        if (failed) return failed;
+        if (run.approval?.breakGlass) {
+          const bg = run.approval.breakGlass;
+          io.message(`Approvals skipped by break glass: ${bg.by} (${bg.role}).`);
+        } else if (run.approval) {
+          const since = new Date();
+          const seconds = gate.approvals?.expireAfterSeconds ?? DEFAULT_APPROVAL_EXPIRY_SECONDS;
+          io.message(
+            `Waiting for ${run.approval.required} approval(s) from ${run.approval.fromRoles.join(', ')} (kapps runs approve ${run.id}).`,
+          );
+          return {
+            status: 'needs-approval',
+            waiting: {
+              preview: { contentType: 'application/json', body: `${JSON.stringify(document, null, 2)}\n` },
+              basedOnRevision: document.basedOnRevision,
+              waitingSince: since.toISOString(),
+              expiresAt: new Date(since.getTime() + seconds * 1000).toISOString(),
+            },
+          };
+        }
+      }
+      const failed = await this.#checks(job, gate, 'before_apply', document);
+      if (failed) return failed;
+      return await this.#applyPreview(job, document);
+    } catch (error) {
+      if (!(error instanceof StalePreviewError)) throw error;
+      io.message(`kapps: ${error.message}; nothing was applied.`);
+      return { status: 'stale', error: error.message };
+    }
+  }
+
+  /** The preview a gated run binds to: an apply's (of the preview it names, while it holds), a destroy's, a rollback's. */
+  async #gatePreview(job: EngineJob): Promise<PreviewDocument> {
+    const { run, io, options, plan, at, ctx } = job;
+    if (plan.engine === 'rollback') {
+      const { previewRollback } = await this.#engine;
+      const { document } = await previewRollback(this.#rollbackParams(run, options, at), ctx, io.signal);
+      if (plan.approvedBy !== undefined) {
+        const approved = await this.#context.store.get(plan.approvedBy);
+        const then = approved ? await this.#context.store.getResult(approved.id) : undefined;
+        if (!approved || !then) throw new StalePreviewError(`preview run ${plan.approvedBy} is gone`);
+        this.#stillHolds(approved, JSON.parse(then.body) as PreviewDocument, document);
+      }
+      return document;
+    }
+    if (plan.engine === 'delete') return (await this.#deletePreview(job)).document;
+    const applied = plan.approvedBy === undefined ? options : await this.#approvedOptions(job, plan.approvedBy);
+    return (await this.#previewNow(run, applied, io, at)).document;
+  }
+
+  /** The preview of a destroy: the selected installed kapps, each `Delete`, against the latest release. */
+  async #deletePreview({ run, io, options, at }: EngineJob) {
+    const { previewDeleteStack } = await this.#engine;
+    return previewDeleteStack(
+      { ...this.#stackParams(run, options, at), ...this.#target(at) },
+      this.#engineContext(run, io, at),
+      io.signal,
+    );
+  }
+
+  #sayPreview(run: StoredRun, io: RunIO, document: PreviewDocument): void {
+    const changed = document.kapps.filter((k) => k.action !== 'UnChanged').length;
+    const against = document.basedOnRevision === null ? 'no previous release' : `release ${document.basedOnRevision}`;
+    io.message(
+      `Preview of ${run.project}/${run.stack} against ${against}: ${document.hasChanges ? `${changed} kapp(s) would change` : 'no changes'}.`,
+    );
+  }
+
+  /** The checks of `stage` on `document`, recorded in the run; the ending of the run when a mandatory one failed. */
+  async #checks(
+    job: EngineJob,
+    gate: StackGate,
+    stage: CheckStage,
+    document: PreviewDocument,
+  ): Promise<ExecutedRun | undefined> {
+    const { run, io, at } = job;
+    if (!gate.checks.some((c) => c.stage === stage)) return undefined;
+    const results = await runChecks(gate.checks, stage, `${JSON.stringify(document, null, 2)}\n`, {
+      run: { id: run.id, project: run.project, stack: run.stack, type: run.type },
+      cwd: dirname(at.stackFile),
+      env: definedOnly(this.#engineContext(run, io, at).runEnv ?? {}),
+      serverEnv: process.env,
+      signal: io.signal,
+      message: (text) => io.message(text),
+    });
+    if (results.length > 0) await io.addChecks(results);
+    const failed = blockingFailure(results);
+    if (!failed) return undefined;
+    const error = `check ${failed.name} failed: ${failed.message.split('\n')[0] ?? ''}`;
+    io.message(`kapps: ${error}; nothing was applied.`);
+    return { status: 'failed', error };
+  }
+
+  /** Apply exactly `document`: the same preview computed again must have the same basis (else stale). */
+  async #applyPreview(job: EngineJob, document: PreviewDocument): Promise<ExecutedRun> {
+    const { run, plan } = job;
+    const holds = (now: PreviewDocument) => {
+      if (now.basedOnRevision !== document.basedOnRevision)
+        throw new StalePreviewError(
+          `the last release of ${run.project}/${run.stack} changed since its preview (revision ${document.basedOnRevision ?? 'none'} then, ${now.basedOnRevision ?? 'none'} now)`,
+        );
+      if (previewBasis(now) !== previewBasis(document))
+        throw new StalePreviewError(`the spec of ${run.project}/${run.stack} changed since its preview`);
+    };
+    if (plan.engine === 'rollback') return this.rollback(job, holds);
+    const now =
+      plan.engine === 'delete'
+        ? (await this.#deletePreview(job)).document
+        : (await this.#previewNow(run, job.options, job.io, job.at)).document;
+    holds(now);
+    return this.operate(
+      { ...job, plan: { ...plan, approvedBy: undefined } },
+      plan.engine === 'delete' ? 'delete' : 'install',
+    );
+  }
+
+  /**
    * A rollback to the revision `toRevision` names (resolved when it was submitted), recorded as a new revision with
    * `rollbackOf`; a rollback of a preview run only while the preview still holds.
    */
-  async rollback(job: EngineJob): Promise<ExecutedRun> {
+  async rollback(job: EngineJob, holds?: (now: PreviewDocument) => void): Promise<ExecutedRun> {
     const { run, io, plan, ctx } = job;
-    const approved = plan.approvedBy === undefined ? undefined : await this.#context.store.get(plan.approvedBy);
+    const approved =
+      plan.approvedBy === undefined || holds ? undefined : await this.#context.store.get(plan.approvedBy);
     if (plan.approvedBy !== undefined && !approved)
       throw new StalePreviewError(`preview run ${plan.approvedBy} is gone`);
     const options = approved ? { ...job.options, ...previewSelection(checkedOptions(approved)) } : job.options;
@@ -210,6 +356,7 @@ export class EngineAdapter implements RunEngine {
           await log?.close();
           log = undefined;
         },
+        ...(holds ? { check: (preview) => holds(preview.document) } : {}),
         ...(approved && then
           ? {
               check: (preview) =>
@@ -308,7 +455,8 @@ export class EngineAdapter implements RunEngine {
   }
 
   /** The `kapps preview -o json` document of the stack (of a rollback: against the latest release). */
-  async preview({ at, run, io, options, plan, ctx }: EngineJob): Promise<ExecutedRun> {
+  async preview(job: EngineJob): Promise<ExecutedRun> {
+    const { at, run, io, options, plan, ctx } = job;
     const { document } =
       options.toRevision !== undefined
         ? await (await this.#engine).previewRollback(this.#rollbackParams(run, options, at), ctx, io.signal)
@@ -318,10 +466,11 @@ export class EngineAdapter implements RunEngine {
     io.message(
       `Preview of ${run.project}/${run.stack} against ${against}: ${document.hasChanges ? `${changed} kapp(s) would change` : 'no changes'}.`,
     );
-    return {
-      status: 'succeeded',
-      result: { contentType: plan.resultType, body: `${JSON.stringify(document, null, 2)}\n` },
-    };
+    // The stack's `after_preview` checks judge every preview: a failed mandatory one fails the preview run.
+    const failed = await this.#checks(job, gateOf(this.#project(run), run.stack), 'after_preview', document);
+    const result = { contentType: plan.resultType, body: `${JSON.stringify(document, null, 2)}\n` };
+    if (failed) return { ...failed, result };
+    return { status: 'succeeded', result };
   }
 
   /** `install -y` or `delete -y` of the stack, recorded as a release; an approved apply only while its preview holds. */
@@ -407,6 +556,8 @@ export class EngineAdapter implements RunEngine {
       ...(options.refresh ? { refresh: true } : {}),
       allOutput: true,
       ...(at.source ? { source: at.source } : {}),
+      // A run of a stack requiring approvals: its release records them (or the break glass that skipped them).
+      ...releaseApprovals(run),
     };
   }
 
@@ -517,10 +668,18 @@ function withoutCredentials(env: Record<string, string>, projects: readonly Proj
       project.repo?.tokenEnv,
       project.webhook?.secretEnv,
       ...project.notify.map((n) => n.secretEnv),
+      ...gateSecretEnvs(project.gate),
     ]) {
       if (name !== undefined) delete out[name];
     }
   }
+  return out;
+}
+
+/** `env` without its unset variables. */
+function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) out[name] = value;
   return out;
 }
 

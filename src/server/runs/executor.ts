@@ -19,7 +19,8 @@
 import type { LogLine } from '../../api/index.js';
 import type { LogLimits } from '../../release/log-budget.js';
 import type { RunEvent } from '../../report/events.js';
-import type { RunResult, RunStore, StoredRun } from '../queue/run-store.js';
+import type { CheckResult } from '../../api/index.js';
+import type { AwaitApproval, RunResult, RunStore, StoredRun } from '../queue/run-store.js';
 import { oneLine, OwnerStopError } from './errors.js';
 import { LEASE_LOST, RunAttempt } from './run-attempt.js';
 import { runPlan } from './run-plan.js';
@@ -33,14 +34,22 @@ export interface RunIO {
   readonly signal: AbortSignal;
   /** The release the run took, as soon as it is known. */
   onRelease(revision: number): void;
+  /** Record results of run checks in the run (as they are known). */
+  addChecks(results: readonly CheckResult[]): Promise<void>;
 }
 
 /** A run the engine executed: how it ended (as the store records it) and its result. */
 export interface ExecutedRun {
-  readonly status: 'succeeded' | 'failed' | 'cancelled';
+  /**
+   * `stale`: the preview it was to apply no longer holds (nothing applied); `needs-approval`: its preview is done and
+   * it waits for approvals (`waiting`), its slot freed.
+   */
+  readonly status: 'succeeded' | 'failed' | 'cancelled' | 'stale' | 'needs-approval';
   readonly error?: string | null;
   readonly releaseRevision?: number | null;
   readonly result?: RunResult;
+  /** With `needs-approval`: the preview the approvals bind to, and until when it waits. */
+  readonly waiting?: AwaitApproval;
 }
 
 /** Runs one run (src/engine behind it). */

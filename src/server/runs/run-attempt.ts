@@ -8,6 +8,7 @@
  */
 import {
   ownerOf,
+  type AwaitApproval,
   RunLeaseLostError,
   type RunEnding,
   type RunOwner,
@@ -77,10 +78,23 @@ export class RunAttempt {
   }
 
   async #perform(): Promise<void> {
-    const { ending, result } = await this.#runEngine();
+    const { ending, result, waiting } = await this.#runEngine();
     await this.#feed.close();
     await this.#releaseWrite;
-    await this.#record(this.#withFeedError(ending), result);
+    const recorded = this.#withFeedError(ending);
+    if (waiting && recorded.status === 'succeeded') await this.#wait(waiting);
+    else await this.#record(recorded, result);
+  }
+
+  /** The preview is done and approvals are needed: the run waits (`needs-approval`), its slot freed. */
+  async #wait(waiting: AwaitApproval): Promise<void> {
+    try {
+      const owned = await this.#o.store.awaitApproval(this.run.id, this.#owner, waiting);
+      if (!owned)
+        this.#o.say(`kapps serve: run ${this.run.id} was to wait for approval, but another instance had errored it`);
+    } catch (error) {
+      this.#o.say(`kapps serve: could not record that run ${this.run.id} waits for approval: ${oneLine(error)}`);
+    }
   }
 
   /** What the run reports through: its feed, its own log lines, its release. */
@@ -91,6 +105,7 @@ export class RunAttempt {
       log: (line) => feed.log(line),
       message: (text) => feed.message(text),
       signal: this.controller.signal,
+      addChecks: (results) => this.#o.store.addChecks(this.run.id, this.#owner, results),
       onRelease: (rev) => {
         this.#revision = rev;
         this.#releaseWrite = this.#o.store.setRelease(this.run.id, this.#owner, rev).catch((error: unknown) => {
@@ -100,17 +115,27 @@ export class RunAttempt {
     };
   }
 
-  async #runEngine(): Promise<{ ending: RunEnding; result?: RunResult }> {
+  async #runEngine(): Promise<{ ending: RunEnding; result?: RunResult; waiting?: AwaitApproval }> {
     try {
       const outcome = await this.#o.engine.execute(this.run, this.#io());
-      return { ending: this.#endingOf(outcome), ...(outcome.result ? { result: outcome.result } : {}) };
+      if (outcome.status === 'needs-approval') {
+        // Waiting is the preview phase's success; a cancel or a fence meanwhile ends the run as for any other.
+        const ending = this.#endingOf({ ...outcome, status: 'succeeded' });
+        if (!outcome.waiting || ending.status !== 'succeeded')
+          return { ending: outcome.waiting ? ending : this.#crashed(new Error('a run waits with no preview')) };
+        return { ending, waiting: outcome.waiting };
+      }
+      return {
+        ending: this.#endingOf({ ...outcome, status: outcome.status }),
+        ...(outcome.result ? { result: outcome.result } : {}),
+      };
     } catch (error) {
       return { ending: this.#crashed(error) };
     }
   }
 
   /** How the run ended: as the engine says, unless it was stopped (cancelled, or failed when its owner stopped it). */
-  #endingOf(outcome: ExecutedRun): RunEnding {
+  #endingOf(outcome: ExecutedRun & { status: RunEnding['status'] }): RunEnding {
     const signal = this.controller.signal;
     const fenced = signal.reason instanceof OwnerStopError;
     const status = fenced ? 'failed' : signal.aborted && outcome.status !== 'failed' ? 'cancelled' : outcome.status;

@@ -18,6 +18,7 @@ const ALL_TABLES = [
   'kapps_release_logs',
   'kapps_releases',
   'kapps_run_feed',
+  'kapps_run_previews',
   'kapps_run_results',
   'kapps_runs',
   'kapps_spec_key',

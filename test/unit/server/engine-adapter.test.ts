@@ -47,6 +47,7 @@ async function setup() {
       message: (text) => log.push(text),
       signal: new AbortController().signal,
       onRelease: () => undefined,
+      addChecks: () => Promise.resolve(),
     };
     const stored = {
       id: 'r-1',

@@ -11,7 +11,7 @@ import {
   type StoredRun,
   type SubmitLimits,
 } from '../../../src/server/queue/run-store.js';
-import { describeRunStore } from './run-store-contract.js';
+import { decision, describeRunStore, waitingRun, WAITING } from './run-store-contract.js';
 
 const databases = freshDatabases('kapps_runs_t');
 const stores: PgRunStore[] = [];
@@ -92,7 +92,12 @@ describe('PostgreSQL run store', () => {
       url,
       `SELECT tablename FROM pg_tables WHERE tablename LIKE 'kapps_run%' ORDER BY tablename`,
     );
-    expect(tables.map((t) => t.tablename)).toEqual(['kapps_run_feed', 'kapps_run_results', 'kapps_runs']);
+    expect(tables.map((t) => t.tablename)).toEqual([
+      'kapps_run_feed',
+      'kapps_run_previews',
+      'kapps_run_results',
+      'kapps_runs',
+    ]);
   });
 
   it('refuses a database migrated by a newer kapps, naming the database without its password', async () => {
@@ -581,6 +586,57 @@ describe('PostgreSQL run store', () => {
     expect([...claimedBy.keys()].sort()).toEqual(submitted.map((r) => r.id).sort());
     for (const [, seqs] of startOrder) expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
     expect((await claimers[0]!.list({ limit: 500, status: 'succeeded' })).runs).toHaveLength(48);
+  });
+
+  it('two instances deciding on one waiting run at once count both; the run is claimed by either', async () => {
+    const url = await databases.create();
+    const [a, b] = await Promise.all([openStore(url, 'a'), openStore(url, 'b')]);
+    for (let round = 0; round < 5; round++) {
+      const id = await waitingRun(a, `s${round}`, 2, 'a');
+      const outcomes = await Promise.all([a.decide(id, decision('alice')), b.decide(id, decision('bob'))]);
+      expect(outcomes.map((o) => o?.kind).sort()).toEqual(['approved', 'recorded']);
+      const run = await b.get(id);
+      expect(run?.status).toBe('queued');
+      expect(run?.approval?.decisions.map((d) => d.by).sort()).toEqual(['alice', 'bob']);
+      // Approved on either instance, applied by the other, on the preview kept in the database.
+      const claimed = await b.claim('b', 30_000);
+      expect(claimed?.id).toBe(id);
+      expect(await b.getPreview(id)).toEqual(WAITING.preview);
+      expect(await b.finish(id, ownerOf(claimed!, 'b'), { status: 'succeeded' })).toBe(true);
+    }
+    // The same token on two instances at once: one approval, one duplicate.
+    const id = await waitingRun(a, 'dup', 2, 'a');
+    const twice = await Promise.all([a.decide(id, decision('alice')), b.decide(id, decision('alice'))]);
+    expect(twice.map((o) => o?.kind).sort()).toEqual(['duplicate', 'recorded']);
+    expect((await a.get(id))?.approval?.decisions).toHaveLength(1);
+  });
+
+  it('two instances ending one waiting run at once: one does, and every instance hears of it', async () => {
+    const url = await databases.create();
+    const [a, b] = await Promise.all([openStore(url, 'a'), openStore(url, 'b')]);
+    const id = await waitingRun(a, 'dev', 1, 'a');
+    const heard = waitForNotice(b, (n) => n.type === 'finished' && n.runId === id);
+    const ended = await Promise.all([
+      a.endWaiting(id, 'stale', 'the release changed'),
+      b.endWaiting(id, 'cancelled', 'discarded: waited for approval longer than 7d'),
+    ]);
+    expect(ended.filter((r) => r !== undefined)).toHaveLength(1);
+    await heard;
+    const statuses = (await b.readFeed(id, 0, 100))
+      .filter((e) => e.item.kind === 'status')
+      .map((e) => (e.item.data as StoredRun).status);
+    expect(statuses).toEqual(['queued', 'running', 'needs-approval', (await a.get(id))?.status]);
+  });
+
+  it('the database refuses a status no run has', async () => {
+    const url = await databases.create();
+    const store = await openStore(url);
+    const run = await submit(store, newRun('dev'));
+    await expect(sql(url, `UPDATE kapps_runs SET status = 'paused' WHERE id = $1`, [run.id])).rejects.toThrow(
+      /kapps_runs_status_check/,
+    );
+    await sql(url, `UPDATE kapps_runs SET status = 'stale' WHERE id = $1`, [run.id]);
+    expect((await store.get(run.id))?.status).toBe('stale');
   });
 
   it('names the database without its password when it cannot be reached', async () => {
