@@ -279,8 +279,12 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
         </>
       )}
       {m.failure && <Failure failure={m.failure} log={m.log} onShow={showKapp} />}
-      {/* A finished run that visited no kapps (a generate, a preview without refresh) has no DAG to show. */}
-      <section hidden={!m.started && !!status && isFinal(status)} aria-labelledby="kapps-h">
+      {/* A finished run that visited no kapps (a generate, a preview without refresh) has no DAG to show; nor has a
+          run waiting for approval before it applies (its Approval section says so). */}
+      <section
+        hidden={!m.started && !!status && (isFinal(status) || status === 'needs-approval')}
+        aria-labelledby="kapps-h"
+      >
         <h2 id="kapps-h">Kapps</h2>
         <Legend model={m} />
         <div class="filters">
@@ -373,15 +377,7 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
         </button>
         <div class="dag-box" ref={dagBox} data-testid="dag" hidden={view !== 'dag'} />
         {view === 'list' && <KappList model={m} keep={keep} onShow={showKapp} />}
-        {!m.started && (
-          <p>
-            {status === 'queued'
-              ? 'Waiting for the run to start…'
-              : status === 'needs-approval'
-                ? 'Waiting for approval: no kapp is applied until it is approved.'
-                : 'No kapps yet.'}
-          </p>
-        )}
+        {!m.started && <p>{status === 'queued' ? 'Waiting for the run to start…' : 'No kapps yet.'}</p>}
       </section>
       {kapp && (
         <KappPanel
