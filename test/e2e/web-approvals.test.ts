@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Release, Run } from '../../src/api/index.js';
-import { axeViolations, launchBrowser, newPage, screenshot } from '../support/browser.js';
+import { axeViolations, horizontalOverflow, launchBrowser, newPage, screenshot } from '../support/browser.js';
 import { api, startServer, waitForRun, type TestServer } from '../support/server.js';
 import { cleanup, fakeKapp, fileBackend, makeProject, tempDir, type TestProject } from '../fixtures/release/harness.js';
 
@@ -250,6 +250,10 @@ describe('web page: approvals and run checks', () => {
       page: 'waiting run',
       violations: [],
     });
+    // On a phone, nothing is wider than the screen.
+    await bob.page.setViewportSize({ width: 390, height: 844 });
+    expect(await horizontalOverflow(bob.page)).toBe(0);
+    await bob.page.setViewportSize({ width: 1280, height: 900 });
     await bob.page.getByLabel('Comment (optional, kept with your decision)').fill('not on a Friday');
     await bob.page.getByRole('button', { name: 'Reject' }).click();
     await statusBecomes(bob.page, 'rejected');
@@ -274,6 +278,26 @@ describe('web page: approvals and run checks', () => {
     expect(bob.errors).toEqual([]);
     expect(reader.errors).toEqual([]);
     await reader.page.close();
+    await bob.page.close();
+  });
+
+  it('a waiting run the stack was released under goes stale, and its page says so', async () => {
+    writeKapps(4);
+    const run = await waitingApply('alice');
+    const bob = await login(TOKENS.bob, `#/runs/${run.id}`);
+    await bob.page.getByRole('button', { name: 'Approve' }).waitFor();
+    // A release by another path: the CLI installs the same stack file on the same backend.
+    const installed = await gated.run(['install', 'stacks.yaml', 'dev', '-y']);
+    expect(installed.code, installed.stderr).toBe(0);
+    await statusBecomes(bob.page, 'stale');
+    expect(await bob.page.getByTestId('approval-state').innerText()).toBe(
+      'Stale: the stack changed under the preview it was bound to. Nothing was applied; a new preview and new approvals are needed.',
+    );
+    expect(await bob.page.getByTestId('run-error').innerText()).toContain('release');
+    expect(await bob.page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    // The preview it was bound to stays to be read.
+    await bob.page.getByRole('heading', { name: 'The preview it was bound to' }).waitFor();
+    expect(bob.errors).toEqual([]);
     await bob.page.close();
   });
 });
