@@ -7,7 +7,7 @@ import type { RunType, SubmitRun } from '../../../src/api/index';
 import { RUN_STATES, RUN_TYPES } from '../../../src/api/constants';
 import { api, ApiError, describeError, roleAtLeast, type Run, type Whoami } from '../api';
 import { durationBetween, formatDuration, formatTime, href, runTypeText } from '../format';
-import { WaitingForApproval } from '../approval';
+import { approvalsSoFar, WaitingForApproval } from '../approval';
 import { ProjectRepoLine, RunCommitLine, ReleaseSource } from '../commit';
 import { Confirm } from '../confirm';
 import { canRollBackTo, RollbackButton } from '../rollback';
@@ -374,6 +374,9 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
               <td data-label="Status">
                 <span class={`badge r-${r.status}`}>{r.status}</span>
                 {r.queuePosition !== null && ` (#${r.queuePosition} in queue)`}
+                {r.status === 'needs-approval' &&
+                  r.approval &&
+                  ` (${approvalsSoFar(r.approval)} of ${r.approval.required} approved)`}
               </td>
               <td data-label="By">{r.createdBy}</td>
               <td data-label="Created">{formatTime(r.createdAt)}</td>
