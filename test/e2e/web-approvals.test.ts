@@ -7,15 +7,14 @@
  * release shows bob's approval. "Apply this" of a preview and "Apply this rollback" wait the same way. A reader sees
  * a waiting run without buttons; bob rejects one with a comment. axe-core finds no violation on these pages.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Release, Run } from '../../src/api/index.js';
 import { axeViolations, horizontalOverflow, launchBrowser, newPage, screenshot } from '../support/browser.js';
 import { api, startServer, waitForRun, type TestServer } from '../support/server.js';
-import { cleanup, fakeKapp, fileBackend, makeProject, tempDir, type TestProject } from '../fixtures/release/harness.js';
+import { cleanupProjects, fake, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 
 const TOKENS = { alice: 'alice-token-5e1a', bob: 'bob-token-9c2d', reader: 'reader-token-0f3b' };
 const ROLES = { alice: 'apply', bob: 'apply', reader: 'read' };
@@ -27,28 +26,59 @@ const CHECK_SAYS = 'estimated cost 120 EUR a month, over the budget of 100';
 
 let browser: Browser;
 let server: TestServer;
-let gated: TestProject;
+let gated: FixtureProject;
 
-/** The kapps of `gated` at version `v`: api depends on db. */
+/** The kapps of `gated` at version `v` (manifest `web`): api depends on db. */
 function writeKapps(v: number): void {
-  gated.writeKapps([
-    { id: 'db', descriptor: fakeKapp({ apply: `--tag db-v${v} --stdout db-v${v}` }) },
-    { id: 'api', dependsOn: ['db'], descriptor: fakeKapp({ apply: `--tag api-v${v} --stdout api-v${v}` }) },
-  ]);
+  gated.write('manifests/web.yaml', {
+    kapps: [
+      kapp('db', { apply_install: [fake('apply', `db-v${v}`, ['--stdout', `db-v${v}`])] }),
+      kapp(
+        'api',
+        { apply_install: [fake('apply', `api-v${v}`, ['--stdout', `api-v${v}`])] },
+        { depends_on: [{ id: 'db' }] },
+      ),
+    ],
+  });
+}
+
+/** Git in the project folder (a clean checkout: its releases record their commit and can be rolled back to). */
+function git(...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd: gated.dir,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'Ada Lovelace',
+      GIT_AUTHOR_EMAIL: 'ada@example.com',
+      GIT_COMMITTER_NAME: 'Ada Lovelace',
+      GIT_COMMITTER_EMAIL: 'ada@example.com',
+      GIT_CONFIG_NOSYSTEM: '1',
+      HOME: gated.env.HOME ?? gated.root,
+    },
+  }).trim();
+}
+
+/** Version `v` of the kapps, committed. */
+function commitKapps(v: number): void {
+  writeKapps(v);
+  git('add', '-A');
+  git('commit', '--quiet', '-m', `kapps v${v}`);
 }
 
 beforeAll(async () => {
-  const home = tempDir('kapps-web-approvals-home-');
-  gated = makeProject('gated', fileBackend(home), []);
-  writeKapps(1);
-  const configDir = tempDir('kapps-web-approvals-config-');
+  gated = fixtureProject({ name: 'gated', manifests: { web: { kapps: [] } } });
+  gated.write('.gitignore', '.kapps-workspace/\n');
+  git('init', '--quiet', '--initial-branch', 'main');
+  commitKapps(1);
   const check = [process.execPath, '-e', `console.log(${JSON.stringify(CHECK_SAYS)}); process.exit(1)`];
-  writeFileSync(
-    join(configDir, 'kapps-server.yaml'),
+  const config = gated.write(
+    '../server.yaml',
     [
       'projects:',
       '  - name: gated',
-      `    stack_file: ${gated.stackFile}`,
+      '    stack_file: gated/stacks.yaml',
       '    approvals:',
       '      required: 1',
       '    checks:',
@@ -64,18 +94,14 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  server = await startServer({
-    args: ['--backend', home, '--config', 'kapps-server.yaml'],
-    env: gated.env,
-    cwd: configDir,
-  });
+  server = await startServer({ args: ['--config', config], env: gated.env, cwd: gated.root });
   browser = await launchBrowser();
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
-  cleanup();
+  cleanupProjects();
 });
 
 async function login(token: string, hash = '', bypassCSP = false): Promise<{ page: Page; errors: string[] }> {
@@ -99,6 +125,12 @@ async function statusBecomes(page: Page, want: string): Promise<void> {
 
 function runIdOf(page: Page): string {
   return decodeURIComponent(page.url().split('/runs/')[1]!.split('/')[0]!);
+}
+
+/** Wait for run `id` to finish through the API; it ended `want` (else its error says why). */
+async function ended(id: string, want: string): Promise<void> {
+  const run = await waitForRun(api(server.url, TOKENS.bob), id, (r) => FINAL.includes(r.status), 60_000);
+  expect(run.status, run.error ?? '').toBe(want);
 }
 
 /** Submit an apply of `gated` as `who` through the API; it ends up waiting for approval. */
@@ -200,7 +232,7 @@ describe('web page: approvals and run checks', () => {
   });
 
   it('"Apply this" of a preview and "Apply this rollback" show the run waiting for approval', async () => {
-    writeKapps(2);
+    commitKapps(2);
     const alice = await login(TOKENS.alice, '#/stacks/gated/dev');
     await alice.page.getByRole('button', { name: 'Preview', exact: true }).click();
     await alice.page.getByTestId('preview-result').waitFor();
@@ -213,6 +245,7 @@ describe('web page: approvals and run checks', () => {
     const apply = runIdOf(alice.page);
     const decided = await api(server.url, TOKENS.bob).post<Run>(`/api/v1/runs/${apply}/approve`, {});
     expect(decided.status, JSON.stringify(decided.body)).toBe(200);
+    await ended(apply, 'succeeded');
     await statusBecomes(alice.page, 'succeeded');
 
     // Roll back to #1 from its release page: the rollback waits for approval the same way.
@@ -228,13 +261,14 @@ describe('web page: approvals and run checks', () => {
       (await api(server.url, TOKENS.bob).post<Run>(`/api/v1/runs/${rollback}/approve`, { comment: 'back to v1' }))
         .status,
     ).toBe(200);
+    await ended(rollback, 'succeeded');
     await statusBecomes(alice.page, 'succeeded');
     expect(alice.errors).toEqual([]);
     await alice.page.close();
   });
 
   it('a reader sees a waiting run without buttons; bob rejects it with a comment', async () => {
-    writeKapps(3);
+    commitKapps(3);
     const run = await waitingApply('alice');
     const reader = await login(TOKENS.reader, `#/runs/${run.id}`);
     await reader.page.getByTestId('bound-preview').waitFor();
@@ -282,12 +316,12 @@ describe('web page: approvals and run checks', () => {
   });
 
   it('a waiting run the stack was released under goes stale, and its page says so', async () => {
-    writeKapps(4);
+    commitKapps(4);
     const run = await waitingApply('alice');
     const bob = await login(TOKENS.bob, `#/runs/${run.id}`);
     await bob.page.getByRole('button', { name: 'Approve' }).waitFor();
     // A release by another path: the CLI installs the same stack file on the same backend.
-    const installed = await gated.run(['install', 'stacks.yaml', 'dev', '-y']);
+    const installed = await gated.run('install', ['-y'], { env: { KAPPS_BACKEND: server.backend! } });
     expect(installed.code, installed.stderr).toBe(0);
     await statusBecomes(bob.page, 'stale');
     expect(await bob.page.getByTestId('approval-state').innerText()).toBe(
