@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { error as errorDiag, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { UsageError } from '../diagnostics/errors.js';
@@ -14,6 +14,7 @@ import { gitPathProblem, gitRefProblem, gitRepoProblem } from '../config/source-
 import { redactCredentials } from '../diagnostics/redact.js';
 import { sortByLocation, validateTree } from '../config/validate.js';
 import { parseYamlTree, type YamlNode } from '../yaml/read.js';
+import { stackNames } from '../config/stack.js';
 import { durationSchema, durationSeconds, envNameSchema } from './config-values.js';
 import { gateFields, resolveGate, stackGatesSchema, type ProjectGate } from './gate-config.js';
 import { NOTIFICATION_EVENTS, nameSchema, ROLES, type NotificationEvent, type Role } from '../api/index.js';
@@ -425,14 +426,34 @@ export function readServerConfig(file: string, serverEnv: NodeJS.ProcessEnv = pr
       const drift = own ? resolveDrift(own, ['projects', i, 'drift'], locate, diagnostics) : topDrift;
       const gated =
         written && (written.approvals || written.checks || written.stacks)
-          ? { gate: resolveGate(written, ['projects', i], locate, diagnostics, serverEnv) }
+          ? {
+              gate: resolveGate(
+                written,
+                ['projects', i],
+                locate,
+                diagnostics,
+                serverEnv,
+                written.stacks ? stacksOfFile(p.stackFile) : undefined,
+              ),
+            }
           : {};
       return { ...p, ...gated, ...(drift ? { drift } : {}) };
     },
   );
   const tokens = resolveTokens(parsed.tokens ?? [], locate, diagnostics);
-  throwIfErrors(diagnostics);
+  throwIfErrors(sortByLocation(diagnostics));
   return { projects, tokens, limits: resolveLimits(parsed.limits ?? {}) };
+}
+
+/** The stacks a stack file on this server's disk defines (its name as the file says it); undefined when unreadable. */
+function stacksOfFile(stackFile: string | undefined): { file: string; names: string[] } | undefined {
+  if (stackFile === undefined) return undefined;
+  try {
+    const names = stackNames(parseYamlTree(readConfigText(stackFile, 'stack file'), { file: stackFile }));
+    return names.length > 0 ? { file: basename(stackFile), names } : undefined;
+  } catch {
+    return undefined; // a stack file that cannot be read is reported by the runs on it
+  }
 }
 
 /**

@@ -167,7 +167,8 @@ type WrittenGate = { approvals?: z.infer<typeof approvalsSchema>; checks?: z.inf
 /**
  * The gate a project's entry declares (`at`: its path in the file), with its stacks' overrides; each mistake the
  * schema cannot see (a check with both or neither of `command` and `url`, a `url` without `secret_env`, a variable
- * the server's environment does not hold, a name used twice, a duration out of bounds) is added to `diagnostics`.
+ * the server's environment does not hold, a name used twice, a duration out of bounds, a stack `knownStacks` — the
+ * stacks of the project's stack file, when it is on this server's disk — does not list) is added to `diagnostics`.
  */
 export function resolveGate(
   written: WrittenGate & { stacks?: Record<string, WrittenGate> },
@@ -175,6 +176,7 @@ export function resolveGate(
   locate: (path: readonly (string | number)[]) => SourceLocation,
   diagnostics: Diagnostic[],
   serverEnv: NodeJS.ProcessEnv,
+  knownStacks?: { readonly file: string; readonly names: readonly string[] },
 ): ProjectGate {
   const problem = (message: string, path: readonly (string | number)[], hint?: string) =>
     diagnostics.push(
@@ -187,9 +189,19 @@ export function resolveGate(
     ...(w.approvals ? { approvals: resolveApprovals(w.approvals, base, problem) } : {}),
     ...(w.checks ? { checks: resolveChecks(w.checks, base, problem, serverEnv) } : {}),
   });
+  const own = one(written, []);
   const stacks: Record<string, Gate> = {};
-  for (const [name, g] of Object.entries(written.stacks ?? {})) stacks[name] = one(g, ['stacks', name]);
-  return { ...one(written, []), stacks };
+  for (const [name, g] of Object.entries(written.stacks ?? {})) {
+    // A misspelt stack would silently keep the project's gate (or none): say so while the server starts.
+    if (knownStacks && !knownStacks.names.includes(name))
+      problem(
+        `\`${name}\` is not a stack of ${knownStacks.file}`,
+        ['stacks', name],
+        `its stacks: ${knownStacks.names.join(', ')}`,
+      );
+    stacks[name] = one(g, ['stacks', name]);
+  }
+  return { ...own, stacks };
 }
 
 type Problem = (message: string, path: readonly (string | number)[], hint?: string) => void;
@@ -209,6 +221,13 @@ function resolveApprovals(
   const fromRoles = w.from_roles ?? ['apply', 'admin'];
   if (fromRoles.includes('read'))
     problem('`read` may not approve: a read token sees runs, it changes nothing', [...base, 'approvals', 'from_roles']);
+  for (const role of ['read', 'plan'] as const)
+    if (w.break_glass?.includes(role))
+      problem(`\`${role}\` may not break glass: its tokens cannot start an apply, destroy or rollback`, [
+        ...base,
+        'approvals',
+        'break_glass',
+      ]);
   return {
     required: w.required,
     fromRoles,
@@ -229,8 +248,10 @@ function resolveChecks(
     const at = [...base, 'checks', j];
     if (seen.has(c.name)) problem(`check \`${c.name}\` is declared twice`, [...at, 'name']);
     seen.add(c.name);
-    if ((c.command === undefined) === (c.url === undefined))
-      problem('a check takes `command` (a program and its arguments) or `url`, exactly one', [...at, 'name']);
+    if (c.command !== undefined && c.url !== undefined)
+      problem('a check takes `command` or `url`, not both', [...at, 'url']);
+    else if (c.command === undefined && c.url === undefined)
+      problem('a check needs `command` (a program and its arguments) or `url` (an endpoint)', [...at, 'name']);
     if (c.url !== undefined) {
       if (c.secret_env === undefined)
         problem('a check with `url` needs `secret_env`: its requests are signed as notifications are', [...at, 'url']);

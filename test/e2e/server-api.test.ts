@@ -287,10 +287,13 @@ describe('kapps serve: error answers', () => {
       '/api/v1/projects/{p}/stacks/{s}/unlock',
       '/api/v1/runs',
       '/api/v1/runs/{id}',
+      '/api/v1/runs/{id}/approve',
       '/api/v1/runs/{id}/cancel',
       '/api/v1/runs/{id}/events',
       '/api/v1/runs/{id}/logs',
       '/api/v1/runs/{id}/notifications',
+      '/api/v1/runs/{id}/preview',
+      '/api/v1/runs/{id}/reject',
       '/api/v1/runs/{id}/result',
       '/api/v1/whoami',
     ]);

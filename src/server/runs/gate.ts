@@ -91,11 +91,6 @@ export function gatedRun(project: ProjectEntry | undefined, run: NewRun, by?: Ac
   return { ...run, approval };
 }
 
-/** Whether a stored run waits for approvals before it applies (it has an approval, not skipped by break glass). */
-export function awaitsApprovals(run: Pick<StoredRun, 'approval'>): boolean {
-  return !!run.approval && run.approval.breakGlass === null;
-}
-
 /**
  * Whether the run was approved already (its second claim): its preview is stored and its approvals reached the
  * number required.

@@ -56,6 +56,27 @@ describe('spawnStep: exit status', () => {
 });
 
 describe('spawnStep: what the process sees', () => {
+  it('gets `input` on stdin, then end of file; without it, stdin is closed from the start', async () => {
+    const echo = ['-e', 'let n = 0; process.stdin.on("data", (c) => (n += c.length)).on("end", () => console.log(n));'];
+    const input = `{"kapps": []}\n${'x'.repeat(500_000)}`;
+    const fed = await spawnStep({ command: process.execPath, args: echo, cwd: dir, env, input });
+    expect(fed).toMatchObject({ exitCode: 0, outputTail: [String(Buffer.byteLength(input))] });
+    const none = await spawnStep({ command: process.execPath, args: echo, cwd: dir, env });
+    expect(none).toMatchObject({ exitCode: 0, outputTail: ['0'] });
+  });
+
+  it('does not fail a process that exits without reading its input', async () => {
+    const r = await spawnStep({
+      command: process.execPath,
+      args: ['-e', 'console.log("done")'],
+      cwd: dir,
+      env,
+      input: 'y'.repeat(2_000_000),
+    });
+    expect(r).toMatchObject({ exitCode: 0, outputTail: ['done'] });
+    expect(r.spawnError).toBeUndefined();
+  });
+
   it('passes exactly the given environment, and nothing else', async () => {
     const given = { ALPHA: '1', 'WITH SPACE': 'a b', EMPTY: '', MULTI: 'x\ny', UNICODE: 'é€' };
     const r = await spawnStep({ command: '/usr/bin/env', args: ['-0'], cwd: dir, env: given });

@@ -44,7 +44,7 @@ export const approvalRoutes =
   (app, _options, done) => {
     const decide = async (
       id: string,
-      request: Parameters<typeof callerOf>[0] & { body: z.infer<typeof decideRunSchema> | undefined },
+      request: Parameters<typeof callerOf>[0] & { body: z.infer<typeof decideRunSchema> | null | undefined },
       decision: ApprovalDecision['decision'],
     ) => {
       const caller = callerOf(request);
@@ -78,7 +78,8 @@ export const approvalRoutes =
 
     const decideSchema = {
       params: idParams,
-      body: decideRunSchema.optional(),
+      // No body at all is a decision without a comment.
+      body: decideRunSchema.nullish(),
       response: { 200: runSchema, ...problemResponses },
     };
     app.post(
