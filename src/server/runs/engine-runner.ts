@@ -321,7 +321,8 @@ export class EngineAdapter implements RunEngine {
     const { run, io, plan, ctx } = job;
     const approved =
       plan.approvedBy === undefined || holds ? undefined : await this.#context.store.get(plan.approvedBy);
-    if (plan.approvedBy !== undefined && !approved)
+    // With `holds`, the stored preview a gated rollback waited with is checked instead of the preview run.
+    if (plan.approvedBy !== undefined && !holds && !approved)
       throw new StalePreviewError(`preview run ${plan.approvedBy} is gone`);
     const options = approved ? { ...job.options, ...previewSelection(checkedOptions(approved)) } : job.options;
     const then = approved ? await this.#context.store.getResult(approved.id) : undefined;
