@@ -7,7 +7,7 @@ import { redactArgv, redactCredentials } from '../diagnostics/redact.js';
 import type { LogLine } from '../log/line.js';
 import type { ReleaseStore } from '../release/store-types.js';
 import type { BackendSpec } from '../release/store.js';
-import type { ReleaseSource } from '../release/types.js';
+import type { ReleaseApproval, ReleaseBreakGlass, ReleaseSource } from '../release/types.js';
 import type * as ReleaseModule from '../release/index.js';
 import type { ReleaseLogWriter } from '../release/log-writer.js';
 import type { PreviewRow, ReleaseRecorder, ReleaseState } from '../release/index.js';
@@ -32,6 +32,10 @@ export interface RecordParams extends TargetParams {
   source?: ReleaseSource;
   /** A rollback: the revision whose desired state the run applies again. */
   rollbackOf?: number;
+  /** A runs server's run of a stack requiring approvals: the approvals that let it apply (recorded). */
+  approvals?: readonly ReleaseApproval[];
+  /** Those approvals were skipped by a break-glass token (recorded). */
+  breakGlass?: ReleaseBreakGlass;
 }
 
 /** What `openTarget` reads of a stack: its project configuration and its name. */
@@ -283,6 +287,8 @@ async function openRun(
       owner: release.ownerFor(ctx.runBy),
       ...(source ? { source } : {}),
       ...(args.rollbackOf !== undefined ? { rollbackOf: args.rollbackOf } : {}),
+      ...(args.approvals ? { approvals: args.approvals } : {}),
+      ...(args.breakGlass ? { breakGlass: args.breakGlass } : {}),
     });
   } catch (e) {
     await target.store.close();

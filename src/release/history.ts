@@ -56,6 +56,29 @@ export function formatReleaseTable(summaries: readonly ReleaseSummary[]): string
   return formatColumns([header, ...rows]);
 }
 
+/**
+ * What `kapps release show` says of the approvals that let a release apply, one line each, oldest first:
+ * `approved by alice at 2026-…: looks fine`, and `approvals skipped by break glass: ops (admin) at 2026-…`. Names
+ * and comments are shown with control characters escaped (they come from API requests).
+ */
+export function formatReleaseApprovals(release: Pick<ReleaseSummary, 'approvals' | 'breakGlass'>): string[] {
+  const lines = (release.approvals ?? []).map(
+    (a) => `approved by ${printable(a.by)} at ${a.at}${a.comment ? `: ${printable(a.comment)}` : ''}`,
+  );
+  const glass = release.breakGlass;
+  if (glass)
+    lines.push(`approvals skipped by break glass: ${printable(glass.by)} (${printable(glass.role)}) at ${glass.at}`);
+  return lines;
+}
+
+/** Text with its control characters (newlines, escapes) written as JSON escapes: one line, nothing a terminal runs. */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) =>
+    c < ' ' ? JSON.stringify(c).slice(1, -1) : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 /** A kapp's change between two releases. */
 export interface KappChange {
   id: string;

@@ -37,10 +37,12 @@ import type {
   ReleaseOwner,
   ReleasePhase,
   ReleaseSummary,
+  ReleaseApproval,
+  ReleaseBreakGlass,
   ReleaseSource,
   ReleaseUnlock,
 } from './types.js';
-import { summarySource } from './types.js';
+import { approvalsOf, summarySource } from './types.js';
 
 interface SummaryRow {
   revision: number | string;
@@ -51,6 +53,8 @@ interface SummaryRow {
   unlocked: ReleaseUnlock | null;
   source: ReleaseSource | null;
   rollback_of: number | string | null;
+  approvals: ReleaseApproval[] | null;
+  break_glass: ReleaseBreakGlass | null;
   created_at: Date;
   modified_at: Date;
   finished_at: Date | null;
@@ -110,7 +114,7 @@ export class PgReleaseStore implements ReleaseStore {
   async list(project: string, stack: string): Promise<ReleaseSummary[]> {
     return this.#run('cannot list releases', async () => {
       const result = await this.#pool.query<SummaryRow>(
-        `SELECT revision, operation, phase, kapps_count, owner, unlocked, source, rollback_of,
+        `SELECT revision, operation, phase, kapps_count, owner, unlocked, source, rollback_of, approvals, break_glass,
                 created_at, modified_at, finished_at, heartbeat_at
            FROM kapps_releases WHERE project = $1 AND stack = $2 ORDER BY revision DESC`,
         [project, stack],
@@ -130,6 +134,10 @@ export class PgReleaseStore implements ReleaseStore {
         ...(row.unlocked ? { unlocked: row.unlocked } : {}),
         ...(row.source ? { source: summarySource(row.source) } : {}),
         ...(row.rollback_of !== null ? { rollbackOf: toInt(row.rollback_of) } : {}),
+        ...approvalsOf({
+          ...(row.approvals ? { approvals: row.approvals } : {}),
+          ...(row.break_glass ? { breakGlass: row.break_glass } : {}),
+        }),
       }));
     });
   }
@@ -139,8 +147,10 @@ export class PgReleaseStore implements ReleaseStore {
       try {
         await this.#pool.query(
           `INSERT INTO kapps_releases (project, stack, revision, operation, phase, kapps_count, owner, unlocked,
-                                       created_at, modified_at, finished_at, heartbeat_at, record, source, rollback_of)
-           VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, $9, $10, $11, $12, $13::json, $14::json, $15)`,
+                                       created_at, modified_at, finished_at, heartbeat_at, record, source, rollback_of,
+                                       approvals, break_glass)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::json, $8::json, $9, $10, $11, $12, $13::json, $14::json, $15,
+                   $16::json, $17::json)`,
           rowValues(release),
         );
       } catch (error) {
@@ -179,7 +189,8 @@ export class PgReleaseStore implements ReleaseStore {
         await client.query(
           `UPDATE kapps_releases SET operation = $4, phase = $5, kapps_count = $6, owner = $7::json,
                   unlocked = $8::json, created_at = $9, modified_at = $10, finished_at = $11, heartbeat_at = $12,
-                  record = $13::json, source = $14::json, rollback_of = $15
+                  record = $13::json, source = $14::json, rollback_of = $15, approvals = $16::json,
+                  break_glass = $17::json
             WHERE project = $1 AND stack = $2 AND revision = $3`,
           rowValues(release),
         );
@@ -389,6 +400,8 @@ function rowValues(release: Release): unknown[] {
     storableJson(orderRelease(release)),
     release.source ? storableJson(release.source) : null,
     release.rollbackOf ?? null,
+    release.approvals ? storableJson(release.approvals) : null,
+    release.breakGlass ? storableJson(release.breakGlass) : null,
   ];
 }
 

@@ -22,6 +22,8 @@ const RELEASE_KEYS = [
   'unlocked',
   'source',
   'rollbackOf',
+  'approvals',
+  'breakGlass',
   'error',
   'state',
   'spec',

@@ -112,6 +112,18 @@ export const releaseSourceSchema = z.object({
   path: z.string().optional(),
 });
 
+/** An approval that let a runs server's run apply the release (a stack requiring approvals): the token's name. */
+export const releaseApprovalRecordSchema = z.object({
+  /** The name of the token that approved. */
+  by: z.string(),
+  at: isoTime,
+  /** Its comment, as given (null: none). */
+  comment: z.string().nullable(),
+});
+
+/** The approvals a stack requires, skipped by a token of a `break_glass` role: who, of which role, when. */
+export const releaseBreakGlassRecordSchema = z.object({ by: z.string(), role: z.string(), at: isoTime });
+
 /** One release: a revision of a (project, stack). `Release` is inferred from it (with the spec's full type). */
 export const releaseRecordSchema = z.object({
   project: z.string().min(1),
@@ -140,6 +152,10 @@ export const releaseRecordSchema = z.object({
   source: releaseSourceSchema.optional(),
   /** A rollback (`kapps release rollback --to N`): the revision N whose desired state it applied again. */
   rollbackOf: z.number().int().positive().optional(),
+  /** The approvals that let a runs server's run apply it, oldest first (a stack requiring approvals). */
+  approvals: z.array(releaseApprovalRecordSchema).optional(),
+  /** Set when a `break_glass` token skipped the approvals it needed. */
+  breakGlass: releaseBreakGlassRecordSchema.optional(),
   /**
    * Why the release failed before its kapps ran (a configuration or template error, a missing command, a source
    * that could not be fetched), credentials masked; absent otherwise.
@@ -158,6 +174,8 @@ const releaseSchema = releaseRecordSchema
     selectors: selectorsSchema.loose(),
     unlocked: unlockSchema.loose().optional(),
     source: releaseSourceSchema.loose().optional(),
+    approvals: z.array(releaseApprovalRecordSchema.loose()).optional(),
+    breakGlass: releaseBreakGlassRecordSchema.loose().optional(),
     state: z.record(z.string(), looseKappStateSchema),
   })
   .loose();

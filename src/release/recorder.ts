@@ -21,12 +21,15 @@ import { specDigest } from './canonical-json.js';
 import { isJsonSafe } from './record-schema.js';
 import type { ReleaseStore, StateChange } from './store-types.js';
 import {
+  approvalsOf,
   isRunningPhase,
   type FinalPhase,
   type JsonValue,
   type KappState,
   type KappStateStatus,
   type Release,
+  type ReleaseApproval,
+  type ReleaseBreakGlass,
   type ReleaseOperation,
   type ReleaseOwner,
   type ReleaseSelectors,
@@ -61,6 +64,10 @@ export interface BeginReleaseOptions {
   source?: ReleaseSource;
   /** A rollback: the revision whose desired state this release applies again. */
   rollbackOf?: number;
+  /** A runs server's run of a stack requiring approvals: the approvals that let it apply. */
+  approvals?: readonly ReleaseApproval[];
+  /** Those approvals were skipped by a break-glass token. */
+  breakGlass?: ReleaseBreakGlass;
 }
 
 /** What the caller records for one kapp; the recorder adds `revision` and `updatedAt`. */
@@ -114,6 +121,7 @@ export async function beginRelease(options: BeginReleaseOptions): Promise<Releas
     kappsVersion: options.kappsVersion,
     ...(options.source ? { source: sourceOf(options.source) } : {}),
     ...(options.rollbackOf !== undefined ? { rollbackOf: options.rollbackOf } : {}),
+    ...approvalsOf(options),
     state: latest ? structuredClone(latest.state) : {},
     spec: structuredClone(options.spec),
   };

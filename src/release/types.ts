@@ -13,6 +13,8 @@ import type * as z from 'zod';
 import type {
   kappStateSchema,
   ownerSchema,
+  releaseApprovalRecordSchema,
+  releaseBreakGlassRecordSchema,
   releaseRecordSchema,
   releaseSourceSchema,
   selectorsSchema,
@@ -96,6 +98,10 @@ export interface ReleaseSummary {
   source?: ReleaseSource;
   /** A rollback: the revision whose desired state it applied again. */
   rollbackOf?: number;
+  /** The approvals that let a runs server's run apply it (a stack requiring approvals), oldest first. */
+  approvals?: ReleaseApproval[];
+  /** The approvals it needed were skipped by a break-glass token. */
+  breakGlass?: ReleaseBreakGlass;
 }
 
 /** Whether a phase holds the lock (`applying` or `deleting`). */
@@ -120,6 +126,7 @@ export function summarise(release: Release): ReleaseSummary {
     ...(release.unlocked ? { unlocked: { ...release.unlocked } } : {}),
     ...(release.source ? { source: summarySource(release.source) } : {}),
     ...(release.rollbackOf !== undefined ? { rollbackOf: release.rollbackOf } : {}),
+    ...approvalsOf(release),
   };
 }
 
@@ -133,17 +140,20 @@ export function summarySource(source: ReleaseSource): ReleaseSource {
   };
 }
 
-/** An approval that let a runs server's run apply a release (a stack requiring approvals). */
-export interface ReleaseApproval {
-  /** The token's name. */
-  by: string;
-  at: string;
-  comment: string | null;
-}
+/** An approval that let a runs server's run apply a release (see `releaseApprovalRecordSchema`). */
+export type ReleaseApproval = z.infer<typeof releaseApprovalRecordSchema>;
 
-/** The approvals a release needed were skipped by a break-glass token of this role. */
-export interface ReleaseBreakGlass {
-  by: string;
-  role: string;
-  at: string;
+/** The approvals a release needed, skipped by a break-glass token (see `releaseBreakGlassRecordSchema`). */
+export type ReleaseBreakGlass = z.infer<typeof releaseBreakGlassRecordSchema>;
+
+/** Copies of a release's approvals and break glass with their known fields only (what a summary carries). */
+export function approvalsOf(release: { approvals?: readonly ReleaseApproval[]; breakGlass?: ReleaseBreakGlass }): {
+  approvals?: ReleaseApproval[];
+  breakGlass?: ReleaseBreakGlass;
+} {
+  const { approvals, breakGlass } = release;
+  return {
+    ...(approvals ? { approvals: approvals.map((a) => ({ by: a.by, at: a.at, comment: a.comment })) } : {}),
+    ...(breakGlass ? { breakGlass: { by: breakGlass.by, role: breakGlass.role, at: breakGlass.at } } : {}),
+  };
 }

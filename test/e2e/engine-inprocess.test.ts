@@ -117,4 +117,44 @@ describe('the engine in-process', () => {
     ]);
     expect(messages[0]!.join('')).toMatch(/^Recorded as release 1 of /m);
   });
+
+  it('records in the release the approvals that let a run apply, and a break glass', { timeout: 60_000 }, async () => {
+    const p = fixtureProject({
+      manifests: { web: { kapps: [kapp('api', { apply_install: [fake('deploy', 'deploy-api')] })] } },
+    });
+    const ctx: EngineContext = {
+      cwd: p.dir,
+      env: { ...process.env, ...p.env, KAPPS_BACKEND: undefined },
+      argv: ['kapps', 'serve'],
+      message: () => undefined,
+      result: () => undefined,
+    };
+    const run = (extra: Partial<RunParams>) =>
+      runOperation(
+        'install',
+        { ...params(p.stackFile), ...extra },
+        {
+          ctx,
+          signal: new AbortController().signal,
+          begin: () => () => undefined,
+        },
+      );
+    const approvals = [
+      { by: 'alice', at: '2026-11-25T10:05:00.000Z', comment: 'looks fine' },
+      { by: 'bob', at: '2026-11-25T10:06:00.000Z', comment: null },
+    ];
+    const breakGlass = { by: 'ops', role: 'admin', at: '2026-11-25T11:00:00.000Z' };
+    expect((await run({ approvals })).summary.status).toBe('succeeded');
+    expect((await run({ breakGlass })).summary.status).toBe('succeeded');
+    expect((await run({})).summary.status).toBe('succeeded');
+    const dir = path.join(p.kappsHome, 'releases');
+    const [project] = readdirSync(dir);
+    const record = (n: number) =>
+      parse(readFileSync(path.join(dir, project!, 'dev', `${n}.yaml`), 'utf8')) as Record<string, unknown>;
+    expect([1, 2, 3].map((n) => [record(n).approvals ?? null, record(n).breakGlass ?? null])).toEqual([
+      [approvals, null],
+      [null, breakGlass],
+      [null, null],
+    ]);
+  });
 });

@@ -176,6 +176,53 @@ describe('kapps release (file backend)', () => {
     expect(JSON.parse(first.stdout)).toEqual(await store.get('shop', 'dev', 1));
   });
 
+  it('shows who approved a release and who skipped the approvals by break glass, as text and in the record', async () => {
+    const p = project();
+    const store = new FileReleaseStore(p.home);
+    const approvals = [
+      { by: 'alice', at: '2026-01-01T10:00:40.000Z', comment: 'looks fine' },
+      { by: 'bob', at: '2026-01-01T10:00:50.000Z', comment: null },
+    ];
+    await store.create(release(1, { approvals }));
+    await store.create(
+      release(2, { rollbackOf: 1, breakGlass: { by: 'ops', role: 'admin', at: '2026-01-01T10:02:00.000Z' } }),
+    );
+    await store.create(release(3));
+    const first = await runCli(['release', 'show', p.stackFile, 'dev', '--revision', '1'], { env: p.env });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toBe(
+      'Release 1 of shop/dev:\n' +
+        '  approved by alice at 2026-01-01T10:00:40.000Z: looks fine\n' +
+        '  approved by bob at 2026-01-01T10:00:50.000Z\n',
+    );
+    expect(first.stdout).toMatch(/\napprovals:\n {2}- by: alice\n/);
+    expect((parse(first.stdout) as Release).approvals).toEqual(approvals);
+    const second = await runCli(['release', 'show', p.stackFile, 'dev', '--revision', '2', '-o', 'json'], {
+      env: p.env,
+    });
+    expect(second.stderr).toBe(
+      'Release 2 of shop/dev: rollback of 1\n' +
+        '  approvals skipped by break glass: ops (admin) at 2026-01-01T10:02:00.000Z\n',
+    );
+    const record = JSON.parse(second.stdout) as Record<string, unknown>;
+    expect(record.breakGlass).toEqual({ by: 'ops', role: 'admin', at: '2026-01-01T10:02:00.000Z' });
+    expect(Object.keys(record).slice(Object.keys(record).indexOf('rollbackOf'), -2)).toEqual([
+      'rollbackOf',
+      'breakGlass',
+    ]);
+    // A release no approval applied to says nothing of them.
+    const third = await runCli(['release', 'show', p.stackFile, 'dev', '-o', 'json'], { env: p.env });
+    expect(third.stderr).toBe('');
+    expect(JSON.parse(third.stdout)).not.toHaveProperty('approvals');
+    const list = await runCli(['release', 'list', p.stackFile, 'dev', '-o', 'json'], { env: p.env });
+    const rows = JSON.parse(list.stdout) as { revision: number; approvals?: unknown; breakGlass?: unknown }[];
+    expect(rows.map((r) => [r.revision, r.approvals ?? null, r.breakGlass ?? null])).toEqual([
+      [3, null, null],
+      [2, null, { by: 'ops', role: 'admin', at: '2026-01-01T10:02:00.000Z' }],
+      [1, approvals, null],
+    ]);
+  });
+
   it('fails with a clear message for a revision or a stack that does not exist', async () => {
     const p = project();
     await seed(new FileReleaseStore(p.home));
@@ -341,6 +388,37 @@ describe('kapps release (PostgreSQL backend)', () => {
     const empty = await runCli(['release', 'list', p.stackFile, 'prod', '--backend', good], { env: p.env });
     expect(empty.stdout).toBe(`No releases of ${name}/prod in ${good.replace(password, '***')}.\n`);
     for (const r of [list, show, unlock, empty]) expect(r.stdout + r.stderr).not.toContain(password);
+  });
+
+  it('lists and shows the approvals of releases kept in PostgreSQL', async () => {
+    const { good } = urls();
+    const p = project(`pgappr${process.pid}${Math.random().toString(36).slice(2, 7)}`);
+    const name = p.dir.split('/').at(-1)!;
+    const approvals = [{ by: 'alice', at: '2026-01-01T10:00:40.000Z', comment: 'looks fine' }];
+    const breakGlass = { by: 'ops', role: 'admin', at: '2026-01-01T10:02:00.000Z' };
+    const store = new PgReleaseStore(good);
+    try {
+      await store.create(release(1, { approvals }, name));
+      await store.create(release(2, { breakGlass }, name));
+    } finally {
+      await store.close();
+    }
+    const list = await runCli(['release', 'list', p.stackFile, 'dev', '-o', 'json', '--backend', good], {
+      env: p.env,
+    });
+    expect(list.code, list.stderr).toBe(0);
+    const rows = JSON.parse(list.stdout) as { revision: number; approvals?: unknown; breakGlass?: unknown }[];
+    expect(rows.map((r) => [r.revision, r.approvals ?? null, r.breakGlass ?? null])).toEqual([
+      [2, null, breakGlass],
+      [1, approvals, null],
+    ]);
+    const show = await runCli(['release', 'show', p.stackFile, 'dev', '--revision', '1', '--backend', good], {
+      env: p.env,
+    });
+    expect(show.stderr).toBe(
+      `Release 1 of ${name}/dev:\n  approved by alice at 2026-01-01T10:00:40.000Z: looks fine\n`,
+    );
+    expect((parse(show.stdout) as Release).approvals).toEqual(approvals);
   });
 
   it('reports an unreachable database with the URL redacted', async () => {

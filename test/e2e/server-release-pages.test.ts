@@ -4,6 +4,7 @@
  * `kapps release list -o json` prints it; a cursor the server never gave is a 400 problem naming the field.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { FileReleaseStore } from '../../src/release/file-store.js';
 import { cleanupProjects, fake, fixtureProject, kapp } from '../support/project.js';
 import { api, startServer, stopAllServers } from '../support/server.js';
 
@@ -63,5 +64,55 @@ describe('kapps serve: the release history by pages', () => {
     expect(bad.headers.get('content-type')).toContain('application/problem+json');
     expect(JSON.stringify(bad.body)).toContain('query.cursor');
     expect((await c.get(`${base}?limit=0`)).status).toBe(400);
+  });
+
+  it('answers the approvals and the break glass of releases in the list, the pages and one release', async () => {
+    const p = fixtureProject({
+      manifests: { shop: { kapps: [kapp('db', { apply_install: [fake('apply', 'db')] })] } },
+    });
+    const r = await p.run('install', ['-y'], { env: { KAPPS_BACKEND: p.kappsHome } });
+    expect(r.code, r.stderr).toBe(0);
+    // Releases a server's runs made on a stack requiring approvals: recorded as its recorder writes them.
+    const list = await p.run('release', ['list', p.stackFile, 'dev', '-o', 'json'], {
+      bare: true,
+      env: { KAPPS_BACKEND: p.kappsHome },
+    });
+    const [{ project }] = JSON.parse(list.stdout) as [{ project: string }];
+    const store = new FileReleaseStore(p.kappsHome);
+    const first = (await store.latest(project, 'dev'))!;
+    const approvals = [{ by: 'alice', at: '2026-11-25T10:05:00.000Z', comment: 'looks fine' }];
+    const breakGlass = { by: 'ops', role: 'admin', at: '2026-11-25T11:00:00.000Z' };
+    await store.create({ ...first, revision: 2, approvals });
+    await store.create({ ...first, revision: 3, breakGlass });
+    await store.close();
+    const server = await startServer({
+      args: ['--project', `shop=${p.stackFile}`, '--backend', p.kappsHome],
+      env: p.env,
+      cwd: p.dir,
+    });
+    const c = api(server.url);
+    const base = '/api/v1/projects/shop/stacks/dev/releases';
+    type Entry = { revision: number; approvals?: unknown; breakGlass?: unknown };
+    const pick = (e: Entry) => [e.revision, e.approvals ?? null, e.breakGlass ?? null];
+    const whole = await c.get<Entry[]>(base);
+    expect(whole.status).toBe(200);
+    expect(whole.body.map(pick)).toEqual([
+      [3, null, breakGlass],
+      [2, approvals, null],
+      [1, null, null],
+    ]);
+    const page = await c.get<{ releases: Entry[] }>(`${base}?limit=2`);
+    expect(page.body.releases.map(pick)).toEqual([
+      [3, null, breakGlass],
+      [2, approvals, null],
+    ]);
+    const two = await c.get<Entry>(`${base}/2`);
+    expect(two.status).toBe(200);
+    expect(pick(two.body)).toEqual([2, approvals, null]);
+    const cli = await p.run('release', ['show', p.stackFile, 'dev', '--revision', '2', '-o', 'json'], {
+      bare: true,
+      env: { KAPPS_BACKEND: p.kappsHome },
+    });
+    expect(two.body).toEqual(JSON.parse(cli.stdout));
   });
 });

@@ -143,8 +143,13 @@ const showCommand: CommandModule<object, ShowArgs> = {
             ]
           : []),
       ];
-      if (about.length) {
-        process.stderr.write(`Release ${release.revision} of ${project}/${argv.stackName}: ${about.join('; ')}\n`);
+      const { formatReleaseApprovals } = await import('../../release/history.js');
+      const approvals = formatReleaseApprovals(release);
+      if (about.length || approvals.length) {
+        const title = `Release ${release.revision} of ${project}/${argv.stackName}`;
+        process.stderr.write(
+          `${title}${about.length ? `: ${about.join('; ')}` : ':'}\n${approvals.map((line) => `  ${line}\n`).join('')}`,
+        );
       }
       process.stdout.write(
         argv.output === 'json' ? `${JSON.stringify(ordered, null, 2)}\n` : stringify(ordered, { lineWidth: 0 }),

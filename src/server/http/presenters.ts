@@ -2,7 +2,8 @@
  * Presenters: stored records (runs, releases, the result of an unlock) as the API answers them. Only what the API
  * promises (src/api/) is shown; secrets in release records are shown as `(sensitive)`.
  */
-import type { Release as ApiRelease, Run } from '../../api/index.js';
+import type { Release as ApiRelease, ReleasePage, Run } from '../../api/index.js';
+import type { ReleaseListEntry } from '../../release/history.js';
 import type { RunStore, StoredRun } from '../queue/run-store.js';
 import { runView } from '../queue/run-view.js';
 import { decisionActions } from '../runs/gate.js';
@@ -87,6 +88,22 @@ export function presentRelease(release: Release): ApiRelease {
     command: redactArgv(release.command),
     spec: redactStackSpec(showMasks(release.spec, null)),
   }) as unknown as ApiRelease;
+}
+
+/**
+ * Release list entries as `kapps release list -o json` shows them, with their approvals and break glass. A record's
+ * role is the text it recorded (a server writes only the API's roles).
+ */
+export function presentReleaseEntries(entries: readonly ReleaseListEntry[]): ReleasePage['releases'] {
+  return entries as unknown as ReleasePage['releases'];
+}
+
+/** A page of release list entries. */
+export function presentReleasePage(page: {
+  releases: readonly ReleaseListEntry[];
+  nextCursor: string | null;
+}): ReleasePage {
+  return { releases: presentReleaseEntries(page.releases), nextCursor: page.nextCursor };
 }
 
 type Unlocked = Extract<UnlockResult, { unlocked: true }>;

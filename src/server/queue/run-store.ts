@@ -218,7 +218,7 @@ export interface RunStore {
    */
   reapExpired(reason: string, options?: ReapOptions): Promise<StoredRun[]>;
   /**
-   * Cancel: a queued run is `cancelled` at once; a running one is marked `cancelRequested` and its owner told (a
+   * Cancel: a queued or waiting run is `cancelled` at once; a running one is marked `cancelRequested` and its owner told (a
    * `cancel` notice). Returns the run after the change; undefined when it does not exist.
    */
   requestCancel(id: string, by: string): Promise<StoredRun | undefined>;
@@ -240,8 +240,8 @@ export interface RunStore {
 
   /**
    * History retention: delete finished runs (with their feed, log and result) created before `before` (ISO; none
-   * when undefined), and those beyond the newest `keepPerStack` finished runs of their stack. Queued and running runs
-   * are never deleted, nor are releases (they are the release store's). Returns how many were deleted.
+   * when undefined), and those beyond the newest `keepPerStack` finished runs of their stack. Queued, running and
+   * waiting runs are never deleted, nor are releases (they are the release store's). Returns how many were deleted.
    */
   prune(policy: RetentionPolicy): Promise<number>;
 

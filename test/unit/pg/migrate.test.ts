@@ -96,6 +96,36 @@ describe('PostgreSQL migrations', () => {
     expect((await releases.list(project, 'dev')).map((r) => r.revision)).toEqual([2, 1]);
   });
 
+  it('upgrades runs and releases written before approvals: their states kept, approvals read from the records', async () => {
+    const url = await databases.create();
+    const before = (await loadMigrations()).filter((m) => m.id < 12);
+    await migrate(pool(url), before);
+    const project = uniqueProject();
+    const approvals = [{ by: 'alice', at: '2026-11-25T10:05:00.000Z', comment: 'fine' }];
+    const release = { ...makeRelease(project, 'dev', 1), approvals };
+    await sql(
+      url,
+      `INSERT INTO kapps_releases (project, stack, revision, operation, phase, kapps_count, owner, created_at,
+                                   modified_at, heartbeat_at, record)
+       SELECT r->>'project', r->>'stack', 1, r->>'operation', r->>'phase', 1, r->'owner',
+              (r->>'createdAt')::timestamptz, (r->>'modifiedAt')::timestamptz, (r->>'heartbeatAt')::timestamptz, r
+         FROM (SELECT $1::json AS r) AS given`,
+      [JSON.stringify(release)],
+    );
+    await sql(
+      url,
+      `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, options, feed_seq)
+       VALUES ('0mhx3k2a1-4f9c0a1b2c3d', 'apply', $1, 'dev', 'queued', 'ci', now(), '{}', 0)`,
+      [project],
+    );
+    const releases = releaseStore(url);
+    const runs = await runStore(url);
+    expect(await applied(url)).toEqual(await allMigrations());
+    expect((await releases.list(project, 'dev'))[0]?.approvals).toEqual(approvals);
+    expect(await runs.get('0mhx3k2a1-4f9c0a1b2c3d')).toMatchObject({ status: 'queued', approval: null, checks: [] });
+    expect((await runs.claim('new', 30_000))?.id).toBe('0mhx3k2a1-4f9c0a1b2c3d');
+  });
+
   it('adopts version 1 of both (before release logs and lease generations) and applies the files after it', async () => {
     const { url, project } = await databaseBefore();
     await sql(url, 'DROP TABLE kapps_release_logs');

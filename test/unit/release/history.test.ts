@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   diffReleases,
   formatDuration,
+  formatReleaseApprovals,
   formatReleaseDiff,
   formatReleaseTable,
   releaseListEntries,
@@ -14,6 +15,33 @@ import { parseReleaseRecord } from '../../../src/release/record-schema.js';
 function entry(status: KappState['status'], digest: string, outputs: KappState['outputs'] = {}): KappState {
   return { status, specDigest: digest, revision: 1, updatedAt: '2026-01-01T00:00:00.000Z', outputs, steps: [] };
 }
+
+describe('release approvals', () => {
+  it('says who approved, when and why, and who skipped the approvals by break glass', () => {
+    expect(
+      formatReleaseApprovals({
+        approvals: [
+          { by: 'alice', at: '2026-11-25T10:05:00.000Z', comment: 'looks fine' },
+          { by: 'bob', at: '2026-11-25T10:06:00.000Z', comment: null },
+        ],
+      }),
+    ).toEqual([
+      'approved by alice at 2026-11-25T10:05:00.000Z: looks fine',
+      'approved by bob at 2026-11-25T10:06:00.000Z',
+    ]);
+    expect(
+      formatReleaseApprovals({ breakGlass: { by: 'ops', role: 'admin', at: '2026-11-25T11:00:00.000Z' } }),
+    ).toEqual(['approvals skipped by break glass: ops (admin) at 2026-11-25T11:00:00.000Z']);
+    expect(formatReleaseApprovals({})).toEqual([]);
+  });
+
+  it('shows a comment on one line, with nothing a terminal would run', () => {
+    const [line] = formatReleaseApprovals({
+      approvals: [{ by: 'alice', at: '2026-11-25T10:05:00.000Z', comment: 'ok\n\u001b[31mred\u009b' }],
+    });
+    expect(line).toBe('approved by alice at 2026-11-25T10:05:00.000Z: ok\\n\\u001b[31mred\\u009b');
+  });
+});
 
 describe('release list', () => {
   const releases: Release[] = [

@@ -76,6 +76,31 @@ describe.each(backends)('release lifecycle ($name backend)', (backend) => {
     await recorder.finish('succeeded');
   });
 
+  it('records the approvals that let a run apply, and a break glass, after rollbackOf in the record', async () => {
+    const store = open();
+    const project = uniqueProject();
+    const approvals = [
+      { by: 'alice', at: '2026-11-25T10:05:00.000Z', comment: 'looks fine' },
+      { by: 'bob', at: '2026-11-25T10:06:00.000Z', comment: null },
+    ];
+    const recorder = await beginRelease(options(store, project, { approvals, rollbackOf: 1 }));
+    await recorder.finish('succeeded');
+    const stored = await store.latest(project, 'dev');
+    expect(stored?.approvals).toEqual(approvals);
+    expect(stored).not.toHaveProperty('breakGlass');
+    const keys = Object.keys(stored!);
+    expect(keys.slice(keys.indexOf('rollbackOf'), keys.indexOf('rollbackOf') + 2)).toEqual(['rollbackOf', 'approvals']);
+    expect((await store.list(project, 'dev'))[0]?.approvals).toEqual(approvals);
+
+    const glass = { by: 'ops', role: 'admin', at: '2026-11-25T11:00:00.000Z' };
+    await (await beginRelease(options(store, project, { breakGlass: glass }))).finish('succeeded');
+    const second = await store.latest(project, 'dev');
+    expect(second?.breakGlass).toEqual(glass);
+    expect(second).not.toHaveProperty('approvals');
+    expect((await store.list(project, 'dev'))[0]).toMatchObject({ revision: 2, breakGlass: glass });
+    expect((await store.list(project, 'dev'))[0]).not.toHaveProperty('approvals');
+  });
+
   it('begins a delete as deleting', async () => {
     const store = open();
     const project = uniqueProject();

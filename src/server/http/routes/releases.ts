@@ -12,7 +12,7 @@ import {
 import { releaseListEntries } from '../../../release/history.js';
 import { unlockRelease } from '../../../release/recorder.js';
 import { callerOf, problemResponses, stackOr404, stackParams, type RouteContext } from '../context.js';
-import { presentRelease, presentUnlock } from '../presenters.js';
+import { presentRelease, presentReleaseEntries, presentReleasePage, presentUnlock } from '../presenters.js';
 import { HttpProblem, invalid, notFound } from '../problems.js';
 import { ReleasePages } from '../release-pages.js';
 
@@ -37,10 +37,18 @@ export const releaseRoutes =
         const { limit, cursor } = request.query;
         await stackOr404(ctx, request, p, s);
         const project = ctx.projects.releaseProject(p);
-        if (limit === undefined && cursor === undefined) return releaseListEntries(await ctx.releases.list(project, s));
+        if (limit === undefined && cursor === undefined)
+          return presentReleaseEntries(releaseListEntries(await ctx.releases.list(project, s)));
         if (cursor !== undefined && !CURSOR_PATTERN.test(cursor))
           throw invalid('query.cursor', 'not a cursor this server gave');
-        return releasePages.page(project, s, limit ?? DEFAULT_PAGE_LIMIT, cursor === undefined ? null : Number(cursor));
+        return presentReleasePage(
+          await releasePages.page(
+            project,
+            s,
+            limit ?? DEFAULT_PAGE_LIMIT,
+            cursor === undefined ? null : Number(cursor),
+          ),
+        );
       },
     );
 
