@@ -10,7 +10,7 @@ import type { ReleaseApproval, ReleaseBreakGlass } from '../../release/types.js'
 import { KappsError } from '../../diagnostics/errors.js';
 import { stackGate, type StackGate } from '../gate-config.js';
 import type { ProjectEntry } from '../config.js';
-import type { NewRun, StoredRun } from '../queue/run-store.js';
+import type { NewRun, RunStore, StoredRun } from '../queue/run-store.js';
 import type { ReleaseStore } from '../../release/store-types.js';
 import type { ProjectRegistry } from '../projects.js';
 import { RUN_KINDS } from './run-plan.js';
@@ -151,14 +151,34 @@ export function releaseMoved(basedOn: number | null, now: number | null): string
   return `the stack's release changed while it waited: revision ${shown(basedOn)} then, ${shown(now)} now; a new preview and new approvals are needed`;
 }
 
-/** The latest revision of a run's stack now (null: no release), in the server's release store. */
+/**
+ * The latest revision now (null: no release) of the stack a waiting run's preview compared with: under the release
+ * project its preview names (a project from git keeps its releases under the name its stack file gives, which only
+ * an instance that checked it out knows), else the project's.
+ */
 export async function latestRevision(
+  store: Pick<RunStore, 'getPreview'>,
   releases: Pick<ReleaseStore, 'latest'>,
   projects: Pick<ProjectRegistry, 'releaseProject'>,
-  run: Pick<StoredRun, 'project' | 'stack'>,
+  run: Pick<StoredRun, 'id' | 'project' | 'stack'>,
 ): Promise<number | null> {
-  const latest = await releases.latest(projects.releaseProject(run.project), run.stack);
+  const latest = await releases.latest(
+    (await previewProject(store, run.id)) ?? projects.releaseProject(run.project),
+    run.stack,
+  );
   return latest?.revision ?? null;
+}
+
+/** The release project the preview a run is bound to names; undefined when it has none (or it cannot be read). */
+async function previewProject(store: Pick<RunStore, 'getPreview'>, id: string): Promise<string | undefined> {
+  const preview = await store.getPreview(id);
+  if (!preview) return undefined;
+  try {
+    const project = (JSON.parse(preview.body) as { project?: unknown }).project;
+    return typeof project === 'string' && project !== '' ? project : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** How long `expire_after` was, as the discarded run says it (`7d`, `90m`, `30s`). */

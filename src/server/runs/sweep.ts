@@ -93,7 +93,7 @@ export class ApprovalSweep {
       if (ended) this.#o.say(`kapps serve: run ${run.id} (${run.type} of ${run.project}/${run.stack}): ${ended.error}`);
       return;
     }
-    const now = await latestRevision(this.#o.releases, this.#o.projects, run);
+    const now = await latestRevision(this.#o.store, this.#o.releases, this.#o.projects, run);
     if (now === approval.basedOnRevision) return;
     const ended = await this.#o.store.endWaiting(run.id, 'stale', releaseMoved(approval.basedOnRevision, now));
     if (ended)

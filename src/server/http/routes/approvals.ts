@@ -54,7 +54,7 @@ export const approvalRoutes =
       if (refused !== undefined) throw new HttpProblem(403, 'forbidden', refused);
       if (decision === 'approved') {
         // An approval binds to the preview: a release since then makes the run stale instead.
-        const now = await latestRevision(ctx.releases, ctx.projects, run);
+        const now = await latestRevision(ctx.store, ctx.releases, ctx.projects, run);
         if (now !== run.approval.basedOnRevision) {
           const reason = releaseMoved(run.approval.basedOnRevision, now);
           const ended = await ctx.store.endWaiting(run.id, 'stale', reason);
