@@ -4,18 +4,21 @@
  * fails the run with its message and nothing is applied; an advisory one is only shown; an endpoint passes and fails
  * as it answers; a check that times out fails the run.
  */
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { LogChunk, Run } from '../../src/api/index.js';
-import { markersKilledAfterEach, survivors } from '../support/processes.js';
+import { freshDatabases } from '../support/pg.js';
+import { markersKilledAfterEach, survivors, waitForProcess } from '../support/processes.js';
 import { cleanupProjects, fake, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun, type ApiClient } from '../support/server.js';
 
 const KEY = 'check-endpoint-key-81c4e2';
 const newMarker = markersKilledAfterEach('kapps-check-e2e');
 const closers: (() => Promise<void>)[] = [];
+const databases = freshDatabases('kapps_checks_e2e');
+afterAll(() => databases.dropAll());
 
 afterEach(async () => {
   await stopAllServers();
@@ -42,16 +45,20 @@ process.exitCode = changing.length > 0 && !existsSync('checks/allow') ? 1 : 0;
 const HANG = `setInterval(() => {}, 1000);`;
 
 /** A project with one kapp whose install runs a fake step, served with `checks` (YAML of the list's items). */
-async function serve(checks: string, env: Record<string, string> = {}) {
+async function serve(checks: string, env: Record<string, string> = {}, backend?: string, extra = '') {
   const p = fixtureProject({
     manifests: { shop: { kapps: [kapp('web', { apply_install: [fake('deploy', 'web')] })] } },
     files: { 'checks/policy.mjs': POLICY, 'checks/hang.mjs': HANG },
   });
   const config = p.write(
     '../server.yaml',
-    `projects:\n  - name: shop\n    stack_file: project/stacks.yaml\n    checks:\n${checks}`,
+    `projects:\n  - name: shop\n    stack_file: project/stacks.yaml\n    checks:\n${checks}${extra}`,
   );
-  const server = await startServer({ args: ['--config', config], env: { ...p.env, ...env }, cwd: p.root });
+  const server = await startServer({
+    args: ['--config', config, ...(backend ? ['--backend', backend] : [])],
+    env: { ...p.env, ...env },
+    cwd: p.root,
+  });
   return { p, server, c: api(server.url) };
 }
 
@@ -85,7 +92,8 @@ describe('kapps serve: run checks', () => {
     const { p, c } = await serve(commandCheck('policy', [process.execPath, 'checks/policy.mjs']));
     const run = await apply(c);
     expect(run.status).toBe('failed');
-    expect(run.error).toContain('check policy failed');
+    expect(run.error).toMatch(/^check policy failed: exit code 1 \| /);
+    expect(run.error).toContain('FAIL - shop:web would create on dev');
     expect(run.checks).toHaveLength(1);
     expect(run.checks[0]).toMatchObject({
       name: 'policy',
@@ -203,5 +211,106 @@ describe('kapps serve: run checks', () => {
     expect(run.error).toContain('check slow failed: timed out after 1s');
     expect(deployed(p)).toBe(false);
     expect(await survivors(marker)).toEqual([]);
+  });
+
+  it('cancelling a run stops its running check, and the run ends cancelled with nothing applied', async () => {
+    const marker = newMarker();
+    const { p, c } = await serve(commandCheck('slow', [process.execPath, 'checks/hang.mjs', marker]));
+    const submitted = await c.post<Run>('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+    expect(submitted.status).toBe(202);
+    await waitForProcess(marker);
+    expect((await c.post(`/api/v1/runs/${submitted.body.id}/cancel`)).status).toBe(200);
+    const run = await waitForRun(c, submitted.body.id, undefined, 60_000);
+    expect(run.status).toBe('cancelled');
+    expect(await survivors(marker)).toEqual([]);
+    expect(deployed(p)).toBe(false);
+    expect(await releases(c)).toEqual([]);
+  });
+
+  it('a preview run is judged by the after_preview checks: a failed mandatory one fails it, and it is not applied', async () => {
+    const { p, c } = await serve(commandCheck('policy', [process.execPath, 'checks/policy.mjs']));
+    const submitted = await c.post<Run>('/api/v1/runs', { type: 'preview', project: 'shop', stack: 'dev' });
+    expect(submitted.status).toBe(202);
+    const preview = await waitForRun(c, submitted.body.id, undefined, 60_000);
+    expect(preview.status).toBe('failed');
+    expect(preview.checks).toMatchObject([{ name: 'policy', stage: 'after_preview', status: 'failed' }]);
+    expect(preview.error).toContain('FAIL - shop:web would create on dev');
+    const applyThis = await c.post<Run>('/api/v1/runs', {
+      type: 'apply',
+      project: 'shop',
+      stack: 'dev',
+      previewRunId: preview.id,
+    });
+    expect(applyThis.status).toBe(409);
+    expect(deployed(p)).toBe(false);
+    expect(await releases(c)).toEqual([]);
+  });
+
+  it('with PostgreSQL, the results of every check of both stages are kept in the run, in order', async () => {
+    const { p, c } = await serve(
+      commandCheck('policy', [process.execPath, 'checks/policy.mjs'], '        enforcement: advisory\n') +
+        commandCheck('lint', [process.execPath, '-e', 'console.log("lint ok")']) +
+        '      - name: last\n        stage: before_apply\n        command: ["true"]\n',
+      {},
+      await databases.create(),
+    );
+    const run = await apply(c);
+    expect(run.status).toBe('succeeded');
+    expect(run.checks.map((r) => [r.name, r.stage, r.enforcement, r.status])).toEqual([
+      ['policy', 'after_preview', 'advisory', 'failed'],
+      ['lint', 'after_preview', 'mandatory', 'passed'],
+      ['last', 'before_apply', 'mandatory', 'passed'],
+    ]);
+    expect(run.checks[1]?.message).toBe('exit code 0\nlint ok');
+    expect(deployed(p)).toBe(true);
+  });
+
+  describe('with approvals', () => {
+    const sha = (token: string) => createHash('sha256').update(token).digest('hex');
+    const gated = (checks: string) =>
+      serve(
+        checks,
+        {},
+        undefined,
+        '    approvals: {required: 1}\ntokens:\n' +
+          `  - {name: ci, role: apply, sha256: ${sha('ci-token-1')}}\n` +
+          `  - {name: alice, role: apply, sha256: ${sha('alice-token-2')}}\n`,
+      );
+
+    it('a failed after_preview check fails the run before it waits for approvals', async () => {
+      const { p, server } = await gated(commandCheck('policy', [process.execPath, 'checks/policy.mjs']));
+      const run = await apply(api(server.url, 'ci-token-1'));
+      expect(run.status).toBe('failed');
+      expect(run.approval?.waitingSince).toBeNull();
+      expect(run.checks).toMatchObject([{ name: 'policy', stage: 'after_preview', status: 'failed' }]);
+      expect(deployed(p)).toBe(false);
+    });
+
+    it('a failed before_apply check fails an approved run, nothing applied', async () => {
+      const { p, server } = await gated(
+        commandCheck('policy', [process.execPath, 'checks/policy.mjs'], '        enforcement: advisory\n') +
+          '      - name: freeze\n        stage: before_apply\n' +
+          `        command: ${JSON.stringify([process.execPath, '-e', 'console.error("change freeze until Monday"); process.exitCode = 3'])}\n`,
+      );
+      const ci = api(server.url, 'ci-token-1');
+      const submitted = await ci.post<Run>('/api/v1/runs', { type: 'apply', project: 'shop', stack: 'dev' });
+      expect(submitted.status).toBe(202);
+      const waiting = await waitForRun(ci, submitted.body.id, (r) => r.status === 'needs-approval', 60_000);
+      // Only the after_preview check ran so far: its result is in the waiting run, for the approvers to see.
+      expect(waiting.checks.map((r) => [r.name, r.status])).toEqual([['policy', 'failed']]);
+      const approved = await api(server.url, 'alice-token-2').post(`/api/v1/runs/${waiting.id}/approve`, {
+        comment: 'fine',
+      });
+      expect(approved.status).toBe(200);
+      const run = await waitForRun(ci, waiting.id, undefined, 60_000);
+      expect(run.status).toBe('failed');
+      expect(run.error).toBe('check freeze failed: exit code 3 | change freeze until Monday');
+      expect(run.checks.map((r) => [r.name, r.stage, r.status])).toEqual([
+        ['policy', 'after_preview', 'failed'],
+        ['freeze', 'before_apply', 'failed'],
+      ]);
+      expect(deployed(p)).toBe(false);
+      expect(await releases(ci)).toEqual([]);
+    });
   });
 });

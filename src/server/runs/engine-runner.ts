@@ -283,9 +283,12 @@ export class EngineAdapter implements RunEngine {
       message: (text) => io.message(text),
     });
     if (results.length > 0) await io.addChecks(results);
+    // Cancelled while a check ran: the check was stopped, which is no verdict on the preview.
+    if (io.signal.aborted) return { status: 'cancelled', error: 'cancelled while its checks ran; nothing was applied' };
     const failed = blockingFailure(results);
     if (!failed) return undefined;
-    const error = `check ${failed.name} failed: ${failed.message.split('\n')[0] ?? ''}`;
+    // The check's whole message (a command's exit code and last lines), on one line: what the run failed on.
+    const error = `check ${failed.name} failed: ${failed.message.trim().replace(/\s*\n\s*/g, ' | ')}`;
     io.message(`kapps: ${error}; nothing was applied.`);
     return { status: 'failed', error };
   }
