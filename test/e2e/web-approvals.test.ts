@@ -1,11 +1,13 @@
 /**
  * Approvals and run checks on the web page, in headless Chromium against a real `kapps serve` whose project `gated`
  * requires one approval (from apply or admin tokens, not by the author) and runs an advisory check after each preview
- * that fails. Tokens: alice and bob (apply), reader (read). An apply alice starts from the page says it needs an
+ * that fails; admin tokens may skip approvals (`break_glass`). Tokens: alice and bob (apply), reader (read), ops (admin). An apply alice starts from the page says it needs an
  * approval, then waits; alice sees no Approve button, bob finds it from the stacks list's badge, sees the change
  * summary and the failed advisory check, approves with a comment, and both pages follow the run to its end; the
  * release shows bob's approval. "Apply this" of a preview and "Apply this rollback" wait the same way. A reader sees
- * a waiting run without buttons; bob rejects one with a comment. axe-core finds no violation on these pages.
+ * a waiting run without buttons; bob rejects one with a comment. A waiting run goes stale when the CLI releases the
+ * stack under it, and its page says so. An admin's break glass shows on the run and its release. axe-core finds no
+ * violation on a waiting run and on the stack page; a waiting run fits a 390 px screen.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -16,8 +18,8 @@ import { axeViolations, horizontalOverflow, launchBrowser, newPage, screenshot }
 import { api, startServer, waitForRun, type TestServer } from '../support/server.js';
 import { cleanupProjects, fake, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 
-const TOKENS = { alice: 'alice-token-5e1a', bob: 'bob-token-9c2d', reader: 'reader-token-0f3b' };
-const ROLES = { alice: 'apply', bob: 'apply', reader: 'read' };
+const TOKENS = { alice: 'alice-token-5e1a', bob: 'bob-token-9c2d', reader: 'reader-token-0f3b', ops: 'ops-token-7d4e' };
+const ROLES = { alice: 'apply', bob: 'apply', reader: 'read', ops: 'admin' };
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const POLL = { timeout: 30_000, interval: 50 };
 const FINAL = ['succeeded', 'failed', 'cancelled', 'errored', 'rejected', 'stale'];
@@ -81,6 +83,7 @@ beforeAll(async () => {
       '    stack_file: gated/stacks.yaml',
       '    approvals:',
       '      required: 1',
+      '      break_glass: [admin]',
       '    checks:',
       '      - name: cost',
       '        stage: after_preview',
@@ -333,5 +336,33 @@ describe('web page: approvals and run checks', () => {
     await bob.page.getByRole('heading', { name: 'The preview it was bound to' }).waitFor();
     expect(bob.errors).toEqual([]);
     await bob.page.close();
+  });
+
+  it('a run that skipped its approvals by break glass says so, and so does its release', async () => {
+    commitKapps(5);
+    const ops = api(server.url, TOKENS.ops);
+    const submitted = await ops.post<Run>('/api/v1/runs', {
+      type: 'apply',
+      project: 'gated',
+      stack: 'dev',
+      breakGlass: true,
+    });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+    await ended(submitted.body.id, 'succeeded');
+    const { page, errors } = await login(TOKENS.bob, `#/runs/${submitted.body.id}`);
+    await statusBecomes(page, 'succeeded');
+    expect(await page.getByTestId('approval-state').innerText()).toMatch(
+      /^Approvals skipped by break glass: ops \(admin\) at \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\.$/,
+    );
+    await page
+      .getByTestId('apply-result')
+      .getByRole('link', { name: /^Release #\d+$/ })
+      .click();
+    const glass = page.getByTestId('release-break-glass');
+    await glass.waitFor();
+    expect(await glass.innerText()).toMatch(/^approvals skipped by ops \(admin\) at \d{4}-\d\d-\d\d /);
+    expect(await page.getByTestId('release-approvals').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
   });
 });
