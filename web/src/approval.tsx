@@ -329,7 +329,7 @@ export function WaitingForApproval(props: { runs: readonly Run[] }) {
   return (
     <>
       <span class="badge r-needs-approval">
-        <span aria-hidden="true">⏸</span> {runs.length} waiting
+        <span aria-hidden="true">◷</span> {runs.length} waiting
       </span>{' '}
       {runs.map((r) => (
         <a key={r.id} class="waiting-approval" href={href.run(r.id)}>
