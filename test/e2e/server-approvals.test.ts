@@ -175,13 +175,13 @@ describe('kapps serve: approvals', () => {
     const again = await bob.post(`/api/v1/runs/${run.id}/approve`);
     expect(again.status).toBe(409);
 
-    const release = await bob.get<{ approvals?: unknown }>('/api/v1/projects/shop/stacks/dev/releases/1');
-    expect(release.body.approvals).toMatchObject([{ by: 'bob', comment: 'looks fine' }]);
     await waitFor('the run.approved notification', () => hook.events.some((e) => e.event === 'run.approved'), 30_000);
     expect(hook.events.filter((e) => e.run.id === run.id).map((e) => e.event)).toEqual([
       'run.needs_approval',
       'run.approved',
     ]);
+    const release = await bob.get<{ approvals?: unknown }>('/api/v1/projects/shop/stacks/dev/releases/1');
+    expect(release.body.approvals).toMatchObject([{ by: 'bob', comment: 'looks fine' }]);
   });
 
   it('a release by another path while it waits (the CLI on the same stack file and backend) makes it stale', async () => {
@@ -269,16 +269,16 @@ describe('kapps serve: approvals', () => {
     const done = await final(ops, run.id);
     expect(done.status, JSON.stringify(done)).toBe('succeeded');
     expect(deployed(p)).toEqual(['v1']);
-    const release = await ops.get<{ breakGlass?: unknown; approvals?: unknown }>(
-      '/api/v1/projects/shop/stacks/dev/releases/1',
-    );
-    expect(release.body.breakGlass).toMatchObject({ by: 'ops', role: 'admin' });
     await waitFor(
       'the run.break_glass notification',
       () => hook.events.some((e) => e.event === 'run.break_glass'),
       30_000,
     );
     expect(hook.events.filter((e) => e.run.id === run.id).map((e) => e.event)).toEqual(['run.break_glass']);
+    const release = await ops.get<{ breakGlass?: unknown; approvals?: unknown }>(
+      '/api/v1/projects/shop/stacks/dev/releases/1',
+    );
+    expect(release.body.breakGlass).toMatchObject({ by: 'ops', role: 'admin' });
   });
 
   it('an approval binds to the preview: a spec changed while it waited ends it stale, nothing applied', async () => {
@@ -303,6 +303,30 @@ describe('kapps serve: approvals', () => {
     expect(Object.keys(openapi.body.paths)).toEqual(
       expect.arrayContaining(['/api/v1/runs/{id}/approve', '/api/v1/runs/{id}/reject', '/api/v1/runs/{id}/preview']),
     );
+  });
+
+  it('"apply this" of a preview run waits the same way, bound to that preview', async () => {
+    const p = project();
+    const { alice, bob, carol } = await serve(p);
+    const preview = await submit(carol, { type: 'preview' });
+    expect((await final(carol, preview.id)).status).toBe('succeeded');
+    const run = await submit(alice, { type: 'apply', previewRunId: preview.id });
+    expect(run.approval).toMatchObject({ required: 1, breakGlass: null });
+    await waiting(alice, run.id);
+    const bound = await bob.get<PreviewBody>(`/api/v1/runs/${run.id}/preview`);
+    const shown = await bob.get<PreviewBody>(`/api/v1/runs/${preview.id}/result`);
+    expect(bound.body.kapps).toEqual(shown.body.kapps);
+    expect(deployed(p)).toEqual([]);
+    expect((await bob.post(`/api/v1/runs/${run.id}/approve`)).status).toBe(200);
+    expect((await final(alice, run.id)).status).toBe('succeeded');
+    expect(deployed(p)).toEqual(['v1']);
+
+    // The same preview again no longer holds (the release moved): the run ends stale before it waits.
+    const again = await submit(alice, { type: 'apply', previewRunId: preview.id });
+    const stale = await final(alice, again.id);
+    expect(stale.status).toBe('stale');
+    expect(stale.error).toContain(`changed since preview run ${preview.id}`);
+    expect(deployed(p)).toEqual(['v1']);
   });
 
   it('a run waiting longer than expire_after is discarded', { timeout: 240_000 }, async () => {
