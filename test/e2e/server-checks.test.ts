@@ -47,7 +47,9 @@ const HANG = `setInterval(() => {}, 1000);`;
 /** A project with one kapp whose install runs a fake step, served with `checks` (YAML of the list's items). */
 async function serve(checks: string, env: Record<string, string> = {}, backend?: string, extra = '') {
   const p = fixtureProject({
-    manifests: { shop: { kapps: [kapp('web', { apply_install: [fake('deploy', 'web')] })] } },
+    manifests: {
+      shop: { kapps: [kapp('web', { apply_install: [fake('deploy', 'web', ['--print-env', 'CHECK_KEY'])] })] },
+    },
     files: { 'checks/policy.mjs': POLICY, 'checks/hang.mjs': HANG },
   });
   const config = p.write(
@@ -175,7 +177,7 @@ describe('kapps serve: run checks', () => {
 
     verdict = { status: 'failed', message: 'no change ticket for shop/dev' };
     p.write('manifests/shop.yaml', {
-      kapps: [kapp('web', { apply_install: [fake('deploy', 'web', ['--version', '2'])] })],
+      kapps: [kapp('web', { apply_install: [fake('deploy', 'web', ['--print-env', 'CHECK_KEY', '--version', '2'])] })],
     });
     const failed = await apply(c);
     expect(failed.status).toBe('failed');
@@ -196,7 +198,14 @@ describe('kapps serve: run checks', () => {
       expect(body.run.id).toBe([passed.id, failed.id][i]);
       expect(body.preview.kapps.map((k) => [k.id, k.action])).toEqual([['shop:web', i === 0 ? 'Create' : 'Update']]);
     }
-    const shown = JSON.stringify([passed, failed]) + (await logText(c, failed.id)) + server.stderr();
+    // The key is the server's: the run's step does not see it (nor would a command check).
+    expect(await logText(c, passed.id)).toContain('CHECK_KEY=<unset>');
+    const shown =
+      JSON.stringify([passed, failed]) +
+      (await logText(c, passed.id)) +
+      (await logText(c, failed.id)) +
+      server.stdout() +
+      server.stderr();
     expect(shown).not.toContain(KEY);
   });
 

@@ -211,7 +211,7 @@ async function postCheck(check: RunCheck, document: string, ctx: CheckContext): 
   }
   if (response.status < 200 || response.status > 299)
     return failedBecause(
-      `the endpoint answered ${response.status}${answer.text.trim() ? `: ${answer.text.trim()}` : ''}`,
+      `the endpoint answered ${response.status}${answer.text.trim() ? `: ${oneLine(answer.text, 1000)}` : ''}`,
     );
   if (answer.overflow)
     return failedBecause(`the endpoint's answer is larger than ${MAX_CHECK_ANSWER_BYTES / 1024} KiB`);

@@ -369,6 +369,12 @@ describe('runChecks: an endpoint', () => {
   it.each([
     ['a non-2xx status', json(503, { status: 'passed' }), /^the endpoint answered 503: \{"status":"passed"\}$/],
     [
+      'a non-2xx status with a large page',
+      (_s: Seen, res: ServerResponse) =>
+        res.writeHead(502, { 'content-type': 'text/html' }).end(`<html>\n<h1>Bad gateway</h1>\n${'x'.repeat(50_000)}`),
+      /^the endpoint answered 502: <html> \| <h1>Bad gateway<\/h1> \| x+…$/,
+    ],
+    [
       'a redirect (not followed)',
       (_s: Seen, res: ServerResponse) => res.writeHead(302, { location: 'http://127.0.0.1:9/' }).end(),
       /^the endpoint answered 302$/,
