@@ -322,7 +322,15 @@ describe('web page: approvals and run checks', () => {
   it('a waiting run the stack was released under goes stale, and its page says so', async () => {
     commitKapps(4);
     const run = await waitingApply('alice');
-    const bob = await login(TOKENS.bob, `#/runs/${run.id}`);
+    // The stack page lists it as waiting, and its history row says how many approvals it has.
+    const bob = await login(TOKENS.bob, '#/stacks/gated/dev');
+    const waitingCell = bob.page.getByTestId('waiting-approval');
+    await expect.poll(() => waitingCell.innerText(), POLL).toBe(`◷ 1 waiting apply ${run.id}`);
+    const row = bob.page.getByRole('table', { name: 'Run history' }).locator(`tr[data-run="${run.id}"]`);
+    await expect
+      .poll(() => row.locator('td[data-label="Status"]').innerText(), POLL)
+      .toBe('needs-approval (0 of 1 approved)');
+    await waitingCell.getByRole('link', { name: `apply ${run.id}` }).click();
     await bob.page.getByRole('button', { name: 'Approve' }).waitFor();
     // A release by another path: the CLI installs the same stack file on the same backend.
     const installed = await gated.run('install', ['-y'], { env: { KAPPS_BACKEND: server.backend! } });
