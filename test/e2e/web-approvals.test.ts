@@ -7,8 +7,8 @@
  * comment, and both pages follow the run to its end; the release shows bob's approval. "Apply this" of a preview and
  * "Apply this rollback" wait the same way. A reader sees a waiting run without buttons; bob rejects one with a
  * comment. A waiting run goes stale when the CLI releases the stack under it, and its page says so. An admin's break
- * glass shows on the run and its release. axe-core finds no violation on a waiting run and on the stack page; a
- * waiting run fits a 390 px screen.
+ * glass shows on the run and its release. axe-core finds no violation on the stacks list, a waiting run, the stack
+ * page and a release with its approval; a waiting run fits a 390 px screen.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -192,11 +192,12 @@ describe('web page: approvals and run checks', () => {
     expect(alice.errors).toEqual([]);
 
     // Bob: the stacks list shows the waiting run, and links to it.
-    const bob = await login(TOKENS.bob);
+    const bob = await login(TOKENS.bob, '', true);
     const cell = bob.page.locator('tr[data-stack="gated/dev"]').getByTestId('waiting-approval');
     await expect.poll(() => cell.innerText(), POLL).toContain('1 waiting');
     expect(await bob.page.getByTestId('waiting-total').innerText()).toBe('1 run waits for approval: gated/dev.');
     await screenshot(bob.page, 'stacks-waiting-approval');
+    expect({ page: 'stacks', violations: await axeViolations(bob.page) }).toEqual({ page: 'stacks', violations: [] });
     await cell.getByRole('link', { name: `apply ${id}` }).click();
     await bob.page.getByTestId('bound-preview').waitFor();
     const rows = bob.page
@@ -230,6 +231,7 @@ describe('web page: approvals and run checks', () => {
     expect(await approvals.innerText()).toMatch(/^bob at \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ: looks fine$/);
     const release = await api(server.url, TOKENS.bob).get<Release>('/api/v1/projects/gated/stacks/dev/releases/1');
     expect(release.body.approvals?.map((a) => [a.by, a.comment])).toEqual([['bob', 'looks fine']]);
+    expect({ page: 'release', violations: await axeViolations(bob.page) }).toEqual({ page: 'release', violations: [] });
     expect(bob.errors).toEqual([]);
     await alice.page.close();
     await bob.page.close();
