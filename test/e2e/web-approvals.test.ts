@@ -71,7 +71,9 @@ function commitKapps(v: number): void {
 }
 
 beforeAll(async () => {
-  gated = fixtureProject({ name: 'gated', manifests: { web: { kapps: [] } } });
+  // Two stacks of the same kapps: dev needs one approval, prod two.
+  const stack = { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] };
+  gated = fixtureProject({ name: 'gated', manifests: { web: { kapps: [] } }, stacks: { dev: stack, prod: stack } });
   gated.write('.gitignore', '.kapps-workspace/\n');
   git('init', '--quiet', '--initial-branch', 'main');
   commitKapps(1);
@@ -90,6 +92,9 @@ beforeAll(async () => {
       '        stage: after_preview',
       '        enforcement: advisory',
       `        command: ${JSON.stringify(check)}`,
+      '    stacks:',
+      '      prod:',
+      '        approvals: {required: 2}',
       'tokens:',
       ...Object.entries(TOKENS).map(
         ([name, token]) =>
@@ -373,6 +378,42 @@ describe('web page: approvals and run checks', () => {
     await glass.waitFor();
     expect(await glass.innerText()).toMatch(/^approvals skipped by ops \(admin\) at \d{4}-\d\d-\d\d /);
     expect(await page.getByTestId('release-approvals').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('a run needing two approvals counts them: bob approves, is told it waits for another, ops approves', async () => {
+    const alice = api(server.url, TOKENS.alice);
+    const submitted = await alice.post<Run>('/api/v1/runs', { type: 'apply', project: 'gated', stack: 'prod' });
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
+    const id = submitted.body.id;
+    await waitForRun(alice, id, (r) => r.status === 'needs-approval' || FINAL.includes(r.status));
+    const { page, errors } = await login(TOKENS.bob, `#/runs/${id}`);
+    const state = page.getByTestId('approval-state');
+    await expect
+      .poll(() => state.innerText(), POLL)
+      .toBe('Waiting for approval: 0 of 2 approvals so far. Nothing is applied until it is approved.');
+    await page.getByLabel('Comment (optional, kept with your decision)').fill('first of two');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await expect
+      .poll(() => page.getByRole('status').allInnerTexts(), POLL)
+      .toContain('Approved: it waits for more approvals.');
+    await expect
+      .poll(() => state.innerText(), POLL)
+      .toBe('Waiting for approval: 1 of 2 approvals so far. Nothing is applied until it is approved.');
+    expect(await page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    expect(await page.getByTestId('no-decide').innerText()).toBe('You approved it: it waits for another approval.');
+    expect(await status(page)).toBe('needs-approval');
+
+    // The second approval, by another token: the run goes on, and bob's page follows it to its end.
+    const second = await api(server.url, TOKENS.ops).post<Run>(`/api/v1/runs/${id}/approve`, { comment: 'second' });
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    await ended(id, 'succeeded');
+    await statusBecomes(page, 'succeeded');
+    const decisions = page.getByRole('table', { name: 'Decisions' }).locator('tbody tr');
+    await expect.poll(() => decisions.count(), POLL).toBe(2);
+    expect(await decisions.locator('td[data-label="By"]').allInnerTexts()).toEqual(['bob (apply)', 'ops (admin)']);
+    expect(await decisions.locator('td[data-label="Comment"]').allInnerTexts()).toEqual(['first of two', 'second']);
     expect(errors).toEqual([]);
     await page.close();
   });

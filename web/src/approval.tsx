@@ -69,7 +69,7 @@ function approvalState(run: Run, approval: RunApproval): { text: string; tone: '
   }
 }
 
-/** Why the caller sees no Approve button on a waiting run. */
+/** Why the caller sees no Approve button on a waiting run (it may still see Reject). */
 function whyNoButtons(run: Run, approval: RunApproval, who: Whoami): string {
   if (approval.decisions.some((d) => d.by === who.name && d.decision === 'approved'))
     return 'You approved it: it waits for another approval.';
@@ -215,7 +215,7 @@ export function ApprovalSection(props: {
           </div>
         </form>
       )}
-      {waiting && !actions.approvable && !actions.rejectable && (
+      {waiting && !actions.approvable && (
         <p class="hint" data-testid="no-decide">
           {whyNoButtons(run, approval, who)}
         </p>
