@@ -2,13 +2,14 @@
  * Approvals and run checks on the web page, in headless Chromium against a real `kapps serve` whose project `gated`
  * requires one approval (from apply or admin tokens, not by the author) and runs an advisory check after each preview
  * that fails; admin tokens may skip approvals (`break_glass`). Tokens: alice and bob (apply), reader (read), ops
- * (admin). An apply alice starts from the page says it needs an approval, then waits; alice sees no Approve button,
- * bob finds it from the stacks list's badge, sees the change summary and the failed advisory check, approves with a
+ * (admin). An apply alice starts from the page says it needs an approval, then waits; alice sees no Approve button, bob
+ * finds it from the stacks list's badge, sees the change summary and the failed advisory check, approves with a
  * comment, and both pages follow the run to its end; the release shows bob's approval. "Apply this" of a preview and
- * "Apply this rollback" wait the same way. A reader sees a waiting run without buttons; bob rejects one with a
- * comment. A waiting run goes stale when the CLI releases the stack under it, and its page says so. An admin's break
- * glass shows on the run and its release. axe-core finds no violation on the stacks list, a waiting run, the stack
- * page and a release with its approval; a waiting run fits a 390 px screen.
+ * "Apply this rollback" wait the same way. A reader sees a waiting run without buttons; bob rejects one with a comment.
+ * A waiting run goes stale when the CLI releases the stack under it, and its page says so. An admin's break glass shows
+ * on the run and its release. On prod, which needs two approvals, bob's leaves it waiting and ops' lets it run.
+ * axe-core finds no violation on the stacks list, a waiting run, the stack page and a release with its approval; a
+ * waiting run fits a 390 px screen.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
