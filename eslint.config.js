@@ -71,13 +71,13 @@ export default defineConfig(
     { files: ['src/**/*.ts'], ignores: ['src/process/**', 'src/cli/**', 'src/server/**'], forbid: ['cli', 'server'] },
     {
       files: ['src/server/**/*.ts'],
-      ignores: ['src/server/{queue,runs,sources,triggers,notify,drift}/**'],
+      ignores: ['src/server/{queue,runs,sources,triggers,notify,drift,checks}/**'],
       forbid: ['cli'],
     },
     // The queue (the run stores), the runs (the executor, the engine adapter), the projects' repositories, what
-    // starts runs (webhooks, polling) and the notifications know nothing of HTTP.
+    // starts runs (webhooks, polling), the notifications and the run checks know nothing of HTTP.
     {
-      files: ['src/server/{queue,runs,sources,triggers,notify,drift}/**/*.ts'],
+      files: ['src/server/{queue,runs,sources,triggers,notify,drift,checks}/**/*.ts'],
       ignores: [],
       forbid: ['cli', 'http'],
     },

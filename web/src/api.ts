@@ -125,6 +125,18 @@ export const api = {
   run: (id: string) => getJson<Run>(`/api/v1/runs/${enc(id)}`),
   submit: (body: SubmitRun) => postJson<Run>('/api/v1/runs', body),
   cancel: (id: string) => postJson<Run>(`/api/v1/runs/${enc(id)}/cancel`),
+  /** Approve or reject a run waiting for approval, with an optional comment kept with the decision. */
+  decide: (id: string, decision: 'approve' | 'reject', comment: string) =>
+    postJson<Run>(`/api/v1/runs/${enc(id)}/${decision}`, comment ? { comment } : {}),
+  /** The preview document a run is bound to (a run waiting for approval); null when it has none (404). */
+  boundPreview: async (id: string): Promise<string | null> => {
+    try {
+      return (await getText(`/api/v1/runs/${enc(id)}/preview`)).text;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return null;
+      throw e;
+    }
+  },
   result: (id: string) => getText(`/api/v1/runs/${enc(id)}/result`),
   notifications: (id: string) => getJson<NotificationList>(`/api/v1/runs/${enc(id)}/notifications`),
   logs: (id: string, offset: number) => getJson<LogChunk>(`/api/v1/runs/${enc(id)}/logs?offset=${offset}`),

@@ -176,10 +176,11 @@ function applyRunEvent(model: RunModel, e: AnyEvent): void {
 
 /**
  * A run that ended leaves nothing waiting, queued or running: a cancelled run's unfinished kapps were cancelled; a
- * run that failed or errored (its server died under it) left them unfinished. Other statuses change nothing.
+ * run that failed, errored (its server died under it), was rejected or went stale left them unfinished. Other
+ * statuses change nothing.
  */
 export function finalise(model: RunModel, status: string): void {
-  if (!['succeeded', 'failed', 'cancelled', 'errored'].includes(status)) return;
+  if (!['succeeded', 'failed', 'cancelled', 'errored', 'rejected', 'stale'].includes(status)) return;
   for (const k of model.kapps.values())
     if (k.state === 'waiting' || k.state === 'queued' || k.state === 'running')
       setState(model, k.id, status === 'cancelled' ? 'cancelled' : 'unfinished', k.reason);

@@ -58,6 +58,29 @@ export function ReleasePage(props: { project: string; stack: string; revision: n
                 </dd>
               </>
             )}
+            {r.approvals && r.approvals.length > 0 && (
+              <>
+                <dt>Approved by</dt>
+                <dd data-testid="release-approvals">
+                  <ul class="approvals">
+                    {r.approvals.map((a, i) => (
+                      <li key={i}>
+                        {a.by} at {formatTime(a.at)}
+                        {a.comment ? `: ${a.comment}` : ''}
+                      </li>
+                    ))}
+                  </ul>
+                </dd>
+              </>
+            )}
+            {r.breakGlass && (
+              <>
+                <dt>Break glass</dt>
+                <dd data-testid="release-break-glass" class="approval-state t-bad">
+                  approvals skipped by {r.breakGlass.by} ({r.breakGlass.role}) at {formatTime(r.breakGlass.at)}
+                </dd>
+              </>
+            )}
             <dt>Started</dt>
             <dd>{formatTime(r.createdAt)}</dd>
             <dt>Finished</dt>

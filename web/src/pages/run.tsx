@@ -8,6 +8,7 @@ import { Component } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { stripAnsi } from '../ansi';
 import { api, describeError, followEvents, isFinal, roleAtLeast, type LogLine, type Run, type Whoami } from '../api';
+import { ApprovalSection, RunChecks } from '../approval';
 import { RunCommitFacts } from '../commit';
 import { DagView } from '../dag';
 import { durationBetween, formatDuration, formatTime, href, runTypeText } from '../format';
@@ -29,6 +30,8 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
   const model = useRef<RunModel>(emptyModel());
   const [, setVersion] = useState(0);
   const [run, setRun] = useState<Run | null>(null);
+  // The run as `GET /runs/{id}` answers the caller: its `actions` are the caller's (the stream's may not be).
+  const [asCaller, setAsCaller] = useState<Run | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
   const [filter, setFilter] = useState('');
@@ -70,6 +73,7 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
       .run(props.id)
       .then(async (r) => {
         setRun(r);
+        setAsCaller(r);
         await followEvents(
           props.id,
           (batch) => {
@@ -103,6 +107,25 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
       if (frame) cancelAnimationFrame(frame);
     };
   }, [props.id]);
+
+  // The caller's actions again whenever the status or the decisions change; while the run waits for approval, every
+  // few seconds too (others' approvals change nothing in its status).
+  const decisions = run?.approval?.decisions.length ?? 0;
+  useEffect(() => {
+    if (!run) return;
+    let live = true;
+    const load = () =>
+      api.run(props.id).then(
+        (r) => live && setAsCaller(r),
+        () => {},
+      );
+    if (asCaller?.status !== run.status || (asCaller.approval?.decisions.length ?? 0) !== decisions) void load();
+    const timer = run.status === 'needs-approval' ? setInterval(() => void load(), WAITING_POLL_MS) : undefined;
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [props.id, run?.status, decisions]);
 
   useEffect(() => {
     if (!dagBox.current) return;
@@ -150,6 +173,9 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
     }
   };
   const start = run?.startedAt ? Date.parse(run.startedAt) : null;
+  // The approval as the caller's answer has it when it is about the same status (it may hold newer decisions).
+  const current = asCaller && run && asCaller.status === run.status ? asCaller : null;
+  const shown = run && current && decisionsOf(current) >= decisionsOf(run) ? current : run;
   const kapp = selected ? m.kapps.get(selected) : undefined;
 
   return (
@@ -230,6 +256,15 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
               Cancel run
             </button>
           )}
+          {shown?.approval && (
+            <ApprovalSection
+              run={shown}
+              actions={current?.actions ?? { approvable: false, rejectable: false }}
+              who={props.who}
+              onDecided={(after) => setAsCaller(after)}
+            />
+          )}
+          <RunChecks checks={shown?.checks ?? run.checks} />
           {confirmCancel && run.actions.cancelable && (
             <Confirm
               label="Confirm cancel"
@@ -244,8 +279,12 @@ export function RunPage(props: { id: string; who: Whoami; line?: number | null }
         </>
       )}
       {m.failure && <Failure failure={m.failure} log={m.log} onShow={showKapp} />}
-      {/* A finished run that visited no kapps (a generate, a preview without refresh) has no DAG to show. */}
-      <section hidden={!m.started && !!status && isFinal(status)} aria-labelledby="kapps-h">
+      {/* A finished run that visited no kapps (a generate, a preview without refresh) has no DAG to show; nor has a
+          run waiting for approval before it applies (its Approval section says so). */}
+      <section
+        hidden={!m.started && !!status && (isFinal(status) || status === 'needs-approval')}
+        aria-labelledby="kapps-h"
+      >
         <h2 id="kapps-h">Kapps</h2>
         <Legend model={m} />
         <div class="filters">
@@ -603,6 +642,13 @@ function KappList(props: {
       </ul>
     </>
   );
+}
+
+/** How often a run waiting for approval is read again (others' decisions). */
+const WAITING_POLL_MS = 5000;
+
+function decisionsOf(run: Run): number {
+  return run.approval?.decisions.length ?? 0;
 }
 
 function capitalize(text: string): string {

@@ -7,6 +7,7 @@ import type { RunType, SubmitRun } from '../../../src/api/index';
 import { RUN_STATES, RUN_TYPES } from '../../../src/api/constants';
 import { api, ApiError, describeError, roleAtLeast, type Run, type Whoami } from '../api';
 import { durationBetween, formatDuration, formatTime, href, runTypeText } from '../format';
+import { approvalsSoFar, WaitingForApproval } from '../approval';
 import { ProjectRepoLine, RunCommitLine, ReleaseSource } from '../commit';
 import { Confirm } from '../confirm';
 import { canRollBackTo, RollbackButton } from '../rollback';
@@ -18,6 +19,9 @@ const PAGE = 20;
 export function StackPage(props: { project: string; stack: string; who: Whoami }) {
   const { project, stack, who } = props;
   const summary = useLoad(() => api.stack(project, stack), [project, stack], { poll: true });
+  const waiting = useLoad(() => api.runs({ project, stack, status: 'needs-approval', limit: 100 }), [project, stack], {
+    poll: true,
+  });
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const [confirm, setConfirm] = useState<RunType | null>(null);
   const [confirmUnlock, setConfirmUnlock] = useState(false);
@@ -130,6 +134,8 @@ export function StackPage(props: { project: string; stack: string; who: Whoami }
           <dd>{summary.data.running.length}</dd>
           <dt>Queued</dt>
           <dd>{summary.data.queued.length}</dd>
+          <dt>Waiting for approval</dt>
+          <dd data-testid="waiting-approval">{waiting.data ? <WaitingForApproval runs={waiting.data.runs} /> : '—'}</dd>
         </dl>
       )}
       {allowed.length > 0 && (
@@ -368,6 +374,9 @@ function RunHistory(props: { project: string; stack: string; who: Whoami; onChan
               <td data-label="Status">
                 <span class={`badge r-${r.status}`}>{r.status}</span>
                 {r.queuePosition !== null && ` (#${r.queuePosition} in queue)`}
+                {r.status === 'needs-approval' &&
+                  r.approval &&
+                  ` (${approvalsSoFar(r.approval)} of ${r.approval.required} approved)`}
               </td>
               <td data-label="By">{r.createdBy}</td>
               <td data-label="Created">{formatTime(r.createdAt)}</td>
@@ -461,6 +470,18 @@ function ReleaseHistory(props: { project: string; stack: string; who: Whoami }) 
               <td data-label="Phase">
                 <span class={`badge r-${r.phase}`}>{r.phase}</span>
                 {r.unlocked ? ` (unlocked by ${r.unlocked.by})` : ''}
+                {r.approvals && r.approvals.length > 0 && (
+                  <span class="hint" data-testid="approved-by">
+                    {' '}
+                    approved by {r.approvals.map((a) => a.by).join(', ')}
+                  </span>
+                )}
+                {r.breakGlass && (
+                  <span class="hint" data-testid="break-glass">
+                    {' '}
+                    break glass by {r.breakGlass.by}
+                  </span>
+                )}
               </td>
               <td data-label="Kapps">{r.kappsCount}</td>
               <td data-label="Owner">

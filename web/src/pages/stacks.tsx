@@ -1,8 +1,12 @@
 /** Every registered project and stack: latest release, lock, running and queued runs. */
-import { api, type StackSummary } from '../api';
+import { api, type Run, type StackSummary } from '../api';
+import { WaitingForApproval } from '../approval';
 import { ProjectRepoLine } from '../commit';
 import { formatTime, href } from '../format';
 import { useLoad } from '../use-load';
+
+/** At most this many runs waiting for approval are read per project. */
+const WAITING_LIMIT = 100;
 
 export function StacksPage() {
   const { data, error, reload } = useLoad(
@@ -18,7 +22,20 @@ export function StacksPage() {
           }
         }),
       );
-      return summaries;
+      // The runs waiting for approval, one request per project (a project this token may not list shows none).
+      const waiting = new Map<string, Run[]>();
+      await Promise.all(
+        projects.map(async (p) => {
+          try {
+            const { runs } = await api.runs({ project: p.name, status: 'needs-approval', limit: WAITING_LIMIT });
+            for (const run of runs)
+              waiting.set(`${run.project}/${run.stack}`, [...(waiting.get(`${run.project}/${run.stack}`) ?? []), run]);
+          } catch {
+            // shown as none
+          }
+        }),
+      );
+      return summaries.map((s) => ({ ...s, waiting: waiting.get(`${s.project}/${s.stack}`) ?? [] }));
     },
     [],
     { poll: true },
@@ -35,6 +52,16 @@ export function StacksPage() {
         </p>
       )}
       {!data && !error && <p>Loading…</p>}
+      {data && data.some((s) => s.waiting.length > 0) && (
+        <p class="approval-state t-wait" data-testid="waiting-total">
+          {waitingText(data.reduce((n, s) => n + s.waiting.length, 0))}:{' '}
+          {data
+            .filter((s) => s.waiting.length > 0)
+            .map((s) => `${s.project}/${s.stack}`)
+            .join(', ')}
+          .
+        </p>
+      )}
       {data && data.length === 0 && <p>No projects are registered on this server.</p>}
       {data && data.length > 0 && (
         <table class="list" aria-label="Stacks">
@@ -46,10 +73,11 @@ export function StacksPage() {
               <th scope="col">Lock</th>
               <th scope="col">Running</th>
               <th scope="col">Queued</th>
+              <th scope="col">Waiting for approval</th>
             </tr>
           </thead>
           <tbody>
-            {data.map(({ project, repo, stack, summary, error: e }) => {
+            {data.map(({ project, repo, stack, summary, error: e, waiting }) => {
               const r = summary?.latestRelease;
               const lock = summary?.lock;
               return (
@@ -92,6 +120,9 @@ export function StacksPage() {
                     {summary && summary.running.length === 0 && '—'}
                   </td>
                   <td data-label="Queued">{summary ? summary.queued.length : '—'}</td>
+                  <td data-label="Waiting for approval" data-testid="waiting-approval">
+                    <WaitingForApproval runs={waiting} />
+                  </td>
                 </tr>
               );
             })}
@@ -100,4 +131,8 @@ export function StacksPage() {
       )}
     </section>
   );
+}
+
+function waitingText(n: number): string {
+  return n === 1 ? '1 run waits for approval' : `${n} runs wait for approval`;
 }
