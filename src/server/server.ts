@@ -208,7 +208,12 @@ async function openBackends(setup: ServerSetup, options: ServeOptions, instance:
       enqueued: () => deliverer.wake(),
       say: options.say,
     });
-    return { store, runs, releases: await openReleaseStore(spec), outbox, deliverer, drift };
+    const releases = await openReleaseStore(spec);
+    // The backend's spec key, made now when it has none: a preview keys its digests with it, so the preview an apply
+    // is approved on and the preview computed again before it applies agree (with a key of their own, each preview
+    // of a backend nothing was recorded in yet would differ, and every such apply would be stale).
+    await releases.specKey({ create: true });
+    return { store, runs, releases, outbox, deliverer, drift };
   } catch (error) {
     await drift?.close().catch(() => undefined);
     await outbox?.close().catch(() => undefined);

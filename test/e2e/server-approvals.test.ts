@@ -184,6 +184,29 @@ describe('kapps serve: approvals', () => {
     expect(release.body.approvals).toMatchObject([{ by: 'bob', comment: 'looks fine' }]);
   });
 
+  it('a kapp with a file source, on a backend nothing was recorded in yet, applies the preview it was approved on', async () => {
+    // Its spec holds the keyed digest of the source's files: both previews (the one approved, the one computed again
+    // before applying) must key it with the backend's one key, not each with a key of its own.
+    const p = fixtureProject({
+      manifests: {
+        shop: { kapps: [{ id: 'web', sources: [{ uri: 'file://../kapps/web' }] }] },
+      },
+      files: {
+        'kapps/web/sugarkube.yaml': {
+          run_units: { main: { apply_install: [fake('deploy', 'web', ['--stdout', 'v1'])] } },
+        },
+        'kapps/web/chart/values.yaml': 'replicas: 2\n',
+      },
+    });
+    const { alice, bob } = await serve(p);
+    const run = await submit(alice, { type: 'apply' });
+    await waiting(alice, run.id);
+    expect((await bob.post(`/api/v1/runs/${run.id}/approve`)).status).toBe(200);
+    const done = await final(bob, run.id);
+    expect(done.status, JSON.stringify(done)).toBe('succeeded');
+    expect(deployed(p)).toEqual(['v1']);
+  });
+
   it('a release by another path while it waits (the CLI on the same stack file and backend) makes it stale', async () => {
     const p = project('server');
     const { server, alice, bob } = await serve(p);
