@@ -305,6 +305,30 @@ describe('kapps serve: approvals', () => {
     );
   });
 
+  it('"apply this" of a preview run waits the same way, bound to that preview', async () => {
+    const p = project();
+    const { alice, bob, carol } = await serve(p);
+    const preview = await submit(carol, { type: 'preview' });
+    expect((await final(carol, preview.id)).status).toBe('succeeded');
+    const run = await submit(alice, { type: 'apply', previewRunId: preview.id });
+    expect(run.approval).toMatchObject({ required: 1, breakGlass: null });
+    await waiting(alice, run.id);
+    const bound = await bob.get<PreviewBody>(`/api/v1/runs/${run.id}/preview`);
+    const shown = await bob.get<PreviewBody>(`/api/v1/runs/${preview.id}/result`);
+    expect(bound.body.kapps).toEqual(shown.body.kapps);
+    expect(deployed(p)).toEqual([]);
+    expect((await bob.post(`/api/v1/runs/${run.id}/approve`)).status).toBe(200);
+    expect((await final(alice, run.id)).status).toBe('succeeded');
+    expect(deployed(p)).toEqual(['v1']);
+
+    // The same preview again no longer holds (the release moved): the run ends stale before it waits.
+    const again = await submit(alice, { type: 'apply', previewRunId: preview.id });
+    const stale = await final(alice, again.id);
+    expect(stale.status).toBe('stale');
+    expect(stale.error).toContain(`changed since preview run ${preview.id}`);
+    expect(deployed(p)).toEqual(['v1']);
+  });
+
   it('a run waiting longer than expire_after is discarded', { timeout: 240_000 }, async () => {
     const p = project();
     const hook = await receiver();

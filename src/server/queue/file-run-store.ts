@@ -14,10 +14,12 @@
  *   after the feed in the same ordered write, and rebuilt from the feed at start-up when a kill came in between, so
  *   `GET /logs` never shows a line the event stream misses;
  * - `runs/<id>/result.json`: the result, once there is one;
+ * - `runs/<id>/preview.json`: the preview a run's approvals bind to, written before it is `needs-approval`;
  * - `runs/instance.lock`: the instance holding the store (pid, host, start time). A second instance on the same
  *   directory refuses to start and names the holder while that process is alive; a dead holder's lock is taken over.
  *
- * One instance holds the store. The queued and running runs are kept in memory (bounded by the queue limits), and
+ * One instance holds the store. The queued, running and waiting runs are kept in memory (bounded by the queue limits:
+ * a waiting run counts as queued; its index line says queued until it ends), and
  * every state change is made there first, synchronously (a claim is atomic), then written; finished runs are read
  * from disk when asked for, a few of them kept (`RECENT_RUNS`). Memory does not grow with the history. Notices go to
  * this process' subscribers.

@@ -492,6 +492,7 @@ export function describeRunStore(name: string, makeStore: () => Promise<StoreFix
       expect(run?.checks).toHaveLength(2);
       expect(await store.getPreview(id)).toEqual(WAITING.preview);
       expect((await store.waiting()).map((r) => r.id)).toEqual([id]);
+      expect((await store.list({ limit: 10, status: 'needs-approval' })).runs.map((r) => r.id)).toEqual([id]);
       // No longer running: the owner's writes are refused, its lease is not renewed.
       expect(await store.renew('i1', [id], LEASE)).toEqual([id]);
       expect(await store.finish(id, owner, { status: 'succeeded' })).toBe(false);

@@ -5,7 +5,7 @@
  */
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { decideRunSchema, runSchema, type ApprovalDecision } from '../../../api/index.js';
+import { decideRunSchema, runSchema, type ApprovalDecision, type DecideRun } from '../../../api/index.js';
 import type { ProjectEntry } from '../../config.js';
 import type { NewRun, StoredRun } from '../../queue/run-store.js';
 import { GateRefused, gatedRun, latestRevision, mayNotDecide, releaseMoved, type Actor } from '../../runs/gate.js';
@@ -44,7 +44,7 @@ export const approvalRoutes =
   (app, _options, done) => {
     const decide = async (
       id: string,
-      request: Parameters<typeof callerOf>[0] & { body: z.infer<typeof decideRunSchema> | null | undefined },
+      request: Parameters<typeof callerOf>[0] & { body: DecideRun | null | undefined },
       decision: ApprovalDecision['decision'],
     ) => {
       const caller = callerOf(request);
