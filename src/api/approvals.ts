@@ -32,7 +32,6 @@ export type ApprovalDecision = z.infer<typeof approvalDecisionSchema>;
 
 /** The one exception to approvals: a token of a `break_glass` role that asked to skip them (`breakGlass: true`). */
 export const breakGlassSchema = z.object({ by: z.string(), role: z.enum(ROLES), at: z.string() });
-export type BreakGlass = z.infer<typeof breakGlassSchema>;
 
 /** The approvals a run needs and has, as `GET /runs/{id}` shows them; null on a run no approval applies to. */
 export const runApprovalSchema = z.object({
@@ -79,4 +78,3 @@ export type CheckResult = z.infer<typeof checkResultSchema>;
 
 /** An approval as a release records it (the run's approvals that let it apply). */
 export const releaseApprovalSchema = z.object({ by: z.string(), at: z.string(), comment: z.string().nullable() });
-export type ReleaseApproval = z.infer<typeof releaseApprovalSchema>;
