@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freshDatabases, pgUrl, sql } from '../support/pg.js';
 import type { Run } from '../../src/api/index.js';
-import { cleanupProjects, fake, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
+import { cleanupProjects, fake, fixtureProject, kapp, waitFor, type FixtureProject } from '../support/project.js';
 import { api, startServer, stopAllServers, waitForRun, type TestServer } from '../support/server.js';
 
 const databases = freshDatabases('kapps_trust');
@@ -607,7 +607,10 @@ describe.each(BACKENDS)('kapps serve (%s backend): what a caller can make it hol
     expect((await c.get(`/api/v1/runs/${ids[0]}/logs`)).status).toBe(404);
     const releases = await c.get<{ revision: number }[]>('/api/v1/projects/shop/stacks/dev/releases');
     expect(releases.body.map((r) => r.revision).sort()).toEqual([1, 2, 3]);
-    expect(server.stderr()).toContain('deleted 1 finished run(s) beyond the history retention');
+    // The server says so once the deletion is done: the run may be gone a moment before the line is written.
+    await waitFor('the retention message', () =>
+      server.stderr().includes('deleted 1 finished run(s) beyond the history retention'),
+    );
   });
 });
 

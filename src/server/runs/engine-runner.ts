@@ -99,12 +99,16 @@ export function createEngine(context: RunEngineDeps): Promise<RunEngine> {
 export class EngineAdapter implements RunEngine {
   readonly #context: RunEngineDeps;
   readonly #backend: string;
-  readonly #engine: Promise<typeof Engine>;
+  #engineModule: Promise<typeof Engine> | undefined;
 
   constructor(context: RunEngineDeps) {
     this.#context = context;
     this.#backend = context.backend.kind === 'file' ? context.backend.root : context.backend.url;
-    this.#engine = import('../../engine/index.js');
+  }
+  /** The engine's modules, loaded by the first run that needs them. */
+  get #engine(): Promise<typeof Engine> {
+    this.#engineModule ??= import('../../engine/index.js');
+    return this.#engineModule;
   }
 
   async execute(run: StoredRun, io: RunIO): Promise<ExecutedRun> {
