@@ -268,7 +268,8 @@ export function fixtureProject(spec: ProjectSpec = {}): FixtureProject {
       child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
       child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
       child.stdin.end();
-      const safety = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      // A safety net for a CLI that never ends, not a limit on its speed: a loaded machine may take long to start.
+      const safety = setTimeout(() => child.kill('SIGKILL'), 120_000);
       const done = new Promise<ProjectRun>((resolve, reject) => {
         child.on('error', reject);
         child.on('close', (code, signal) => {

@@ -14,7 +14,7 @@ import { isSecretName } from '../../plan/secrets.js';
 import { runProcess } from '../../process/process-runner.js';
 import type { SpawnResult } from '../../process/spawn.js';
 import type { RunCheck } from '../gate-config.js';
-import { signedHeaders } from '../notify/deliverer.js';
+import { readBodyStart, signedHeaders } from '../notify/deliverer.js';
 
 /** What each check's request says it is (`X-Kapps-Event`, and `event` in its body). */
 export const CHECK_EVENT = 'run.check';
@@ -251,22 +251,8 @@ function requestFailure(error: unknown, check: RunCheck, timeout: AbortSignal, c
 
 /** An answer's body: its first `max` bytes (decoded), and whether there was more (the rest is not read). */
 async function readBounded(response: Response, max: number): Promise<{ text: string; overflow: boolean }> {
-  if (!response.body) return { text: '', overflow: false };
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size <= max) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  const bytes = Buffer.concat(chunks);
-  return { text: bytes.subarray(0, max).toString('utf8'), overflow: size > max };
+  const { bytes, overflow } = await readBodyStart(response, max);
+  return { text: bytes.toString('utf8'), overflow };
 }
 
 /** The end of `text` within `max` UTF-8 bytes: a head line kept when it fits, the cut marked with `…`. */

@@ -199,12 +199,21 @@ export class Deliverer {
 
 /** The start of an answer's body (at most `max` bytes, on a character boundary); the rest is not read. */
 async function readStart(response: Response, max: number): Promise<string> {
-  if (!response.body) return '';
+  const { bytes } = await readBodyStart(response, max);
+  return new TextDecoder('utf-8', { fatal: false }).decode(bytes).replace(/\uFFFD+$/, '');
+}
+
+/**
+ * The first `max` bytes of an answer's body, and whether it held more (one more chunk is read to tell); the rest is
+ * not read: a receiver or a check's endpoint cannot make the server hold more than that.
+ */
+export async function readBodyStart(response: Response, max: number): Promise<{ bytes: Buffer; overflow: boolean }> {
+  if (!response.body) return { bytes: Buffer.alloc(0), overflow: false };
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
-    while (size < max) {
+    while (size <= max) {
       const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
@@ -213,8 +222,7 @@ async function readStart(response: Response, max: number): Promise<string> {
   } finally {
     await reader.cancel().catch(() => undefined);
   }
-  const bytes = Buffer.concat(chunks).subarray(0, max);
-  return new TextDecoder('utf-8', { fatal: false }).decode(bytes).replace(/\uFFFD+$/, '');
+  return { bytes: Buffer.concat(chunks).subarray(0, max), overflow: size > max };
 }
 
 /** Why an attempt got no answer, in words (no URL credentials: the configuration refuses them). */
