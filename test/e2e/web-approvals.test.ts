@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Release, Run } from '../../src/api/index.js';
-import { axeViolations, horizontalOverflow, launchBrowser, newPage, screenshot } from '../support/browser.js';
+import { axeViolations, horizontalOverflow, launchBrowser, loggedIn, screenshot } from '../support/browser.js';
 import { api, startServer, waitForRun, type TestServer } from '../support/server.js';
 import { cleanupProjects, fake, fixtureProject, kapp, type FixtureProject } from '../support/project.js';
 
@@ -114,14 +114,8 @@ afterAll(async () => {
   cleanupProjects();
 });
 
-async function login(token: string, hash = '', bypassCSP = false): Promise<{ page: Page; errors: string[] }> {
-  const opened = await newPage(browser, { bypassCSP });
-  await opened.page.goto(server.url);
-  await opened.page.getByLabel('Token').fill(token);
-  await opened.page.getByRole('button', { name: 'Log in' }).click();
-  await opened.page.getByRole('heading', { name: 'Stacks' }).waitFor();
-  if (hash) await opened.page.goto(`${server.url}/${hash}`);
-  return opened;
+function login(token: string, hash = '', bypassCSP = false): Promise<{ page: Page; errors: string[] }> {
+  return loggedIn(browser, server.url, token, hash, bypassCSP);
 }
 
 async function status(page: Page): Promise<string> {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Release, Run } from '../../src/api/index.js';
-import { axeViolations, horizontalOverflow, launchBrowser, newPage, screenshot } from '../support/browser.js';
+import { axeViolations, horizontalOverflow, launchBrowser, loggedIn, screenshot } from '../support/browser.js';
 import { api, startServer, waitForRun, type TestServer } from '../support/server.js';
 import {
   cleanup,
@@ -146,14 +146,8 @@ afterAll(async () => {
   cleanup();
 });
 
-async function login(token: string, hash = '', bypassCSP = false): Promise<{ page: Page; errors: string[] }> {
-  const opened = await newPage(browser, { bypassCSP });
-  await opened.page.goto(server.url);
-  await opened.page.getByLabel('Token').fill(token);
-  await opened.page.getByRole('button', { name: 'Log in' }).click();
-  await opened.page.getByRole('heading', { name: 'Stacks' }).waitFor();
-  if (hash) await opened.page.goto(`${server.url}/${hash}`);
-  return opened;
+function login(token: string, hash = '', bypassCSP = false): Promise<{ page: Page; errors: string[] }> {
+  return loggedIn(browser, server.url, token, hash, bypassCSP);
 }
 
 async function finalStatus(page: Page): Promise<string> {

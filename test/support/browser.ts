@@ -37,6 +37,26 @@ export async function newPage(
   return { page, errors };
 }
 
+/**
+ * A fresh page logged in to the server at `url` with `token` (the stacks list shown), then at `hash` when given
+ * (`#/runs/ID`); `bypassCSP` for pages axe-core is injected into.
+ */
+export async function loggedIn(
+  browser: Browser,
+  url: string,
+  token: string,
+  hash = '',
+  bypassCSP = false,
+): Promise<{ page: Page; errors: string[] }> {
+  const opened = await newPage(browser, { bypassCSP });
+  await opened.page.goto(url);
+  await opened.page.getByLabel('Token').fill(token);
+  await opened.page.getByRole('button', { name: 'Log in' }).click();
+  await opened.page.getByRole('heading', { name: 'Stacks' }).waitFor();
+  if (hash) await opened.page.goto(`${url}/${hash}`);
+  return opened;
+}
+
 /** Save a full-page screenshot as `test-results/screenshots/<name>.png` (or to `file`). */
 export async function screenshot(page: Page, name: string, file?: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
