@@ -67,7 +67,7 @@ const asciiStringWidth = {
       const lazy =
         'let intlSegmenter;\n' +
         'const segmenter = { segment: (text) => (intlSegmenter ??= new Intl.Segmenter()).segment(text) };';
-      return { contents: source.replace(eager, lazy), loader: 'js' };
+      return { contents: lazyPropertyRegexps(source.replace(eager, lazy), args.path), loader: 'js' };
     });
     b.onLoad({ filter: /.*/, namespace: 'ascii-string-width' }, async (args) => {
       const { default: real } = await import(pathToFileURL(args.path).href);
@@ -78,6 +78,26 @@ const asciiStringWidth = {
     });
   },
 };
+
+/**
+ * The package's regular expressions of Unicode properties (`/^\p{RGI_Emoji}$/v` alone takes 15–20 ms to build, as
+ * Node loads the property's sets) are built on first use rather than when the module loads: each top-level
+ * `const name = /…\p{…}…/flags;` becomes `let name$lazy;` and each use of `name` `(name$lazy ??= /…/flags)`. Only
+ * text that is not printable ASCII reaches the package (asciiWrapper), so most commands never build them. Should the
+ * package no longer declare them so, the build fails, to be looked at again.
+ */
+function lazyPropertyRegexps(source, file) {
+  const declaration = /^const (\w+) = (\/.*\\p\{.*\/[a-z]*);$/gm;
+  let out = source;
+  for (const [line, name, literal] of source.matchAll(declaration)) {
+    out = out.replace(line, `let ${name}$lazy;`);
+    out = out.replace(new RegExp(`\\b${name}\\b(?!\\$lazy)`, 'g'), `(${name}$lazy ??= ${literal})`);
+  }
+  // Any regular expression of Unicode properties still built as the module loads (declared another way).
+  const eager = /^(?:const|let|var) \w+ = (?:\/.*\\p\{|new RegExp\()/m.exec(out);
+  if (eager) throw new Error(`${file} builds a regular expression when it loads: ${eager[0]}`);
+  return out;
+}
 
 /** Typographic characters of kapps' help and messages, one column wide (unless `ambiguousIsNarrow: false`). */
 const NARROW_PUNCTUATION = ['\u2013', '\u2014', '\u2018', '\u2019', '\u201c', '\u201d', '\u2026'];

@@ -5,7 +5,7 @@
  * it (`POST /runs/{id}/approve`) or one rejects it (`POST /runs/{id}/reject`). Run checks (policy hooks) judge the
  * preview document after the preview and before the apply; their results are in the run.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ROLES } from './constants.js';
 
 /** At most this many characters of an approval's or rejection's comment. */

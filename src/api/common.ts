@@ -1,5 +1,5 @@
 /** Schemas every resource uses: names, run ids, the owner of a release, who the caller is. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ROLES } from './constants.js';
 
 /** A project or stack name as clients give it: a name, never a path. */

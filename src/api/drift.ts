@@ -5,7 +5,7 @@
  * (one per drift that persists across checks) and the outputs it found noisy:
  * `GET /api/v1/projects/{p}/stacks/{s}/drift`; `GET /api/v1/fleet` summarises every stack.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { runIdSchema } from './common.js';
 
 /** `inSync`: every installed kapp read as recorded; `drifted`: some did not; `unknown`: some could not be read. */

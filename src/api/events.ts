@@ -1,5 +1,5 @@
 /** A run's log (`GET /api/v1/runs/{id}/logs`) and the data of its event stream (`GET /api/v1/runs/{id}/events`). */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** One line of a run's log: the plain reporter's lines (`stream: 'kapps'`) and every line a step printed. */
 export const logLineSchema = z.object({

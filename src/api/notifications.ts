@@ -2,7 +2,7 @@
  * Outbound notifications of a run: `GET /api/v1/runs/{id}/notifications` lists the deliveries its status changes
  * made (one per event and `notify:` target of its project) with every attempt's answer.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The events a `notify:` target subscribes to. */
 export const NOTIFICATION_EVENTS = [

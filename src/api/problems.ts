@@ -1,5 +1,5 @@
 /** Error answers: RFC 9457 problem documents (`application/problem+json`), every error of the API included. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** An error answer (RFC 9457, `application/problem+json`). */
 export const problemSchema = z.object({

@@ -1,5 +1,5 @@
 /** Projects and their stacks: the registered projects, and a stack's latest release, lock and active runs. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { runSchema } from './runs.js';
 
 /** Where a project from git comes from: its repository (credentials removed), branch and stack file in it. */

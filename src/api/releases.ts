@@ -2,7 +2,7 @@
  * The releases of a stack (`GET /api/v1/projects/{p}/stacks/{s}/releases[/{rev}]`, `POST …/unlock`), as
  * `kapps release list|show -o json` shows them.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { releaseOwnerSchema } from './common.js';
 import { CURSOR_PATTERN, MAX_PAGE_LIMIT } from './constants.js';
 import { breakGlassSchema, releaseApprovalSchema } from './approvals.js';

@@ -1,5 +1,5 @@
 /** Runs: submit, list, show, result; the options a run takes. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { nameSchema, runIdSchema } from './common.js';
 import { MAX_PAGE_LIMIT, CURSOR_PATTERN, RUN_STATES, RUN_TYPES } from './constants.js';
 import { checkResultSchema, runApprovalSchema } from './approvals.js';

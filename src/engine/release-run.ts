@@ -215,6 +215,12 @@ export interface RunLock extends RunRecorder {
   start(stack: Stack, only: ReadonlySet<string> | undefined): Promise<RunRecorder>;
 }
 
+/** The spec digests of a release's kapps, by id. */
+interface LazyDigests {
+  has(id: string): boolean;
+  get(id: string): string | undefined;
+}
+
 /** The complete spec of the kapps a run processes. */
 async function runSpec(
   stack: Stack,
@@ -346,7 +352,7 @@ class ReleaseRun implements RunLock {
   readonly previousState: ReleaseState;
   readonly #parts: ReleaseRunParts;
   readonly #logWriter: ReleaseLogWriter;
-  #digests: Map<string, string>;
+  #digests: LazyDigests;
   #started: boolean;
   #closed = false;
 
@@ -360,8 +366,25 @@ class ReleaseRun implements RunLock {
     this.#logWriter = parts.logWriter;
   }
 
-  #digestsOf(spec: StackSpec): Map<string, string> {
-    return new Map(spec.kapps.map((k) => [k.id, this.#parts.release.specDigest(k)] as const));
+  /**
+   * Each kapp's spec digest, computed when the kapp is recorded (during the walk, where the event loop has time to
+   * spare) rather than all at once before the first step.
+   */
+  #digestsOf(spec: StackSpec): LazyDigests {
+    const kapps = new Map(spec.kapps.map((k) => [k.id, k] as const));
+    const done = new Map<string, string>();
+    return {
+      has: (id) => kapps.has(id),
+      get: (id) => {
+        let digest = done.get(id);
+        const kapp = kapps.get(id);
+        if (digest === undefined && kapp) {
+          digest = this.#parts.release.specDigest(kapp);
+          done.set(id, digest);
+        }
+        return digest;
+      },
+    };
   }
 
   async changedKapps(current: Stack): Promise<Set<string>> {

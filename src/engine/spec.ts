@@ -35,8 +35,16 @@ export async function completeSpecOf(
   const { completeStackSpec } = await import('../plan/complete-spec.js');
   const { collectSpecInputs } = await import('../execute/spec-inputs.js');
   const { gitRunnerFor } = await import('./git-runner.js');
-  const legacy = stack.spec({ onlyIds: ids, checkNoValue: false });
-  const stored = await store.specKey({ create: options.record });
+  // The key is read (or made, on a backend's first record) while the steps are planned.
+  const storedKey = store.specKey({ create: options.record });
+  let legacy: StackSpec;
+  try {
+    legacy = stack.spec({ onlyIds: ids, checkNoValue: false });
+  } catch (e) {
+    await storedKey.catch(() => undefined);
+    throw e;
+  }
+  const stored = await storedKey;
   const key = stored ?? randomBytes(32);
   const keyed = (text: string): string => createHmac('sha256', key).update(text).digest('hex');
   const { inputs, readsOutputs } = await collectSpecInputs(stack, legacy.kapps, gitRunnerFor(ctx.env));
@@ -65,11 +73,16 @@ export async function previewKappsOf(stack: Stack, complete: CompleteSpec): Prom
     const inputsFrom = complete.readsOutputs.has(k.id)
       ? k.dependsOn.filter((p) => stack.kapp(p).outputIds.length > 0)
       : [];
-    return {
+    const kapp: PreviewKapp = {
       id: k.id,
       specDigest: specDigest(k),
-      ...(old ? { legacyDigest: specDigest(old) } : {}),
       ...(inputsFrom.length ? { inputsFrom } : {}),
     };
+    // Compared only with a state recorded before spec format 2 (rare now): computed when it is read.
+    if (old) {
+      let digest: string | undefined;
+      Object.defineProperty(kapp, 'legacyDigest', { enumerable: true, get: () => (digest ??= specDigest(old)) });
+    }
+    return kapp;
   });
 }

@@ -139,6 +139,8 @@ class KappVisit {
   readonly #steps: StepRecord[] = [];
   /** The outputs loaded that may be recorded (sensitive ones are not). */
   #recordable: GoMap | undefined;
+  /** The kapp's directory was made (by the visit, or by a step's spawn). */
+  #kappDirMade = false;
   /** Sensitive outputs loaded by a step: their files are gone, their values kept; not read again. */
   readonly #sensitiveLoaded = new Set<string>();
   /** Rendered templates marked sensitive: removed when the visit ends. */
@@ -265,13 +267,26 @@ class KappVisit {
 
   /** The course of the visit: templates, the command's phases, then the outputs. */
   async #visit(): Promise<VisitFailure | undefined> {
-    if (!this.#dryRun) await this.#timedAsync('workspace', () => mkdir(this.#kapp.cacheRoot, { recursive: true }));
-    if (this.#plan.templates) this.#timed('render', () => this.#renderTemplates());
-    for (const phase of this.#plan.phases) {
-      const failure = await this.#runPhase(phase, this.#plan.ignoreErrors);
-      if (failure) return failure;
+    // Templates are written into the kapp's directory before any step; otherwise its first step makes it, where it
+    // is spawned (`makeKappDir`), and a kapp that spawned none gets it once its phases are done.
+    if (this.#plan.templates) {
+      if (this.#kapp.descriptor.templates?.length) await this.#makeKappDir();
+      this.#timed('render', () => this.#renderTemplates());
     }
-    return this.#provideOutputs();
+    let failure: VisitFailure | undefined;
+    for (const phase of this.#plan.phases) {
+      failure = await this.#runPhase(phase, this.#plan.ignoreErrors);
+      if (failure) break;
+    }
+    await this.#makeKappDir();
+    return failure ?? this.#provideOutputs();
+  }
+
+  /** The kapp's directory, made if missing (once a visit; a dry run makes none). */
+  async #makeKappDir(): Promise<void> {
+    if (this.#dryRun || this.#kappDirMade) return;
+    await this.#timedAsync('workspace', () => mkdir(this.#kapp.cacheRoot, { recursive: true }));
+    this.#kappDirMade = true;
   }
 
   /** The kapp's `.outputs` view and rendered templates, as its variables see them now. */
@@ -413,9 +428,13 @@ class KappVisit {
     }
     const timings = options.timings;
     const spawnStart = timings?.now();
+    // A step with no command spawns nothing (and makes no directory).
+    const makeKappDir = !this.#kappDirMade && step.command !== '';
+    if (makeKappDir) this.#kappDirMade = true;
     const outcome = await runStep(step, {
       kappId,
       kappDir: this.#kapp.cacheRoot,
+      ...(makeKappDir ? { makeKappDir } : {}),
       phase,
       baseEnv: options.env,
       verbose: options.verbose,

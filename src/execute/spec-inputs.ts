@@ -9,7 +9,7 @@ import type { KappInputs, SourceInput, TemplateInput } from '../plan/complete-sp
 import type { SpecKapp } from '../plan/spec.js';
 import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
-import { newGoMap, toJS } from '../go-value/value.js';
+import { isGoMap, newGoMap, toJS } from '../go-value/value.js';
 import { renderTemplate } from '../template/index.js';
 import type { CommandRunner } from '../workspace/git-source.js';
 import { checkoutMarker, isCheckoutOf } from '../workspace/git-source.js';
@@ -38,8 +38,11 @@ export async function collectSpecInputs(
       const generated = generatedPaths(kapp, spec, templates.list);
       for (const file of templates.sources) generated.add(file);
       const sources = await Promise.all(kapp.sources.map((s) => sourceInput(stack, kapp, s, generated, run)));
-      const all = toJS(vars) as { kapp?: { vars?: Record<string, unknown> } };
-      inputs.set(kapp.id, { sources, templates: templates.list, vars: all.kapp?.vars ?? {} });
+      // Only `.kapp.vars` is recorded: the rest of the variables (the stack's, every kapp's) is not converted.
+      const kappVars = isGoMap(vars.kapp)
+        ? (toJS(vars.kapp.vars ?? null) as Record<string, unknown> | null)
+        : (toJS(vars) as { kapp?: { vars?: Record<string, unknown> } }).kapp?.vars;
+      inputs.set(kapp.id, { sources, templates: templates.list, vars: kappVars ?? {} });
     }
   };
   await Promise.all(Array.from({ length: Math.min(8, specs.length) }, worker));

@@ -32,6 +32,8 @@ export interface StepRunContext {
   readonly kappId: string;
   /** The kapp's directory in the workspace: capture files must lie inside it. */
   readonly kappDir: string;
+  /** Make `kappDir` (if missing) just before the spawn: the kapp's first step, when nothing made it before. */
+  readonly makeKappDir?: boolean;
   readonly phase: Phase;
   readonly baseEnv: Readonly<Record<string, string>>;
   readonly verbose: boolean;
@@ -129,6 +131,7 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
     cwd: step.workingDir,
     env,
     confineTo: ctx.kappDir,
+    ...(ctx.makeKappDir ? { makeDir: ctx.kappDir } : {}),
     ...(step.timeout ? { timeoutMs: step.timeout * 1000 } : {}),
     ...(ctx.killGraceMs !== undefined ? { killGraceMs: ctx.killGraceMs } : {}),
     signal: ctx.signal,

@@ -225,15 +225,39 @@ function trimSlash(dir: string): string {
 /** A text with each root directory (followed by `/` or the end of a path) replaced by its name. */
 export function portablePath(text: string, roots: readonly (readonly [string, string])[]): string {
   let out = text;
-  for (const [dir, name] of roots) {
-    if (!out.includes(dir)) continue;
-    out = out.replace(new RegExp(`${escapeRegExp(dir)}(?=$|[^A-Za-z0-9._-])`, 'g'), name);
-  }
+  for (const [dir, name] of roots) if (out.includes(dir)) out = replaceRoot(out, dir, name);
   return out;
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** `text` with each `dir` that ends where a path's part may end replaced by `name` (no pattern built per call). */
+function replaceRoot(text: string, dir: string, name: string): string {
+  let out = '';
+  let from = 0;
+  let at = text.indexOf(dir);
+  while (at !== -1) {
+    const next = text.charCodeAt(at + dir.length);
+    if (!Number.isNaN(next) && isPathPart(next)) {
+      // Not a whole part here; another occurrence may still start inside this one.
+      at = text.indexOf(dir, at + 1);
+      continue;
+    }
+    out += text.slice(from, at) + name;
+    from = at + dir.length;
+    at = text.indexOf(dir, from);
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/** A letter, a digit, `.`, `_` or `-`: a character that continues a file name. */
+function isPathPart(code: number): boolean {
+  return (
+    (code >= 0x30 && code <= 0x39) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    code === 0x2e ||
+    code === 0x5f ||
+    code === 0x2d
+  );
 }
 
 /** Lines of a text (a last line without a newline counts; a final newline adds none). */

@@ -8,6 +8,7 @@
 import * as z from 'zod';
 import { PHASES, STEP_STATUSES } from '../vocabulary.js';
 import { ReleaseRecordError } from './errors.js';
+import { plainCheckOf } from './record-check.js';
 import { KAPP_STATE_STATUSES, RELEASE_PHASES, type Release } from './types.js';
 
 const isoTime = z.iso.datetime({ offset: true });
@@ -168,7 +169,7 @@ export const releaseRecordSchema = z.object({
 });
 
 /** What records are read with: the same schema, keeping the fields a newer kapps wrote. */
-const releaseSchema = releaseRecordSchema
+export const releaseReadSchema = releaseRecordSchema
   .extend({
     owner: ownerSchema.loose(),
     selectors: selectorsSchema.loose(),
@@ -185,7 +186,9 @@ const releaseSchema = releaseRecordSchema
  * the error (a file path or a database row). Throws `ReleaseRecordError` listing every problem.
  */
 export function parseReleaseRecord(data: unknown, where: string): Release {
-  const result = releaseSchema.safeParse(data);
+  // A record zod would give back unchanged is taken as it is (see record-check.ts); zod checks the rest.
+  if (plainCheckOf(releaseReadSchema)?.(data)) return data as Release;
+  const result = releaseReadSchema.safeParse(data);
   if (!result.success) {
     const detail = result.error.issues
       .slice(0, 10)

@@ -130,17 +130,25 @@ export function redactKappSpec(kapp: SpecKapp, other?: SpecKapp | null): SpecKap
       redactStep(step, olds?.get(key) ?? undefined),
     );
   }
-  return showMasks({ ...kapp, dependsOn: [...kapp.dependsOn], phases }, other ? canonicalJson(other) : null);
+  return showMasks({ ...kapp, dependsOn: [...kapp.dependsOn], phases }, other ? () => canonicalJson(other) : null);
 }
 
 /**
  * Plain data with the keyed masks of a recorded spec (`(sensitive#…)`) shown as `(sensitive)`, or, when `other` (the
  * old side's text) is given and does not hold the same mask, as `(sensitive, changed)`. The digests never show.
  */
-export function showMasks<T>(value: T, other: string | null): T {
+export function showMasks<T>(value: T, other: string | (() => string) | null): T {
+  // Most specs hold no keyed mask: they are given back as they are (nothing of them is changed afterwards), and the
+  // old side's text is only made for a spec that holds one.
+  if (!holdsKeyedMask(value)) return value;
+  let oldText: string | null | undefined = typeof other === 'function' ? undefined : other;
+  const old = (): string | null => (oldText === undefined ? (oldText = (other as () => string)()) : oldText);
   const show = (text: string): string =>
     text.includes('(sensitive#')
-      ? text.replace(KEYED_MASK, (mask) => (other !== null && !other.includes(mask) ? SENSITIVE_CHANGED : SENSITIVE))
+      ? text.replace(KEYED_MASK, (mask) => {
+          const before = old();
+          return before !== null && !before.includes(mask) ? SENSITIVE_CHANGED : SENSITIVE;
+        })
       : text;
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return show(v);
@@ -153,6 +161,14 @@ export function showMasks<T>(value: T, other: string | null): T {
     return v;
   };
   return walk(value) as T;
+}
+
+/** Whether any text of plain data holds a keyed mask (`(sensitive#…)`). */
+function holdsKeyedMask(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('(sensitive#');
+  if (value === null || typeof value !== 'object') return false;
+  // Serialising is native and much faster than walking the objects; a mask can only be in a string.
+  return JSON.stringify(value).includes('(sensitive#');
 }
 
 /**
@@ -192,7 +208,19 @@ const STEP_FIELDS = [
   'mergePriority',
 ] as const satisfies readonly (keyof SpecStep)[];
 
-const same = (a: unknown, b: unknown): boolean => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+/** Whether two values are the same data: texts, numbers and booleans compared as they are, the rest canonically. */
+const same = (a: unknown, b: unknown): boolean => {
+  const x = a ?? null;
+  const y = b ?? null;
+  if (x === y) return true;
+  if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false;
+  if (Array.isArray(x) && Array.isArray(y)) {
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (!same(x[i], y[i])) return false;
+    return true;
+  }
+  return canonicalJson(x) === canonicalJson(y);
+};
 
 const asJson = (value: unknown): JsonValue => (value === undefined ? null : (value as JsonValue));
 
@@ -224,10 +252,13 @@ export function diffKappSpecs(from: SpecKapp | null, to: SpecKapp | null): SpecC
     for (const [key, after] of news) {
       const before = olds.get(key);
       if (!before) continue;
-      const maskedBefore = redactStep(before);
-      const maskedAfter = redactStep(after, before);
+      // Masked only when something of the step changed.
+      let masked: { before: SpecStep; after: SpecStep } | undefined;
+      const maskedSteps = (): { before: SpecStep; after: SpecStep } =>
+        (masked ??= { before: redactStep(before), after: redactStep(after, before) });
       for (const field of STEP_FIELDS) {
         if (same(before[field], after[field])) continue;
+        const { before: maskedBefore, after: maskedAfter } = maskedSteps();
         changes.push({ path: [phase, key, field], from: asJson(maskedBefore[field]), to: asJson(maskedAfter[field]) });
       }
       const names = [...new Set([...Object.keys(before.env), ...Object.keys(after.env)])].sort(compareText);
@@ -237,8 +268,8 @@ export function diffKappSpecs(from: SpecKapp | null, to: SpecKapp | null): SpecC
         if (a === b || (a !== undefined && b !== undefined && isMask(a))) continue;
         changes.push({
           path: [phase, key, 'env', name],
-          from: a === undefined ? null : (maskedBefore.env[name] ?? null),
-          to: b === undefined ? null : (maskedAfter.env[name] ?? null),
+          from: a === undefined ? null : (maskedSteps().before.env[name] ?? null),
+          to: b === undefined ? null : (maskedSteps().after.env[name] ?? null),
         });
       }
     }
@@ -249,6 +280,7 @@ export function diffKappSpecs(from: SpecKapp | null, to: SpecKapp | null): SpecC
     diffVars(['vars'], from?.vars ?? {}, to?.vars ?? {}, changes);
   }
   // A mask on the new side that the old spec holds nowhere stands for a changed secret.
+  if (changes.length === 0) return changes;
   const oldText = from ? canonicalJson(from) : null;
   return changes.map((c) => {
     const out: SpecChange = { ...c, from: showMasks(c.from, null), to: showMasks(c.to, oldText) };

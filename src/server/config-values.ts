@@ -1,5 +1,5 @@
 /** Values the server configuration file's sections share: environment variable names and durations. */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** An environment variable's name. */
 export const envNameSchema = z

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { error as errorDiag, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { UsageError } from '../diagnostics/errors.js';
 import { readConfigText, throwIfErrors } from '../config/read-file.js';

@@ -4,7 +4,7 @@
  * apply, destroy or rollback, who may skip them) and `checks:` (run checks: a command or an HTTP endpoint judging
  * the preview document after the preview or before the apply).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { error as errorDiag, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
 import {
   CHECK_ENFORCEMENTS,

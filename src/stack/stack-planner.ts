@@ -49,6 +49,13 @@ export class StackPlanner {
   readonly #noValueSeen = new Set<string>();
   /** Rendered run units per variable map. */
   readonly #unitsFor = new WeakMap<GoMap, RunUnitConfig[]>();
+  /**
+   * An apply's planned steps per run units (the kapp's own, or a rendering of them) and `kapp\0phase`: it plans each
+   * kapp's phases several times (the `<no value>` checks before and after the workspace is filled, the release's
+   * spec, the visit), and steps planned from the same units are the same (`planSteps` is pure). Other commands plan
+   * once: they keep nothing, so that a big stack's planned steps die as they are written out.
+   */
+  readonly #plannedFor: WeakMap<readonly RunUnitConfig[], Map<string, readonly PlannedStep[]>> | undefined;
   #placeholderViews: Map<string, GoMap> | undefined;
 
   constructor(model: StackModel, vars: StackVariables, init: PlannerInit) {
@@ -56,6 +63,7 @@ export class StackPlanner {
     this.#vars = vars;
     this.#strictVars = init.strict;
     this.#applyNoValue = init.applyNoValue ?? false;
+    if (this.#applyNoValue) this.#plannedFor = new WeakMap();
   }
 
   /** Whether planning a kapp's steps reads variables at all (its run units hold templates). */
@@ -92,9 +100,26 @@ export class StackPlanner {
   planPhase(kapp: KappModel, phase: Phase, runtime: KappRuntime, dryRun: boolean, checkNoValue = true): PlannedStep[] {
     const context = { kappId: kapp.id, cacheRoot: kapp.cacheRoot, locate: locateRendered };
     const units = this.renderedRunUnits(kapp, runtime, phase, dryRun);
-    const steps = planSteps(units, phase, context);
+    const steps = this.#kept(units, kapp, phase) ?? planSteps(units, phase, context);
+    this.#keep(units, kapp, phase, steps);
     if (checkNoValue) this.#checkNoValue(kapp, phase, steps);
-    return steps;
+    // A list of the caller's own: the steps are shared, never changed.
+    return [...steps];
+  }
+
+  #kept(units: readonly RunUnitConfig[], kapp: KappModel, phase: Phase): readonly PlannedStep[] | undefined {
+    return this.#plannedFor?.get(units)?.get(`${kapp.id}\u0000${phase}`);
+  }
+
+  #keep(units: readonly RunUnitConfig[], kapp: KappModel, phase: Phase, steps: readonly PlannedStep[]): void {
+    const kept = this.#plannedFor;
+    if (!kept) return;
+    let byKapp = kept.get(units);
+    if (!byKapp) {
+      byKapp = new Map();
+      kept.set(units, byKapp);
+    }
+    byKapp.set(`${kapp.id}\u0000${phase}`, steps);
   }
 
   /**

@@ -4,7 +4,7 @@
  * answers the routes have in common.
  */
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { nameSchema, problemSchema, runIdSchema, type Role } from '../../api/index.js';
 import type { ServerLimits } from '../config.js';
 import type { ProjectRegistry } from '../projects.js';

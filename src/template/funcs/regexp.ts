@@ -5,10 +5,19 @@
  * replace and split follow Go's loops (an empty match right after a match is skipped; `$1x` in a replacement names
  * group `1x`).
  */
-import { type Matcher, RE2JS, RE2JSSyntaxException } from 're2js';
+import { createRequire } from 'node:module';
+import type { Matcher, RE2JS } from 're2js';
 import { checkListSize, checkResultSize, MAX_LIST_ITEMS, MAX_STRING_LENGTH } from '../limits.js';
 import { isDigitRune, isLetterRune } from './go-unicode.js';
 import { parseRegexp, RegexpSyntaxError } from './regexp-syntax.js';
+
+/**
+ * re2js, loaded the first time a template compiles a regular expression: it is a quarter of the template engine's
+ * code, and most stacks use no regular expression, so no command pays for loading it until one does. Loaded with
+ * `require` because template functions run synchronously; the package is the same for every caller (Node's module
+ * cache keeps it), so nothing about one run is kept here.
+ */
+const re2js = (): typeof import('re2js') => createRequire(import.meta.url)('re2js') as typeof import('re2js');
 
 /** One match: its start and end (UTF-16 offsets) and the text of each group (undefined if it did not take part). */
 interface Match {
@@ -26,10 +35,10 @@ export class GoRegexp {
   constructor(readonly expr: string) {
     const parsed = parseRegexp(expr);
     try {
-      this.re = RE2JS.compile(unnamed(expr, parsed.namedOpeners));
+      this.re = re2js().RE2JS.compile(unnamed(expr, parsed.namedOpeners));
     } catch (e) {
       // Go accepted the pattern; should re2js refuse it, that is reported the way Go reports a bad pattern.
-      const desc = e instanceof RE2JSSyntaxException ? e.getDescription() : String(e);
+      const desc = e instanceof re2js().RE2JSSyntaxException ? e.getDescription() : String(e);
       throw new RegexpSyntaxError(desc, expr);
     }
     this.subexpNames = parsed.names;

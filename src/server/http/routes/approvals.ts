@@ -4,7 +4,7 @@
  * (a break glass the token may not use) becomes an answer.
  */
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import * as z from 'zod';
 import { decideRunSchema, runSchema, type ApprovalDecision, type DecideRun } from '../../../api/index.js';
 import type { ProjectEntry } from '../../config.js';
 import type { NewRun, StoredRun } from '../../queue/run-store.js';

@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import * as z from 'zod';
 import { problemSchema, runSchema } from '../../../api/index.js';
 import { apiRun } from '../presenters.js';
 import { problemResponses, type RouteContext } from '../context.js';

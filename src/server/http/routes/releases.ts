@@ -1,6 +1,6 @@
 /** The releases of a stack: list (bare or by pages), show one, unlock the stack (admin). */
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   DEFAULT_PAGE_LIMIT,
   CURSOR_PATTERN,

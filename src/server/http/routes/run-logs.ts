@@ -1,6 +1,6 @@
 /** A run's log by byte offset (`GET /runs/{id}/logs`) and its event stream (`GET /runs/{id}/events`, SSE). */
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import * as z from 'zod';
 import { FINAL_RUN_STATES, logChunkSchema } from '../../../api/index.js';
 import { idParams, problemResponses, runOr404, type RouteContext } from '../context.js';
 import { apiRun } from '../presenters.js';

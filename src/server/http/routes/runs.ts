@@ -1,7 +1,7 @@
 /** Runs: submit (`POST /runs`), list, show, result and cancel. */
 import type { FastifyPluginCallbackZod } from 'fastify-type-provider-zod';
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   applyResultSchema,
   DEFAULT_PAGE_LIMIT,
