@@ -212,7 +212,8 @@ export class ReleaseRecorder {
     const copy = JSON.parse(JSON.stringify(outputs)) as JsonValue;
     const steps = structuredClone(entry.steps ?? []);
     return this.#write((r) => {
-      const inSpec = r.spec.kapps.find((k) => k.id === id);
+      // Looked up only when the caller gives no digest (a search of the whole spec for each kapp otherwise).
+      const inSpec = entry.specDigest === undefined ? r.spec.kapps.find((k) => k.id === id) : undefined;
       const previous = Object.hasOwn(r.state, id) ? r.state[id] : undefined;
       const format = entry.specDigest !== undefined ? entry.specFormat : inSpec ? r.spec.format : previous?.specFormat;
       const state: KappState = {
@@ -232,15 +233,15 @@ export class ReleaseRecorder {
   /**
    * Replace the release's spec, saved before the promise resolves. For a run that takes the lock before its stack
    * is complete (sources still to be fetched): it begins with an empty spec and records the real one here, before
-   * any kapp runs.
+   * any kapp runs. The recorder keeps `spec` itself (no copy: a big stack's spec is large): the caller must not
+   * change it afterwards.
    */
   setSpec(spec: StackSpec): Promise<void> {
     if (this.#finishing) {
       return Promise.reject(new InternalError(`release ${this.revision} is finished; cannot change its spec`));
     }
-    const copy = structuredClone(spec);
     return this.#write((r) => {
-      r.spec = copy;
+      r.spec = spec;
     });
   }
 
