@@ -7,7 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { registerProcessGroup, unregisterProcessGroup } from './process-groups.js';
-import { onServerMessage, sendRequest, type ServerRequest } from './server-protocol.js';
+import { onServerMessage, sendRequest, sendRequests, type ServerRequest } from './server-protocol.js';
 import { forkProcessServer, spawnStep, type SpawnRequest, type SpawnResult } from './spawn.js';
 
 interface Pending {
@@ -20,10 +20,11 @@ interface Pending {
   callbackError?: unknown;
 }
 
-/** A process server and the number of requests it is running. */
+/** A process server, the number of requests it is running, and the runs to send it at the end of this turn. */
 interface Server {
   readonly child: ChildProcess;
   load: number;
+  outbox: ServerRequest[] | undefined;
 }
 
 /**
@@ -92,7 +93,7 @@ function failAll(server: Server, reason: string): void {
 
 function startServer(): Server {
   const child = forkProcessServer(serverModule.pathname);
-  const server: Server = { child, load: 0 };
+  const server: Server = { child, load: 0, outbox: undefined };
   onServerMessage(child, (m) => {
     if (m.type === 'ready') return;
     const p = pending.get(m.id);
@@ -142,8 +143,28 @@ function pickServer(): Server {
   return startServer();
 }
 
+/**
+ * Runs are sent once this turn of the event loop is over, together (the visits that reach their step in the same
+ * turn share one write); anything else goes at once, after the runs queued before it (a cancel follows its run).
+ */
 function send(server: Server, message: ServerRequest): void {
-  sendRequest(server.child, message);
+  if (message.type !== 'run') {
+    flushOutbox(server);
+    sendRequest(server.child, message);
+    return;
+  }
+  if (server.outbox) {
+    server.outbox.push(message);
+    return;
+  }
+  server.outbox = [message];
+  setImmediate(() => flushOutbox(server));
+}
+
+function flushOutbox(server: Server): void {
+  const box = server.outbox;
+  server.outbox = undefined;
+  if (box) sendRequests(server.child, box);
 }
 
 /**

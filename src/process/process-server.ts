@@ -8,10 +8,26 @@
  * `server-protocol.ts`.
  */
 import { killAllProcessGroups, registerProcessGroup, unregisterProcessGroup } from './process-groups.js';
-import { onRequest, sendMessage as send } from './server-protocol.js';
+import { onRequest, sendMessage, sendMessages, type ServerMessage } from './server-protocol.js';
 import { spawnStep } from './spawn.js';
 
 const running = new Map<number, AbortController>();
+
+/** Messages to kapps, sent together at the end of this turn of the event loop (see `sendMessages`). */
+let outbox: ServerMessage[] | undefined;
+
+function send(message: ServerMessage): void {
+  if (outbox) {
+    outbox.push(message);
+    return;
+  }
+  outbox = [message];
+  setImmediate(() => {
+    const box = outbox ?? [];
+    outbox = undefined;
+    sendMessages(box);
+  });
+}
 
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const) process.on(signal, () => undefined);
 process.on('disconnect', () => {
@@ -68,4 +84,4 @@ onRequest((message) => {
 });
 
 // Listening: kapps may start steps that count on this process to stop them should kapps die.
-send({ type: 'ready' });
+sendMessage({ type: 'ready' });

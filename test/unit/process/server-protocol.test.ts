@@ -3,10 +3,17 @@
  * through the typed functions of server-protocol.ts.
  */
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { onServerMessage, sendRequest, type ServerMessage } from '../../../src/process/server-protocol.js';
+import {
+  onServerMessage,
+  sendRequest,
+  sendRequests,
+  type ServerMessage,
+} from '../../../src/process/server-protocol.js';
 import { forkProcessServer } from '../../../src/process/spawn.js';
 
 const SERVER = fileURLToPath(new URL('../../../dist/bin/process-server.js', import.meta.url));
@@ -34,6 +41,10 @@ function start(): { server: ChildProcess; messages: ServerMessage[]; next: (type
     return new Promise((resolve) => waiting.push({ type, resolve }));
   };
   return { server, messages, next };
+}
+
+async function waitFor(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 describe('the process server protocol', () => {
@@ -94,5 +105,58 @@ describe('the process server protocol', () => {
     if (result.type !== 'result') throw new Error('not a result');
     expect(result.result).toMatchObject({ cancelled: true, exitCode: null, signal: 'SIGTERM' });
     expect(messages.filter((m) => m.type === 'output')).toEqual([]);
+  });
+
+  it('runs each request of a batch, in order, and its answers come back one by one', async () => {
+    const { server, messages, next } = start();
+    await next('ready');
+    const dir = mkdtempSync(path.join(tmpdir(), 'kapps-batch-'));
+    sendRequests(
+      server,
+      [1, 2, 3].map((id) => ({
+        type: 'run' as const,
+        id,
+        req: { command: 'sh', args: ['-c', `echo ${id} >> order; echo out${id}`], cwd: dir, env },
+        stream: true,
+      })),
+    );
+    await waitFor(() => messages.filter((m) => m.type === 'result').length === 3);
+    // Spawned in the order sent (each appends its id), and every answer unpacked (no batch reaches the listener).
+    expect(readFileSync(path.join(dir, 'order'), 'utf8')).toBe('1\n2\n3\n');
+    expect(messages.some((m) => (m as { type: string }).type === 'batch')).toBe(false);
+    for (const id of [1, 2, 3]) {
+      expect(messages.filter((m) => 'id' in m && m.id === id).map((m) => m.type)).toEqual(['started', 'output', 'result']);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('makes the directory a run asks for before the spawn, or says why it cannot', async () => {
+    const { server, messages, next } = start();
+    await next('ready');
+    const dir = mkdtempSync(path.join(tmpdir(), 'kapps-makedir-'));
+    const kappDir = path.join(dir, 'ws', 'kapp');
+    writeFileSync(path.join(dir, 'file'), '');
+    sendRequests(server, [
+      { type: 'run', id: 1, req: { command: 'pwd', args: [], cwd: kappDir, env, makeDir: kappDir }, stream: false },
+      {
+        type: 'run',
+        id: 2,
+        req: { command: 'pwd', args: [], cwd: path.join(dir, 'file', 'x'), env, makeDir: path.join(dir, 'file', 'x') },
+        stream: false,
+      },
+    ]);
+    await waitFor(() => messages.filter((m) => m.type === 'result').length === 2);
+    const result = (id: number): Record<string, unknown> => {
+      const m = messages.find((x) => x.type === 'result' && x.id === id);
+      if (m?.type !== 'result') throw new Error('no result');
+      return m.result as unknown as Record<string, unknown>;
+    };
+    expect(result(1)).toMatchObject({ exitCode: 0 });
+    expect(Buffer.from(result(1).stdout as Uint8Array).toString()).toBe(`${kappDir}\n`);
+    expect(result(2)).toMatchObject({ exitCode: null, spawnErrorCode: 'ENOTDIR' });
+    expect(result(2).spawnError).toBe(
+      `cannot make the directory ${path.join(dir, 'file', 'x')}: ENOTDIR: not a directory, mkdir '${path.join(dir, 'file', 'x')}'`,
+    );
+    rmSync(dir, { recursive: true, force: true });
   });
 });
