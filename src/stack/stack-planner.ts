@@ -50,12 +50,12 @@ export class StackPlanner {
   /** Rendered run units per variable map. */
   readonly #unitsFor = new WeakMap<GoMap, RunUnitConfig[]>();
   /**
-   * An apply's planned steps per run units (the kapp's own, or a rendering of them) and `kapp\0phase`: it plans each
-   * kapp's phases several times (the `<no value>` checks before and after the workspace is filled, the release's
-   * spec, the visit), and steps planned from the same units are the same (`planSteps` is pure). Other commands plan
-   * once: they keep nothing, so that a big stack's planned steps die as they are written out.
+   * An apply's planned steps of each kapp whose run units hold no template, per phase: it plans each kapp's phases
+   * several times (the `<no value>` checks before and after the workspace is filled, the release's spec, the visit),
+   * and such a kapp's steps are the same every time (`planSteps` is pure). Other commands plan once: they keep
+   * nothing, so that a big stack's planned steps die as they are written out.
    */
-  readonly #plannedFor: WeakMap<readonly RunUnitConfig[], Map<string, readonly PlannedStep[]>> | undefined;
+  readonly #planned: Map<KappModel, Partial<Record<Phase, readonly PlannedStep[]>>> | undefined;
   #placeholderViews: Map<string, GoMap> | undefined;
 
   constructor(model: StackModel, vars: StackVariables, init: PlannerInit) {
@@ -63,7 +63,7 @@ export class StackPlanner {
     this.#vars = vars;
     this.#strictVars = init.strict;
     this.#applyNoValue = init.applyNoValue ?? false;
-    if (this.#applyNoValue) this.#plannedFor = new WeakMap();
+    if (this.#applyNoValue) this.#planned = new Map();
   }
 
   /** Whether planning a kapp's steps reads variables at all (its run units hold templates). */
@@ -100,26 +100,20 @@ export class StackPlanner {
   planPhase(kapp: KappModel, phase: Phase, runtime: KappRuntime, dryRun: boolean, checkNoValue = true): PlannedStep[] {
     const context = { kappId: kapp.id, cacheRoot: kapp.cacheRoot, locate: locateRendered };
     const units = this.renderedRunUnits(kapp, runtime, phase, dryRun);
-    const steps = this.#kept(units, kapp, phase) ?? planSteps(units, phase, context);
-    this.#keep(units, kapp, phase, steps);
+    // Units not rendered (no template in them) plan to the same steps every time.
+    const kept = units === kapp.descriptor.run_units ? this.#planned : undefined;
+    let steps = kept?.get(kapp)?.[phase];
+    if (!steps) {
+      steps = planSteps(units, phase, context);
+      if (kept) {
+        const byPhase = kept.get(kapp);
+        if (byPhase) byPhase[phase] = steps;
+        else kept.set(kapp, { [phase]: steps });
+      }
+    }
     if (checkNoValue) this.#checkNoValue(kapp, phase, steps);
     // A list of the caller's own: the steps are shared, never changed.
     return [...steps];
-  }
-
-  #kept(units: readonly RunUnitConfig[], kapp: KappModel, phase: Phase): readonly PlannedStep[] | undefined {
-    return this.#plannedFor?.get(units)?.get(`${kapp.id}\u0000${phase}`);
-  }
-
-  #keep(units: readonly RunUnitConfig[], kapp: KappModel, phase: Phase, steps: readonly PlannedStep[]): void {
-    const kept = this.#plannedFor;
-    if (!kept) return;
-    let byKapp = kept.get(units);
-    if (!byKapp) {
-      byKapp = new Map();
-      kept.set(units, byKapp);
-    }
-    byKapp.set(`${kapp.id}\u0000${phase}`, steps);
   }
 
   /**
