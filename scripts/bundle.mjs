@@ -67,7 +67,10 @@ const asciiStringWidth = {
       const lazy =
         'let intlSegmenter;\n' +
         'const segmenter = { segment: (text) => (intlSegmenter ??= new Intl.Segmenter()).segment(text) };';
-      return { contents: lazyPropertyRegexps(source.replace(eager, lazy), args.path), loader: 'js' };
+      const contents = lazyPropertyRegexps(source.replace(eager, lazy), args.path);
+      const wrong = await differentWidths(args.path, contents);
+      if (wrong) return { errors: [{ text: `${args.path} changed for the bundle measures ${wrong}` }] };
+      return { contents, loader: 'js' };
     });
     b.onLoad({ filter: /.*/, namespace: 'ascii-string-width' }, async (args) => {
       const { default: real } = await import(pathToFileURL(args.path).href);
@@ -97,6 +100,43 @@ function lazyPropertyRegexps(source, file) {
   const eager = /^(?:const|let|var) \w+ = (?:\/.*\\p\{|new RegExp\()/m.exec(out);
   if (eager) throw new Error(`${file} builds a regular expression when it loads: ${eager[0]}`);
   return out;
+}
+
+/** Texts whose width takes each of string-width's paths: emoji, keycaps, CJK, Hangul, marks, controls, ANSI colours. */
+const WIDTH_SAMPLES = [
+  'abc',
+  '\u{1F600}',
+  '\u{1F468}\u200D\u{1F469}\u200D\u{1F467}',
+  '1\u20E3',
+  '\u2764\uFE0F',
+  '\u4F60\u597D',
+  '\u1100\u1161\u11A8',
+  'e\u0301',
+  '\u0915\u093F',
+  'a\u200Bb',
+  '\u001B[31mred\u001B[39m',
+  '\u00AD',
+  '\uFF21',
+];
+
+/**
+ * Whether the package as changed for the bundle (`contents`, loaded from a file beside the package's own, so that its
+ * imports resolve the same) measures any sample differently from the package itself: the text and both widths, or
+ * undefined when they all agree.
+ */
+async function differentWidths(realPath, contents) {
+  const copy = `${realPath.replace(/index\.js$/, '')}.kapps-bundle-check-${process.pid}.mjs`;
+  writeFileSync(copy, contents);
+  try {
+    const { default: changed } = await import(pathToFileURL(copy).href);
+    const { default: real } = await import(pathToFileURL(realPath).href);
+    for (const text of WIDTH_SAMPLES) {
+      if (changed(text) !== real(text)) return `${JSON.stringify(text)} as ${changed(text)} columns, not ${real(text)}`;
+    }
+    return undefined;
+  } finally {
+    rmSync(copy, { force: true });
+  }
 }
 
 /** Typographic characters of kapps' help and messages, one column wide (unless `ambiguousIsNarrow: false`). */

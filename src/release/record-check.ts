@@ -147,8 +147,7 @@ function compile(schema: z.ZodType): PlainCheck | undefined {
       if (key?.type !== 'string' || key.checks?.length) return undefined;
       const value = def.valueType && compile(def.valueType);
       return (
-        value &&
-        ((v) => isPlainObject(v) && !Object.hasOwn(v, '__proto__') && Object.values(v).every((m) => value(m)))
+        value && ((v) => isPlainObject(v) && !Object.hasOwn(v, '__proto__') && Object.values(v).every((m) => value(m)))
       );
     }
     case 'object':

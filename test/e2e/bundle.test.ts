@@ -60,14 +60,39 @@ describe('the bundled CLI', () => {
       'src/execute',
       'node_modules/yaml',
       'node_modules/zod',
-      'node_modules/re2js',
       'node_modules/listr2',
     ]) {
       expect(all, lazy).toContain(lazy);
       expect(atStart, lazy).not.toContain(lazy);
     }
-    // pg stays a package of its own, loaded from node_modules by the PostgreSQL store only.
+    // pg stays a package of its own, loaded from node_modules by the PostgreSQL store only; so does re2js, loaded
+    // the first time a template compiles a regular expression.
     expect(all).not.toContain('node_modules/pg');
+    expect(all).not.toContain('node_modules/re2js');
+  });
+
+  it('bundles only the parts of zod kapps uses: its English messages, none of its other languages', () => {
+    const text = readdirSync(BIN)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => readFileSync(path.join(BIN, f), 'utf8'))
+      .join('\n');
+    const locales = [...text.matchAll(/^\/\/ node_modules\/zod\/v4\/locales\/([\w-]+)\.js$/gm)].map((m) => m[1]);
+    expect(locales).toEqual(['en']);
+  });
+
+  it('matches templates with regular expressions from the bundle (re2js loaded on first use)', async () => {
+    const r = await runCli(['render', '-'], {
+      input: '{{ regexMatch "^a+b$" "aab" }} {{ regexReplaceAll "[0-9]+" "a1b22" "#" }} {{ regexFind "(" "x" }}',
+    });
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('error parsing regexp: missing closing ): `(`');
+    expect(r.code).toBe(1);
+    const ok = await runCli(['render', '-'], {
+      input: '{{ regexMatch "^a+b$" "aab" }} {{ regexReplaceAll "[0-9]+" "a1b22" "#" }}',
+    });
+    expect(ok.stderr).toBe('');
+    expect(ok.stdout).toBe('true a#b#');
+    expect(ok.code).toBe(0);
   });
 
   it.each([['--help'], ['install', '--help'], ['vars', '--help'], ['release', 'list', '--help']])(

@@ -6,6 +6,7 @@
  * group `1x`).
  */
 import { createRequire } from 'node:module';
+import type * as Re2js from 're2js';
 import type { Matcher, RE2JS } from 're2js';
 import { checkListSize, checkResultSize, MAX_LIST_ITEMS, MAX_STRING_LENGTH } from '../limits.js';
 import { isDigitRune, isLetterRune } from './go-unicode.js';
@@ -17,7 +18,7 @@ import { parseRegexp, RegexpSyntaxError } from './regexp-syntax.js';
  * `require` because template functions run synchronously; the package is the same for every caller (Node's module
  * cache keeps it), so nothing about one run is kept here.
  */
-const re2js = (): typeof import('re2js') => createRequire(import.meta.url)('re2js') as typeof import('re2js');
+const re2js = (): typeof Re2js => createRequire(import.meta.url)('re2js') as typeof Re2js;
 
 /** One match: its start and end (UTF-16 offsets) and the text of each group (undefined if it did not take part). */
 interface Match {

@@ -125,7 +125,11 @@ describe('the process server protocol', () => {
     expect(readFileSync(path.join(dir, 'order'), 'utf8')).toBe('1\n2\n3\n');
     expect(messages.some((m) => (m as { type: string }).type === 'batch')).toBe(false);
     for (const id of [1, 2, 3]) {
-      expect(messages.filter((m) => 'id' in m && m.id === id).map((m) => m.type)).toEqual(['started', 'output', 'result']);
+      expect(messages.filter((m) => 'id' in m && m.id === id).map((m) => m.type)).toEqual([
+        'started',
+        'output',
+        'result',
+      ]);
     }
     rmSync(dir, { recursive: true, force: true });
   });
@@ -149,7 +153,7 @@ describe('the process server protocol', () => {
     const result = (id: number): Record<string, unknown> => {
       const m = messages.find((x) => x.type === 'result' && x.id === id);
       if (m?.type !== 'result') throw new Error('no result');
-      return m.result as unknown as Record<string, unknown>;
+      return m.result;
     };
     expect(result(1)).toMatchObject({ exitCode: 0 });
     expect(Buffer.from(result(1).stdout as Uint8Array).toString()).toBe(`${kappDir}\n`);
