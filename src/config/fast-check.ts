@@ -7,34 +7,11 @@
  * 10,000-kapp stack checked each manifest's view with zod, which was a fifth of the command.
  */
 import type * as z from 'zod';
+import { compiledOnce, defOf, numberChecks, stringChecks, type SchemaDef } from '../diagnostics/schema-defs.js';
 import type { YamlNode } from '../yaml/read.js';
 
 /** Whether a node (undefined: the field is absent) certainly passes; false means "let zod decide". */
 export type FastCheck = (node: YamlNode | undefined) => boolean;
-
-/** The parts of a zod schema's definition the compiler reads. */
-interface Def {
-  readonly type: string;
-  readonly innerType?: z.ZodType;
-  readonly options?: readonly z.ZodType[];
-  readonly element?: z.ZodType;
-  readonly keyType?: z.ZodType;
-  readonly valueType?: z.ZodType;
-  readonly shape?: Readonly<Record<string, z.ZodType>>;
-  readonly catchall?: z.ZodType;
-  readonly format?: string;
-  readonly checks?: readonly { _zod: { def: CheckDef } }[];
-}
-
-interface CheckDef {
-  readonly check: string;
-  readonly format?: string;
-  readonly pattern?: RegExp;
-  readonly value?: unknown;
-  readonly inclusive?: boolean;
-}
-
-const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 /** A scalar as the view has it: ints as numbers, non-finite floats as their text. */
 function scalarView(node: YamlNode & { kind: 'scalar' }): unknown {
@@ -47,20 +24,6 @@ function scalarView(node: YamlNode & { kind: 'scalar' }): unknown {
 /** Whether a node is what the view drops from a map (a null scalar). */
 function isNullScalar(node: YamlNode): boolean {
   return node.kind === 'scalar' && node.value === null;
-}
-
-/** The number checks a compiled check honours (min/max); undefined when there is another. */
-function numberBounds(checks: Def['checks']): ((n: number) => boolean)[] | undefined {
-  const out: ((n: number) => boolean)[] = [];
-  for (const c of checks ?? []) {
-    const d = c._zod.def;
-    if (typeof d.value !== 'number') return undefined;
-    const bound = d.value;
-    if (d.check === 'greater_than') out.push(d.inclusive ? (n) => n >= bound : (n) => n > bound);
-    else if (d.check === 'less_than') out.push(d.inclusive ? (n) => n <= bound : (n) => n < bound);
-    else return undefined;
-  }
-  return out;
 }
 
 /** The compiled check of `schema`, or undefined when it uses a feature this compiler does not know. */
@@ -82,29 +45,26 @@ function compile(schema: z.ZodType): FastCheck | undefined {
       if (def.checks?.length) return undefined;
       return (n) => n?.kind === 'scalar' && typeof scalarView(n) === 'boolean';
     case 'string': {
-      const patterns: RegExp[] = [];
-      for (const c of def.checks ?? []) {
-        const d = c._zod.def;
-        if (d.check !== 'string_format' || d.format !== 'regex' || !(d.pattern instanceof RegExp)) return undefined;
-        if (d.pattern.global || d.pattern.sticky) return undefined;
-        patterns.push(d.pattern);
-      }
-      return (n) => {
-        if (n?.kind !== 'scalar') return false;
-        const v = scalarView(n);
-        return typeof v === 'string' && patterns.every((p) => p.test(v));
-      };
+      const checks = stringChecks(def);
+      return (
+        checks &&
+        ((n) => {
+          if (n?.kind !== 'scalar') return false;
+          const v = scalarView(n);
+          return typeof v === 'string' && checks.every((c) => c(v));
+        })
+      );
     }
     case 'number': {
-      const bounds = numberBounds(def.checks);
-      if (!bounds || (def.format !== undefined && def.format !== 'safeint')) return undefined;
-      const int = def.format === 'safeint';
-      return (n) => {
-        if (n?.kind !== 'scalar') return false;
-        const v = scalarView(n);
-        if (typeof v !== 'number' || !(int ? Number.isSafeInteger(v) : Number.isFinite(v))) return false;
-        return bounds.every((b) => b(v));
-      };
+      const checks = numberChecks(def);
+      return (
+        checks &&
+        ((n) => {
+          if (n?.kind !== 'scalar') return false;
+          const v = scalarView(n);
+          return typeof v === 'number' && Number.isFinite(v) && checks.every((c) => c(v));
+        })
+      );
     }
     case 'union': {
       const options = (def.options ?? []).map(compile);
@@ -139,7 +99,7 @@ function compile(schema: z.ZodType): FastCheck | undefined {
   }
 }
 
-function compileObject(def: Def): FastCheck | undefined {
+function compileObject(def: SchemaDef): FastCheck | undefined {
   const catchall = def.catchall && defOf(def.catchall).type;
   if (catchall !== undefined && catchall !== 'never') return undefined;
   const strict = catchall === 'never';
@@ -170,23 +130,9 @@ function compileObject(def: Def): FastCheck | undefined {
   };
 }
 
-/**
- * Where a schema keeps its compiled check (null: it cannot be compiled): a property of the schema itself, a constant
- * of the module that defines it, compiled the first time a file is checked against it.
- */
-const COMPILED = Symbol('kapps.fastCheck');
-
-type WithCheck = { [COMPILED]?: FastCheck | null };
-
 /** The quick check of `schema` (see the module doc), or undefined when it cannot be compiled. */
 export function fastCheckOf(schema: z.ZodType): FastCheck | undefined {
-  const holder = schema as unknown as WithCheck;
-  let check = holder[COMPILED];
-  if (check === undefined) {
-    check = compile(schema) ?? null;
-    if (Object.isExtensible(schema)) {
-      Object.defineProperty(schema, COMPILED, { value: check, enumerable: false, configurable: true });
-    }
-  }
-  return check ?? undefined;
+  return compiledOnce(schema, COMPILED, compile);
 }
+
+const COMPILED = Symbol('kapps.fastCheck');

@@ -6,81 +6,15 @@
  * record takes: zod's check of a 1,000-kapp record was a tenth of `kapps preview`.
  */
 import type * as z from 'zod';
+import { compiledOnce, defOf, numberChecks, stringChecks, type SchemaDef } from '../diagnostics/schema-defs.js';
 
 /** Whether a value (undefined: the field is absent) certainly passes and comes out of zod unchanged. */
 export type PlainCheck = (value: unknown) => boolean;
-
-/** The parts of a zod schema's definition the compiler reads. */
-interface Def {
-  readonly type: string;
-  readonly innerType?: z.ZodType;
-  readonly options?: readonly z.ZodType[];
-  readonly element?: z.ZodType;
-  readonly keyType?: z.ZodType;
-  readonly valueType?: z.ZodType;
-  readonly shape?: Readonly<Record<string, z.ZodType>>;
-  readonly catchall?: z.ZodType;
-  readonly entries?: Readonly<Record<string, unknown>>;
-  readonly getter?: () => z.ZodType;
-  readonly check?: string;
-  readonly format?: string;
-  readonly pattern?: RegExp;
-  readonly checks?: readonly { _zod: { def: CheckDef } }[];
-}
-
-interface CheckDef {
-  readonly check: string;
-  readonly format?: string;
-  readonly pattern?: RegExp;
-  readonly value?: unknown;
-  readonly inclusive?: boolean;
-  readonly minimum?: unknown;
-}
-
-const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
-}
-
-/** The string checks a compiled check honours: patterns (regex, ISO date-time) and a minimum length. */
-function stringChecks(def: Def): ((s: string) => boolean)[] | undefined {
-  const out: ((s: string) => boolean)[] = [];
-  const own: CheckDef[] = def.check === 'string_format' ? [def as CheckDef] : [];
-  for (const d of [...own, ...(def.checks ?? []).map((c) => c._zod.def)]) {
-    if (d.check === 'string_format' && (d.format === 'regex' || d.format === 'datetime')) {
-      const pattern = d.pattern;
-      if (!(pattern instanceof RegExp) || pattern.global || pattern.sticky) return undefined;
-      out.push((s) => pattern.test(s));
-    } else if (d.check === 'min_length' && typeof d.minimum === 'number') {
-      const min = d.minimum;
-      out.push((s) => s.length >= min);
-    } else {
-      return undefined;
-    }
-  }
-  return out;
-}
-
-/** The number checks a compiled check honours: safe integers and bounds. */
-function numberChecks(def: Def): ((n: number) => boolean)[] | undefined {
-  if (def.format !== undefined) return undefined;
-  const out: ((n: number) => boolean)[] = [];
-  for (const c of def.checks ?? []) {
-    const d = c._zod.def;
-    if (d.check === 'number_format' && d.format === 'safeint') {
-      out.push((n) => Number.isSafeInteger(n));
-      continue;
-    }
-    if (typeof d.value !== 'number') return undefined;
-    const bound = d.value;
-    if (d.check === 'greater_than') out.push(d.inclusive ? (n) => n >= bound : (n) => n > bound);
-    else if (d.check === 'less_than') out.push(d.inclusive ? (n) => n <= bound : (n) => n < bound);
-    else return undefined;
-  }
-  return out;
 }
 
 /** The compiled check of `schema`, or undefined when it uses a feature this compiler does not know. */
@@ -157,7 +91,7 @@ function compile(schema: z.ZodType): PlainCheck | undefined {
   }
 }
 
-function compileObject(def: Def): PlainCheck | undefined {
+function compileObject(def: SchemaDef): PlainCheck | undefined {
   const catchall = def.catchall && defOf(def.catchall).type;
   // A loose object keeps unknown keys; a strict one refuses them; the default drops them (then the data would
   // change: not sure).
@@ -177,20 +111,9 @@ function compileObject(def: Def): PlainCheck | undefined {
   };
 }
 
-/** Where a schema keeps its compiled check (null: it cannot be compiled). */
-const COMPILED = Symbol('kapps.plainCheck');
-
-type WithCheck = { [COMPILED]?: PlainCheck | null };
-
 /** The quick check of `schema` (see the module doc), or undefined when it cannot be compiled. */
 export function plainCheckOf(schema: z.ZodType): PlainCheck | undefined {
-  const holder = schema as unknown as WithCheck;
-  let check = holder[COMPILED];
-  if (check === undefined) {
-    check = compile(schema) ?? null;
-    if (Object.isExtensible(schema)) {
-      Object.defineProperty(schema, COMPILED, { value: check, enumerable: false, configurable: true });
-    }
-  }
-  return check ?? undefined;
+  return compiledOnce(schema, COMPILED, compile);
 }
+
+const COMPILED = Symbol('kapps.plainCheck');
