@@ -218,8 +218,7 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
           ],
         );
         const created = toRun(firstRow(inserted));
-        await appendStatus(client, created, 1);
-        await notify(client, { type: 'queued', runId: created.id });
+        await appendStatus(client, created, 1, { type: 'queued', runId: created.id });
         return { kind: 'created', run: created };
       }),
     );
@@ -820,14 +819,18 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
   }
 }
 
-/** Append the run's new status as its feed entry `seq` (the row's `feed_seq`, already counted), and announce it. */
-async function appendStatus(client: pg.PoolClient, run: StoredRun, seq: number): Promise<void> {
-  await client.query(`INSERT INTO kapps_run_feed (run_id, seq, kind, data) VALUES ($1, $2, 'status', $3::jsonb)`, [
-    run.id,
-    seq,
-    storableJson(run),
-  ]);
-  await notify(client, { type: 'feed', runId: run.id, seq });
+/**
+ * Append the run's new status as its feed entry `seq` (the row's `feed_seq`, already counted), and announce it, then
+ * `then` if given: one statement (one round trip); the notices are sent on commit, in this order.
+ */
+async function appendStatus(client: pg.PoolClient, run: StoredRun, seq: number, then?: StoreNotice): Promise<void> {
+  const notices = [{ type: 'feed', runId: run.id, seq } satisfies StoreNotice, ...(then ? [then] : [])];
+  await client.query(
+    `WITH entry AS (
+       INSERT INTO kapps_run_feed (run_id, seq, kind, data) VALUES ($1, $2, 'status', $3::jsonb) RETURNING seq)
+     SELECT ${notices.map((_, i) => `pg_notify($4, $${5 + i})`).join(', ')} FROM entry`,
+    [run.id, seq, storableJson(run), RUNS_CHANNEL, ...notices.map((n) => JSON.stringify(n))],
+  );
 }
 
 async function notify(client: pg.PoolClient, notice: StoreNotice): Promise<void> {
