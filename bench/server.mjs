@@ -13,7 +13,9 @@
 // The server's backend is a temp directory, or PostgreSQL with --backend postgres://… (or $KAPPS_BENCH_PG); the CLI
 // it is compared with always records into a temp directory.
 //
-//   npm run build && node bench/server.mjs [--rounds 3] [--only latency,W2,reads] [--backend postgres://…]
+// `--cli DIR` runs the server of another build (DIR is its `dist/`, e.g. an older one copied aside).
+//
+//   npm run build && node bench/server.mjs [--rounds 3] [--only latency,W2,reads] [--backend postgres://…] [--cli DIR]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -26,7 +28,7 @@ import { writeStack } from './gen-stack.mjs';
 import { targetRow } from './targets.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cli = path.join(here, '..', 'dist', 'cli', 'main.js');
+let cli = path.join(here, '..', 'dist', 'cli', 'main.js');
 const genDag = process.env.KAPPS_GEN_DAG ?? path.join(here, '..', '..', 'shared', 'bench', 'gen-dag.mjs');
 
 const opts = { rounds: 3, only: ['latency', 'W2', 'reads'], backend: process.env.KAPPS_BENCH_PG ?? '' };
@@ -35,6 +37,7 @@ for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--rounds') opts.rounds = Number(argv[++i]);
   else if (argv[i] === '--only') opts.only = argv[++i].split(',');
   else if (argv[i] === '--backend') opts.backend = argv[++i];
+  else if (argv[i] === '--cli') cli = path.resolve(argv[++i], 'cli', 'main.js');
   else throw new Error(`unknown argument ${argv[i]}`);
 }
 

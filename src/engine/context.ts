@@ -6,6 +6,8 @@
  */
 import type { LogLimits } from '../release/log-budget.js';
 import type { Timings } from '../diagnostics/timings.js';
+import type { BackendSpec } from '../release/store.js';
+import type { ReleaseStore } from '../release/store-types.js';
 import type { EngineView } from './view.js';
 
 export interface EngineContext {
@@ -43,6 +45,11 @@ export interface EngineContext {
   readonly logLimits?: LogLimits;
   /** Where the run's timings go (`KAPPS_TIMINGS`); unset: nothing is measured. */
   readonly timings?: Timings;
+  /**
+   * A release store the driver keeps open for the backend `spec` (the runs server's, shared by its runs), or undefined:
+   * the run opens its own. Closing the store it gives must leave it open.
+   */
+  readonly releaseStore?: (spec: BackendSpec) => ReleaseStore | undefined;
 }
 
 /** The selection, overrides and source options of a command that opens a stack (the CLI's shared options). */

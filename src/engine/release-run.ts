@@ -75,7 +75,7 @@ export async function openTarget(
     cwd: ctx.cwd,
     kappsHome: kappsHome(ctx.env.KAPPS_HOME),
   });
-  const store = await openReleaseStore(spec);
+  const store = ctx.releaseStore?.(spec) ?? (await openReleaseStore(spec));
   if (!legacyWarned.has(ctx)) {
     legacyWarned.add(ctx);
     try {

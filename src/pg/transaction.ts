@@ -8,9 +8,16 @@ import { isTransient } from './transient.js';
 /**
  * Run `action` in one transaction on a connection of `pool`. While it is held, the connection's own `error` event
  * (the server dropped it between two queries) is taken here instead of reaching the process as an unhandled error;
- * a connection that failed is closed rather than given back to the pool.
+ * a connection that failed is closed rather than given back to the pool. `lockKey`: the transaction-level advisory
+ * lock taken with `BEGIN`, in the same round trip, before `action` runs.
  */
-export async function transaction<T>(pool: pg.Pool, action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function transaction<T>(
+  pool: pg.Pool,
+  action: (client: pg.PoolClient) => Promise<T>,
+  options: { readonly lockKey?: number } = {},
+): Promise<T> {
+  const { lockKey } = options;
+  if (lockKey !== undefined && !Number.isSafeInteger(lockKey)) throw new Error(`not a lock key: ${lockKey}`);
   const client = await pool.connect();
   let broken: unknown;
   const onError = (error: unknown): void => {
@@ -18,7 +25,8 @@ export async function transaction<T>(pool: pg.Pool, action: (client: pg.PoolClie
   };
   client.on('error', onError);
   try {
-    await client.query('BEGIN');
+    // Without parameters, both statements go in one message (the simple query protocol).
+    await client.query(lockKey === undefined ? 'BEGIN' : `BEGIN; SELECT pg_advisory_xact_lock(${lockKey})`);
     const value = await action(client);
     await client.query('COMMIT');
     return value;

@@ -61,6 +61,12 @@ interface SummaryRow {
   heartbeat_at: Date;
 }
 
+/** How a PostgreSQL release store connects: its connections at most (2) and their `application_name` (`kapps`). */
+export interface PgReleaseStoreOptions {
+  readonly maxConnections?: number;
+  readonly applicationName?: string;
+}
+
 /** The release store kept in a PostgreSQL database. */
 export class PgReleaseStore implements ReleaseStore {
   readonly description: string;
@@ -68,14 +74,16 @@ export class PgReleaseStore implements ReleaseStore {
   readonly #pool: pg.Pool;
 
   readonly #report: DamageReport;
+  /** The spec key once read: it is made once and never changes, so a store kept open reads it once. */
+  #specKey: Buffer | undefined;
 
   /** `url`: a `postgres://` or `postgresql://` connection URL. Nothing connects before the first call. */
-  constructor(url: string, options: LogStoreOptions = {}) {
+  constructor(url: string, options: LogStoreOptions & PgReleaseStoreOptions = {}) {
     this.#report = damageReport(options);
     this.#db = new PgDatabase(url, {
       name: 'release store',
-      applicationName: 'kapps',
-      maxConnections: 2,
+      applicationName: options.applicationName ?? 'kapps',
+      maxConnections: options.maxConnections ?? 2,
       error: (message, unavailable) => new ReleaseStoreError(message, { unavailable }),
     });
     this.description = this.#db.description;
@@ -321,6 +329,7 @@ export class PgReleaseStore implements ReleaseStore {
   }
 
   async specKey(): Promise<Buffer | undefined> {
+    if (this.#specKey) return Buffer.from(this.#specKey);
     return this.#run('cannot read the spec key', async () => {
       // The first kapps that needs it makes it; `DO NOTHING` keeps the one made first.
       await this.#pool.query('INSERT INTO kapps_spec_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING', [
@@ -330,7 +339,8 @@ export class PgReleaseStore implements ReleaseStore {
       const key = found.rows[0]?.key ?? '';
       if (!/^[0-9a-f]{64}$/.test(key))
         throw new ReleaseStoreError(`kapps_spec_key in ${this.description} holds no valid key`);
-      return Buffer.from(key, 'hex');
+      this.#specKey = Buffer.from(key, 'hex');
+      return Buffer.from(this.#specKey);
     });
   }
 

@@ -77,14 +77,17 @@ export function describeBackend(spec: BackendSpec): string {
 }
 
 /** Open the store for a backend. The PostgreSQL driver is loaded only when needed. */
-export async function openReleaseStore(spec: BackendSpec): Promise<ReleaseStore> {
+export async function openReleaseStore(
+  spec: BackendSpec,
+  options: { readonly maxConnections?: number; readonly applicationName?: string } = {},
+): Promise<ReleaseStore> {
   if (spec.kind === 'file') {
     checkStoreDirectory(spec.root);
     const { FileReleaseStore } = await import('./file-store.js');
     return new FileReleaseStore(spec.root);
   }
   const { PgReleaseStore } = await import('./pg-store.js');
-  return new PgReleaseStore(spec.url);
+  return new PgReleaseStore(spec.url, options);
 }
 
 /** File systems that hold no user directories (proc, sysfs, devpts, debugfs, tracefs, securityfs, cgroup, cgroup2). */

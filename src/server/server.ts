@@ -208,7 +208,12 @@ async function openBackends(setup: ServerSetup, options: ServeOptions, instance:
       enqueued: () => deliverer.wake(),
       say: options.say,
     });
-    const releases = await openReleaseStore(spec);
+    // A PostgreSQL store is shared by the runs (a warm server opens no pool and checks no schema per run): two
+    // connections for each run, as a run's own store had, and two for the server's reads.
+    const releases = await openReleaseStore(spec, {
+      maxConnections: 2 + 2 * setup.limits.maxRuns,
+      applicationName: 'kapps-serve-releases',
+    });
     // The backend's spec key, made now when it has none: a preview keys its digests with it, so the preview an apply
     // is approved on and the preview computed again before it applies agree (with a key of their own, each preview
     // of a backend nothing was recorded in yet would differ, and every such apply would be stale).

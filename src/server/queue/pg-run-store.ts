@@ -180,48 +180,59 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
 
   protected async insertRun(run: NewRun & { readonly id: string }, limits: SubmitLimits): Promise<InsertOutcome> {
     return this.#run('cannot submit a run', () =>
-      this.#tx(async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [SUBMIT_LOCK_KEY]);
-        const key = limits.idempotencyKey;
-        if (key !== undefined) {
-          const found = await client.query<RunRow>(
-            'SELECT * FROM kapps_runs WHERE created_by = $1 AND idempotency_key = $2',
-            [run.createdBy, key],
-          );
-          if (found.rows[0]) return { kind: 'existing', run: toRun(found.rows[0]) };
-        }
-        const counts = await client.query<{ total: string; stack: string }>(
-          `SELECT count(*) AS total, count(*) FILTER (WHERE project = $1 AND stack = $2) AS stack
-             FROM kapps_runs WHERE status IN ('queued', 'needs-approval')`,
-          [run.project, run.stack],
-        );
-        const row = counts.rows[0];
-        if (row && Number(row.stack) >= limits.maxQueuedPerStack) return { kind: 'full', scope: 'stack' };
-        if (row && Number(row.total) >= limits.maxQueuedTotal) return { kind: 'full', scope: 'total' };
-        const inserted = await client.query<RunRow>(
-          `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, options, idempotency_key,
+      this.#tx(
+        async (client) => {
+          const key = limits.idempotencyKey;
+          if (key !== undefined) {
+            const found = await client.query<RunRow>(
+              'SELECT * FROM kapps_runs WHERE created_by = $1 AND idempotency_key = $2',
+              [run.createdBy, key],
+            );
+            if (found.rows[0]) return { kind: 'existing', run: toRun(found.rows[0]) };
+          }
+          // Inserted only within the queue limits, counted in the same statement (the submission lock is held since
+          // BEGIN, so the count sees every submission before this one).
+          const inserted = await client.query<RunRow>(
+            `INSERT INTO kapps_runs (id, type, project, stack, status, created_by, created_at, options, idempotency_key,
                                    feed_seq, source_commit, run_trigger, approval)
-           VALUES ($1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7, 1, $8::jsonb, $9::jsonb,
-                   $10::jsonb)
+           SELECT $1, $2, $3, $4, 'queued', $5, clock_timestamp(), $6::jsonb, $7, 1, $8::jsonb, $9::jsonb, $10::jsonb
+             FROM (SELECT count(*) AS total, count(*) FILTER (WHERE project = $3 AND stack = $4) AS stack
+                     FROM kapps_runs WHERE status IN ('queued', 'needs-approval')) AS queue
+            WHERE queue.stack < $11 AND queue.total < $12
            RETURNING *`,
-          [
-            run.id,
-            run.type,
-            run.project,
-            run.stack,
-            run.createdBy,
-            JSON.stringify(run.options),
-            key ?? null,
-            run.commit ? JSON.stringify(run.commit) : null,
-            JSON.stringify(run.trigger ?? API_TRIGGER),
-            run.approval ? storableJson(run.approval) : null,
-          ],
-        );
-        const created = toRun(firstRow(inserted));
-        await appendStatus(client, created, 1);
-        await notify(client, { type: 'queued', runId: created.id });
-        return { kind: 'created', run: created };
-      }),
+            [
+              run.id,
+              run.type,
+              run.project,
+              run.stack,
+              run.createdBy,
+              JSON.stringify(run.options),
+              key ?? null,
+              run.commit ? JSON.stringify(run.commit) : null,
+              JSON.stringify(run.trigger ?? API_TRIGGER),
+              run.approval ? storableJson(run.approval) : null,
+              limits.maxQueuedPerStack,
+              limits.maxQueuedTotal,
+            ],
+          );
+          if (!inserted.rows[0]) {
+            // A full queue (rare): which one, counted again under the same lock.
+            const counts = await client.query<{ stack: string }>(
+              `SELECT count(*) AS stack FROM kapps_runs
+              WHERE status IN ('queued', 'needs-approval') AND project = $1 AND stack = $2`,
+              [run.project, run.stack],
+            );
+            return {
+              kind: 'full',
+              scope: Number(counts.rows[0]?.stack ?? 0) >= limits.maxQueuedPerStack ? 'stack' : 'total',
+            };
+          }
+          const created = toRun(firstRow(inserted));
+          await appendStatus(client, created, 1, { type: 'queued', runId: created.id });
+          return { kind: 'created', run: created };
+        },
+        { lockKey: SUBMIT_LOCK_KEY },
+      ),
     );
   }
 
@@ -807,8 +818,8 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
   }
 
   /** Run one transaction on a pooled connection. */
-  #tx<T>(action: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return transaction(this.#pool, action);
+  #tx<T>(action: (client: pg.PoolClient) => Promise<T>, options?: { readonly lockKey?: number }): Promise<T> {
+    return transaction(this.#pool, action, options);
   }
 
   #run<T>(what: string, action: () => Promise<T>): Promise<T> {
@@ -820,14 +831,18 @@ export class PgRunStore extends RunStorePolicy implements RunStore {
   }
 }
 
-/** Append the run's new status as its feed entry `seq` (the row's `feed_seq`, already counted), and announce it. */
-async function appendStatus(client: pg.PoolClient, run: StoredRun, seq: number): Promise<void> {
-  await client.query(`INSERT INTO kapps_run_feed (run_id, seq, kind, data) VALUES ($1, $2, 'status', $3::jsonb)`, [
-    run.id,
-    seq,
-    storableJson(run),
-  ]);
-  await notify(client, { type: 'feed', runId: run.id, seq });
+/**
+ * Append the run's new status as its feed entry `seq` (the row's `feed_seq`, already counted), and announce it, then
+ * `then` if given: one statement (one round trip); the notices are sent on commit, in this order.
+ */
+async function appendStatus(client: pg.PoolClient, run: StoredRun, seq: number, then?: StoreNotice): Promise<void> {
+  const notices = [{ type: 'feed', runId: run.id, seq } satisfies StoreNotice, ...(then ? [then] : [])];
+  await client.query(
+    `WITH entry AS (
+       INSERT INTO kapps_run_feed (run_id, seq, kind, data) VALUES ($1, $2, 'status', $3::jsonb) RETURNING seq)
+     SELECT ${notices.map((_, i) => `pg_notify($4, $${5 + i})`).join(', ')} FROM entry`,
+    [run.id, seq, storableJson(run), RUNS_CHANNEL, ...notices.map((n) => JSON.stringify(n))],
+  );
 }
 
 async function notify(client: pg.PoolClient, notice: StoreNotice): Promise<void> {

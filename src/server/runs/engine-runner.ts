@@ -23,6 +23,8 @@ import { CancelledError, ConfigError, KappsError } from '../../diagnostics/error
 import type * as Engine from '../../engine/index.js';
 import type { EngineContext, RollbackParams, RunParams, StackParams } from '../../engine/index.js';
 import type { ReleaseSource } from '../../release/types.js';
+import type { BackendSpec } from '../../release/store.js';
+import type { ReleaseStore } from '../../release/store-types.js';
 import type { PreviewDocument } from '../../release/preview.js';
 import { canonicalJson } from '../../release/canonical-json.js';
 import { redactCredentials } from '../../diagnostics/redact.js';
@@ -99,11 +101,15 @@ export function createEngine(context: RunEngineDeps): Promise<RunEngine> {
 export class EngineAdapter implements RunEngine {
   readonly #context: RunEngineDeps;
   readonly #backend: string;
+  /** The server's release store as the runs get it (closing it leaves it open), for a PostgreSQL backend. */
+  readonly #sharedReleases: ReleaseStore | undefined;
   #engineModule: Promise<typeof Engine> | undefined;
 
   constructor(context: RunEngineDeps) {
     this.#context = context;
     this.#backend = context.backend.kind === 'file' ? context.backend.root : context.backend.url;
+    // A file store is opened by each run (it is cheap, and what it remembers of the files it wrote goes with it).
+    this.#sharedReleases = context.backend.kind === 'postgres' ? keptOpen(context.releases) : undefined;
   }
   /** The engine's modules, loaded by the first run that needs them. */
   get #engine(): Promise<typeof Engine> {
@@ -604,7 +610,16 @@ export class EngineAdapter implements RunEngine {
       // The release a run recorded is in its record and its result, not in its log.
       result: () => undefined,
       logLimits: { maxBytes: this.#context.limits.maxLogBytes, maxLineLength: this.#context.limits.maxLineLength },
+      releaseStore: (spec) => this.#releaseStoreFor(spec),
     };
+  }
+
+  /** The server's own release store for a run whose backend is the server's PostgreSQL database. */
+  #releaseStoreFor(spec: BackendSpec): ReleaseStore | undefined {
+    const own = this.#context.backend;
+    return spec.kind === 'postgres' && own.kind === 'postgres' && spec.url === own.url
+      ? this.#sharedReleases
+      : undefined;
   }
 
   #target(at: Located) {
@@ -682,6 +697,17 @@ function withoutCredentials(env: Record<string, string>, projects: readonly Proj
     }
   }
   return out;
+}
+
+/** `store` for a run: the same store, whose `close` leaves it open (the server closes it when it stops). */
+function keptOpen(store: ReleaseStore): ReleaseStore {
+  return new Proxy(store, {
+    get(target, name) {
+      if (name === 'close') return () => Promise.resolve();
+      const value: unknown = Reflect.get(target, name, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** `env` without its unset variables. */

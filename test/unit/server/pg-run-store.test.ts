@@ -588,6 +588,28 @@ describe('PostgreSQL run store', () => {
     expect((await claimers[0]!.list({ limit: 500, status: 'succeeded' })).runs).toHaveLength(48);
   });
 
+  it('many instances submitting at once never go beyond the queue limits, per stack and in total', async () => {
+    const url = await databases.create();
+    const submitters = await Promise.all(['p1', 'p2', 'p3', 'p4'].map((n) => openStore(url, n)));
+    const limits: SubmitLimits = { maxQueuedPerStack: 3, maxQueuedTotal: 8 };
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, (_, n) =>
+        submitters[n % submitters.length]!.submit(newRun(n % 2 === 0 ? 'a' : 'b'), limits),
+      ),
+    );
+    const created = outcomes.flatMap((o) => (o.kind === 'created' ? [o.run.stack] : []));
+    expect(created.sort()).toEqual(['a', 'a', 'a', 'b', 'b', 'b']);
+    expect(outcomes.filter((o) => o.kind === 'full' && o.scope === 'stack')).toHaveLength(34);
+    expect((await submitters[0]!.submit(newRun('c'), limits)).kind).toBe('created');
+    const last = await Promise.all([
+      submitters[1]!.submit(newRun('d'), limits),
+      submitters[2]!.submit(newRun('e'), limits),
+    ]);
+    expect(last.map((o) => o.kind).sort()).toEqual(['created', 'full']);
+    expect(last.find((o) => o.kind === 'full')).toMatchObject({ scope: 'total' });
+    expect((await submitters[3]!.list({ limit: 100, status: 'queued' })).runs).toHaveLength(8);
+  });
+
   it('two instances deciding on one waiting run at once count both; the run is claimed by either', async () => {
     const url = await databases.create();
     const [a, b] = await Promise.all([openStore(url, 'a'), openStore(url, 'b')]);
