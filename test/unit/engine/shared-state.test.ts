@@ -55,6 +55,8 @@ const ALLOWED: Record<string, string> = {
   'process/process-runner.ts:watchdogReady': PROCESS_POOL,
   'process/process-groups.ts:liveGroups': PROCESS_POOL,
   'process/process-server.ts:running': 'the steps of the process server (a process of its own)',
+  'process/process-server.ts:outbox':
+    'the messages the process server (a process of its own) sends at the end of this turn',
 };
 
 function sources(dir: string): string[] {
