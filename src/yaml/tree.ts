@@ -201,6 +201,10 @@ export function depthError(loc: SourceLocation): ConfigError {
   ]);
 }
 
+/** Texts up to this length are shared within a document, up to this many of them. */
+const MAX_SHARED_TEXT = 40;
+const MAX_SHARED_TEXTS = 8192;
+
 export class TreeAssembler {
   readonly diagnostics: Diagnostic[] = [];
   /**
@@ -231,6 +235,19 @@ export class TreeAssembler {
     return node;
   }
   readonly #anchors = new Map<string, YamlNode | typeof IN_PROGRESS>();
+  /**
+   * One string for each short text met again (keys, and values such as `true`, are written once per item of a
+   * list), so that the tree a stack keeps holds each once; and the plain resolution of each.
+   */
+  readonly #texts = new Map<string, string>();
+  readonly #resolved = new Map<string, GoValue>();
+
+  #shared(text: string): string {
+    const known = this.#texts.get(text);
+    if (known !== undefined) return known;
+    if (this.#texts.size < MAX_SHARED_TEXTS) this.#texts.set(text, text);
+    return text;
+  }
   /** The target of every alias used, for the expansion guard. */
   readonly #aliasTargets: YamlNode[] = [];
 
@@ -279,11 +296,16 @@ export class TreeAssembler {
    * A scalar with yaml.v2's resolution of its text (see `resolveScalar`), at `start`–`end` (a point when `end` is
    * negative).
    */
-  scalar(raw: string, plain: boolean, tag: string | undefined, start: number, end: number): YamlScalarNode {
+  scalar(text: string, plain: boolean, tag: string | undefined, start: number, end: number): YamlScalarNode {
     const at = this.positions;
+    const raw = text.length <= MAX_SHARED_TEXT ? this.#shared(text) : text;
     if (tag === undefined) {
       if (!plain) return new ScalarNode(raw, raw, at, start, end);
-      const value = resolvePlain(raw);
+      let value = this.#resolved.get(raw);
+      if (value === undefined) {
+        value = resolvePlain(raw);
+        if (this.#resolved.size < MAX_SHARED_TEXTS) this.#resolved.set(raw, value);
+      }
       return isMergeKey(raw)
         ? new MergeKeyNode(value, raw, at, start, end)
         : new ScalarNode(value, raw, at, start, end);
