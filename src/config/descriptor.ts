@@ -308,8 +308,10 @@ function readDependsOn(node: YamlNode): DependsOnConfig[] {
     if (conditions && !isNull(conditions)) put(dep, 'conditions', readTexts(conditions));
     out.push(dep);
   }
-  setLocationNode(out, node);
-  return out;
+  // A list of exactly its length: one grown by `push` keeps room for more, and a stack keeps every kapp's.
+  const list = out.slice();
+  setLocationNode(list, node);
+  return list;
 }
 
 function readActions(node: YamlNode): ActionConfig[] {

@@ -6,11 +6,24 @@ import { inRunContext } from './scope.js';
 import type { PreviewResult } from './preview.js';
 
 /** The resolved spec of the stack as YAML (`kapps generate`) or JSON (`-o json`). */
-export function generateDocument(
+export async function generateDocument(
   params: StackParams,
   ctx: EngineContext,
   options: { phases?: readonly Phase[]; format?: 'yaml' | 'json'; signal?: AbortSignal } = {},
 ): Promise<string> {
+  return (await generateDocumentParts(params, ctx, options)).join('');
+}
+
+/**
+ * The same document in consecutive pieces, made only once the whole stack is planned (a problem found on the way
+ * leaves nothing written): the CLI writes them one after another, so that a big stack's text is never also copied
+ * into one string and one buffer.
+ */
+export function generateDocumentParts(
+  params: StackParams,
+  ctx: EngineContext,
+  options: { phases?: readonly Phase[]; format?: 'yaml' | 'json'; signal?: AbortSignal } = {},
+): Promise<readonly string[]> {
   return inRunContext(ctx, () => generateInContext(params, ctx, options));
 }
 
@@ -18,7 +31,7 @@ async function generateInContext(
   params: StackParams,
   ctx: EngineContext,
   options: { phases?: readonly Phase[]; format?: 'yaml' | 'json'; signal?: AbortSignal },
-): Promise<string> {
+): Promise<readonly string[]> {
   const stack = await openStackFor(
     params,
     { planning: true, ...(options.signal ? { signal: options.signal } : {}) },
@@ -39,13 +52,13 @@ async function generateInContext(
     });
     flushWarnings(stack, ctx);
     pieces.push(pieces.length === 1 ? ']\n}\n' : '\n  ]\n}\n');
-    return pieces.join('');
+    return pieces;
   }
   // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them.
   const spec = redactStackSpec(stack.spec(specOptions));
   flushWarnings(stack, ctx);
   const { stringify } = await import('../yaml/stringify.js');
-  return stringify(spec, { lineWidth: 0 });
+  return [stringify(spec, { lineWidth: 0 })];
 }
 
 /** The preview of the stack against its last release (`kapps preview`); `refresh` reads the live outputs. */

@@ -5,6 +5,7 @@ import type { SourceLocation } from '../diagnostics/diagnostic.js';
 import type { RunStepConfig, RunUnitConfig } from '../config/types.js';
 import type { Phase } from '../vocabulary.js';
 import type { ConditionSite } from './go-bool.js';
+import type { PreparedUnitsCache } from './steps.js';
 
 /** Looks up where a configuration object (or one of its fields) was written; `locationOf` fits. */
 export type Locate = (obj: object | undefined, key?: string | number) => SourceLocation | undefined;
@@ -17,6 +18,11 @@ export interface StepPlanContext {
   readonly cacheRoot: string;
   /** Location lookup for diagnostics; defaults to `locationOf` from `src/config/locations.ts`. */
   readonly locate?: Locate;
+  /**
+   * Where the phase-independent part of planning a kapp's run units is kept between the phases planned one after
+   * another (see `PreparedUnitsCache` in ./steps.ts); without it, each call works it out.
+   */
+  readonly prepared?: PreparedUnitsCache;
 }
 
 /** One step as declared: which unit and phase list it is in, and where. */

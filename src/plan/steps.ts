@@ -49,19 +49,26 @@ interface PreparedUnits {
   readonly enabled: readonly boolean[];
 }
 
-// Planning the six phases of a kapp checks its run units once, not six times; the same diagnostics (the same
-// objects) are thrown for every phase, so callers can report them once.
-const preparedUnits = new WeakMap<readonly RunUnitConfig[], PreparedUnits>();
+/**
+ * The prepared run units of the kapp planned last: planning a kapp's phases one after another checks its run units
+ * once, not once per phase, and the same diagnostics (the same objects) are thrown for each of them. One entry, held
+ * by its planner: a big stack's prepared units die as it moves on to the next kapp; planning the same units again
+ * later works them out again (the same result).
+ */
+export class PreparedUnitsCache {
+  last: { units: readonly RunUnitConfig[]; prepared: PreparedUnits } | undefined = undefined;
+}
 
 function prepare(units: readonly RunUnitConfig[], context: StepPlanContext): PreparedUnits {
   const locate = context.locate ?? locationOf;
-  const cached = preparedUnits.get(units);
+  const cache = context.prepared;
+  const cached = cache?.last?.units === units ? cache.last.prepared : undefined;
   if (cached && cached.kappId === context.kappId && cached.locate === locate) return cached;
   const index = indexRunUnits(units);
   const problems = checkRunUnits(index, context.kappId, locate);
   const enabled = unitsEnabled(units, context, problems);
   const result = { kappId: context.kappId, locate, index, problems, enabled };
-  preparedUnits.set(units, result);
+  if (cache) cache.last = { units, prepared: result };
   return result;
 }
 

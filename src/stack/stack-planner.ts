@@ -7,7 +7,7 @@ import { error as diagnosticError, warning as diagnosticWarning, type Diagnostic
 import { ConfigError } from '../diagnostics/errors.js';
 import { evaluateConditions, ordinal } from '../plan/go-bool.js';
 import { toSpecStep, type SpecKapp, type SpecStep, type StackSpec } from '../plan/spec.js';
-import { planSteps, type PlannedStep } from '../plan/steps.js';
+import { PreparedUnitsCache, planSteps, type PlannedStep } from '../plan/steps.js';
 import { PHASES, type Phase } from '../vocabulary.js';
 import { newGoMap, type GoMap } from '../go-value/value.js';
 import { outputsView, withPlaceholders } from '../vars/outputs.js';
@@ -47,6 +47,8 @@ export class StackPlanner {
   readonly #strictVars: boolean;
   readonly #applyNoValue: boolean;
   readonly #noValueSeen = new Set<string>();
+  /** The run units of the kapp planned last, checked once for all its phases. */
+  readonly #prepared = new PreparedUnitsCache();
   /** Rendered run units per variable map. */
   readonly #unitsFor = new WeakMap<GoMap, RunUnitConfig[]>();
   /**
@@ -98,7 +100,7 @@ export class StackPlanner {
    * templates not yet rendered show the path they will be rendered to.
    */
   planPhase(kapp: KappModel, phase: Phase, runtime: KappRuntime, dryRun: boolean, checkNoValue = true): PlannedStep[] {
-    const context = { kappId: kapp.id, cacheRoot: kapp.cacheRoot, locate: locateRendered };
+    const context = { kappId: kapp.id, cacheRoot: kapp.cacheRoot, locate: locateRendered, prepared: this.#prepared };
     const units = this.renderedRunUnits(kapp, runtime, phase, dryRun);
     // Units not rendered (no template in them) plan to the same steps every time.
     const kept = units === kapp.descriptor.run_units ? this.#planned : undefined;

@@ -9,7 +9,6 @@
  * Positions follow the `yaml` package's conventions exactly: a scalar spans its text (quotes included), an empty
  * value sits after its indicator and the spaces following it, collections and block scalars start where they begin.
  */
-import type { SourceLocation } from '../diagnostics/diagnostic.js';
 import {
   COLON,
   DASH,
@@ -67,14 +66,14 @@ class FastParser extends LineScanner {
     const c = this.code(start);
     const quoted = c === 0x22 || c === 0x27;
     const text = quoted ? this.unquote(start, this.keyEnd) : this.src.slice(start, this.keyEnd);
-    const node = this.asm.scalar(text, !quoted, undefined, this.span(start, this.keyEnd));
+    const node = this.asm.scalar(text, !quoted, undefined, start, this.keyEnd);
     this.pos = this.keyAfter;
     return node;
   }
 
   /** Read one collection, counting its nesting (a document nested too deeply is refused before recursing on). */
   private nested(read: () => YamlNode): YamlNode {
-    this.asm.enter(this.point(this.pos));
+    this.asm.enter(this.pos);
     try {
       return read();
     } finally {
@@ -88,7 +87,7 @@ class FastParser extends LineScanner {
   }
 
   private blockMapContent(indent: number, top: boolean): YamlNode {
-    const loc = this.point(this.pos);
+    const at = this.pos;
     const keys: YamlNode[] = [];
     const values: YamlNode[] = [];
     for (;;) {
@@ -101,7 +100,7 @@ class FastParser extends LineScanner {
       this.pos += indent;
       if (this.isSeqEntry(this.pos)) this.giveUp();
     }
-    return this.asm.map(keys, values, loc, top);
+    return this.asm.map(keys, values, at, top);
   }
 
   /** A block sequence whose first `-` is at pos, at column `indent`. */
@@ -110,7 +109,7 @@ class FastParser extends LineScanner {
   }
 
   private blockSeqContent(indent: number): YamlNode {
-    const loc = this.point(this.pos);
+    const at = this.pos;
     const items: YamlNode[] = [];
     for (;;) {
       this.pos++;
@@ -122,7 +121,7 @@ class FastParser extends LineScanner {
       if (!this.isSeqEntry(this.pos + indent)) break;
       this.pos += indent;
     }
-    return this.asm.seq(items, loc);
+    return this.asm.seq(items, at);
   }
 
   /** The content of a sequence item; pos is after its `-`. */
@@ -145,7 +144,7 @@ class FastParser extends LineScanner {
     this.skipSpaces();
     const i = this.pos;
     if (this.isEol(i) || this.code(i) === HASH) {
-      const empty = this.asm.nullScalar(this.span(i, i));
+      const empty = this.asm.nullScalar(i, i);
       this.newLine();
       const next = this.nextContentLine();
       if (next > indent) {
@@ -223,7 +222,7 @@ class FastParser extends LineScanner {
     const end = this.quotedEnd(i);
     const text = this.unquote(i, end);
     this.pos = end;
-    return this.asm.scalar(text, false, undefined, this.span(i, end));
+    return this.asm.scalar(text, false, undefined, i, end);
   }
 
   alias(flow: boolean): YamlNode {
@@ -232,14 +231,14 @@ class FastParser extends LineScanner {
     while (!this.isBlank(j) && !FLOW_END.has(this.code(j))) j++;
     if (j === start || (!flow && !this.isBlank(j))) this.giveUp();
     this.pos = j;
-    return this.asm.alias(this.src.slice(start, j), this.span(start - 1, j));
+    return this.asm.alias(this.src.slice(start, j), start - 1, j);
   }
 
   /** A plain scalar in a flow collection (single-line). */
   flowPlain(): YamlNode {
     const start = this.pos;
     const end = this.scanPlain(true);
-    return this.asm.scalar(this.src.slice(start, end), true, undefined, this.span(start, end));
+    return this.asm.scalar(this.src.slice(start, end), true, undefined, start, end);
   }
 
   /**
@@ -249,12 +248,8 @@ class FastParser extends LineScanner {
   plainBlock(parentIndent: number): YamlNode {
     const src = this.src;
     const start = this.pos;
-    const startLine = this.line;
-    const startColumn = start - this.lineStart + 1;
     let end = this.scanPlain(false);
     let text = src.slice(start, end);
-    let endLine = this.line;
-    let endLineStart = this.lineStart;
     for (;;) {
       this.skipSpaces();
       if (!this.isEol(this.pos)) {
@@ -290,17 +285,8 @@ class FastParser extends LineScanner {
       const from = this.pos;
       end = this.scanPlain(false, true);
       text += (empties > 0 ? '\n'.repeat(empties) : ' ') + src.slice(from, end);
-      endLine = this.line;
-      endLineStart = this.lineStart;
     }
-    const loc: SourceLocation = {
-      file: this.file,
-      line: startLine,
-      column: startColumn,
-      endLine,
-      endColumn: end - endLineStart + 1,
-    };
-    return this.asm.scalar(text, true, undefined, loc);
+    return this.asm.scalar(text, true, undefined, start, end);
   }
 
   /** A flow node inside `[...]` / `{...}` on the current line. */
@@ -324,20 +310,20 @@ class FastParser extends LineScanner {
   }
 
   private flowSeqContent(): YamlNode {
-    const loc = this.point(this.pos);
+    const at = this.pos;
     this.pos++;
     const items: YamlNode[] = [];
     this.flowSpaces();
     if (this.code(this.pos) === 0x5d) {
       this.pos++;
-      return this.asm.seq(items, loc);
+      return this.asm.seq(items, at);
     }
     for (;;) {
       items.push(this.flowNode());
       this.flowSpaces();
       const c = this.code(this.pos);
       this.pos++;
-      if (c === 0x5d) return this.asm.seq(items, loc);
+      if (c === 0x5d) return this.asm.seq(items, at);
       if (c !== 0x2c) this.giveUp();
       this.flowSpaces();
       if (this.code(this.pos) === 0x5d) this.giveUp();
@@ -349,14 +335,14 @@ class FastParser extends LineScanner {
   }
 
   private flowMapContent(): YamlNode {
-    const loc = this.point(this.pos);
+    const at = this.pos;
     this.pos++;
     const keys: YamlNode[] = [];
     const values: YamlNode[] = [];
     this.flowSpaces();
     if (this.code(this.pos) === 0x7d) {
       this.pos++;
-      return this.asm.map(keys, values, loc, false);
+      return this.asm.map(keys, values, at, false);
     }
     for (;;) {
       const key = this.flowNode();
@@ -372,7 +358,7 @@ class FastParser extends LineScanner {
       this.flowSpaces();
       const c = this.code(this.pos);
       this.pos++;
-      if (c === 0x7d) return this.asm.map(keys, values, loc, false);
+      if (c === 0x7d) return this.asm.map(keys, values, at, false);
       if (c !== 0x2c) this.giveUp();
       this.flowSpaces();
       if (this.code(this.pos) === 0x7d) this.giveUp();
@@ -383,7 +369,7 @@ class FastParser extends LineScanner {
   blockScalar(parentIndent: number): YamlNode {
     const src = this.src;
     if (parentIndent < 0) this.giveUp();
-    const loc = this.point(this.pos);
+    const at = this.pos;
     const folded = this.code(this.pos) === 0x3e;
     let j = this.pos + 1;
     const strip = this.code(j) === DASH;
@@ -444,7 +430,7 @@ class FastParser extends LineScanner {
       } else body = lines.slice(leading).join('\n');
       text = '\n'.repeat(leading) + body + (strip ? '' : '\n');
     }
-    return this.asm.scalar(text, false, undefined, loc);
+    return this.asm.scalar(text, false, undefined, at, -1);
   }
 
   /** Parse the first document. */

@@ -3,8 +3,7 @@
  * and comment lines, quoted and plain scalar text. Anything unusual gives up (throws `GIVE_UP`), so that the
  * complete parser takes the document.
  */
-import type { SourceLocation } from '../diagnostics/diagnostic.js';
-import { TreeAssembler } from './tree.js';
+import { TreeAssembler, YamlPositions } from './tree.js';
 
 /** Thrown to give up on a document; `parseFast` catches it. */
 export class GiveUp extends Error {}
@@ -62,7 +61,7 @@ export class LineScanner {
     readonly src: string,
     readonly file: string,
   ) {
-    this.asm = new TreeAssembler(file);
+    this.asm = new TreeAssembler(new YamlPositions(file, src));
   }
 
   giveUp(): never {
@@ -82,15 +81,6 @@ export class LineScanner {
   isBlank(i: number): boolean {
     const c = this.code(i);
     return c === SPACE || c === NL;
-  }
-
-  point(offset: number): SourceLocation {
-    return { file: this.file, line: this.line, column: offset - this.lineStart + 1 };
-  }
-
-  span(start: number, end: number): SourceLocation {
-    const column = start - this.lineStart + 1;
-    return { file: this.file, line: this.line, column, endLine: this.line, endColumn: end - this.lineStart + 1 };
   }
 
   skipSpaces(): void {

@@ -6,7 +6,7 @@ import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments } from 
 import type { Node as YNode, Pair, Scalar } from 'yaml';
 import { error as errorDiag, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { depthError, TreeAssembler, type YamlNode } from './tree.js';
+import { depthError, TreeAssembler, YamlPositions, type YamlNode } from './tree.js';
 
 const PARSE_OPTIONS = {
   schema: 'failsafe',
@@ -24,30 +24,20 @@ class LibTreeBuilder {
     readonly file: string,
     private readonly lines: LineCounter,
   ) {
-    this.asm = new TreeAssembler(file);
+    this.asm = new TreeAssembler(new YamlPositions(file, '', (offset) => lines.linePos(offset)));
   }
 
-  point(offset: number): SourceLocation {
-    const p = this.lines.linePos(offset);
-    return { file: this.file, line: p.line, column: p.col };
-  }
-
-  span(start: number, end: number): SourceLocation {
-    const s = this.lines.linePos(start);
-    const e = this.lines.linePos(end);
-    return { file: this.file, line: s.line, column: s.col, endLine: e.line, endColumn: e.col };
-  }
-
-  build(node: YNode | null | undefined, at: SourceLocation, top: boolean): YamlNode {
+  /** `at`: the offset where a missing node is (an empty value sits there). */
+  build(node: YNode | null | undefined, at: number, top: boolean): YamlNode {
     if (node === null || node === undefined) return this.asm.nullScalar(at);
     const range = node.range ?? [0, 0, 0];
-    if (isAlias(node)) return this.asm.alias(node.source, this.span(range[0], range[1]));
+    if (isAlias(node)) return this.asm.alias(node.source, range[0], range[1]);
     const anchor = node.anchor;
     if (anchor) this.asm.beginAnchor(anchor);
     let out: YamlNode;
     if (isScalar(node)) out = this.scalar(node, range);
     else if (isMap(node) || isSeq(node)) {
-      this.asm.enter(this.point(range[0]));
+      this.asm.enter(range[0]);
       try {
         out = this.collection(node, top);
       } finally {
@@ -62,27 +52,24 @@ class LibTreeBuilder {
     const range = node.range ?? [0, 0, 0];
     let out: YamlNode;
     if (isMap(node)) {
-      const loc = this.point(range[0]);
+      const at = range[0];
       const keys: YamlNode[] = [];
       const values: YamlNode[] = [];
       for (const pair of node.items as Pair<YNode | null, YNode | null>[]) {
-        const key = this.build(pair.key, loc, false);
-        const after: SourceLocation = {
-          file: this.file,
-          line: key.loc.endLine ?? key.loc.line,
-          column: key.loc.endColumn ?? key.loc.column,
-        };
+        const key = this.build(pair.key, at, false);
+        // An empty value sits where its key ends.
+        const after = key.kind === 'scalar' && key.end >= 0 ? key.end : key.start;
         keys.push(key);
         values.push(this.build(pair.value, after, false));
       }
-      out = this.asm.map(keys, values, loc, top);
+      out = this.asm.map(keys, values, at, top);
     } else if (isSeq(node)) {
-      const loc = this.point(range[0]);
+      const at = range[0];
       out = this.asm.seq(
-        (node.items as (YNode | null)[]).map((item) => this.build(item, loc, false)),
-        loc,
+        (node.items as (YNode | null)[]).map((item) => this.build(item, at, false)),
+        at,
       );
-    } else out = this.asm.nullScalar(this.point(range[0]));
+    } else out = this.asm.nullScalar(range[0]);
     return out;
   }
 
@@ -90,8 +77,7 @@ class LibTreeBuilder {
     // With the failsafe schema every scalar's value is its source text.
     const raw = typeof node.source === 'string' ? node.source : typeof node.value === 'string' ? node.value : '';
     const block = node.type === 'BLOCK_LITERAL' || node.type === 'BLOCK_FOLDED';
-    const loc = block ? this.point(range[0]) : this.span(range[0], range[1]);
-    return this.asm.scalar(raw, node.type === 'PLAIN', node.tag, loc);
+    return this.asm.scalar(raw, node.type === 'PLAIN', node.tag, range[0], block ? -1 : range[1]);
   }
 }
 
@@ -123,7 +109,7 @@ export function parseWithYamlLib(text: string, file: string): YamlNode | null {
   }
   if (doc.contents === null) return null;
   const builder = new LibTreeBuilder(file, lines);
-  const root = builder.build(doc.contents, { file, line: 1, column: 1 }, true);
+  const root = builder.build(doc.contents, 0, true);
   // A document with a marker but no content (`---`) is empty, like one without a marker.
   if (root.kind === 'scalar' && root.value === null && root.text === '') return null;
   return builder.asm.finish(root);

@@ -14,6 +14,9 @@ export interface YamlScalarNode {
   readonly value: GoValue;
   readonly text: string;
   readonly loc: SourceLocation;
+  /** Offsets in the document's text where the scalar starts and ends (-1: a point, no range). */
+  readonly start: number;
+  readonly end: number;
   /** Set on the plain `<<` key (yaml.v2's merge key). */
   readonly merge?: boolean;
 }
@@ -31,20 +34,125 @@ export interface YamlMapEntry {
 export interface YamlMapNode {
   readonly kind: 'map';
   readonly entries: readonly YamlMapEntry[];
-  /** Where the mapping starts (its first key). */
+  /** Where the mapping starts (its first key); `start` is its offset in the document's text. */
   readonly loc: SourceLocation;
+  readonly start: number;
 }
 
 /** A sequence. */
 export interface YamlSeqNode {
   readonly kind: 'seq';
   readonly items: readonly YamlNode[];
-  /** Where the sequence starts (its first `-` or its `[`). */
+  /** Where the sequence starts (its first `-` or its `[`); `start` is its offset in the document's text. */
   readonly loc: SourceLocation;
+  readonly start: number;
 }
 
 /** Any node of the located tree. Nodes reached through aliases are shared, so the tree must not be mutated. */
 export type YamlNode = YamlScalarNode | YamlMapNode | YamlSeqNode;
+
+/**
+ * Where a document's nodes are: its file, and the line and column of an offset into its text, found when asked. A
+ * node keeps only the offsets where it starts and ends (a stack's tree holds hundreds of thousands of nodes, and
+ * diagnostics ask for a few locations), so a location object is made only for what is looked up.
+ */
+export class YamlPositions {
+  /** Offset of the start of each line of the text, made on the first lookup (the text is dropped then). */
+  #starts: Int32Array | undefined;
+  #text: string | undefined;
+
+  /** `linePos` (the `yaml` package's line counter) gives a 1-based line and column; else the text's lines are used. */
+  constructor(
+    readonly file: string,
+    text: string,
+    private readonly linePos?: (offset: number) => { line: number; col: number },
+  ) {
+    if (!linePos) this.#text = text;
+  }
+
+  #lineStarts(): Int32Array {
+    if (this.#starts) return this.#starts;
+    const text = this.#text ?? '';
+    let n = 1;
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+    const starts = new Int32Array(n);
+    n = 1;
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts[n++] = i + 1;
+    this.#starts = starts;
+    this.#text = undefined;
+    return starts;
+  }
+
+  /** The 1-based line and column of an offset (lines end at `\n`). */
+  #at(offset: number): { line: number; col: number } {
+    if (this.linePos) return this.linePos(offset);
+    const starts = this.#lineStarts();
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((starts[mid] as number) <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo + 1, col: offset - (starts[lo] as number) + 1 };
+  }
+
+  /** The location of `start` (a point), or of the range `start`–`end` when `end` is not negative. */
+  location(start: number, end: number): SourceLocation {
+    const s = this.#at(start);
+    if (end < 0) return { file: this.file, line: s.line, column: s.col };
+    const e = this.#at(end);
+    return { file: this.file, line: s.line, column: s.col, endLine: e.line, endColumn: e.col };
+  }
+}
+
+/* The nodes: `kind` is on each class's prototype, and `loc` is made from the offsets when read. */
+
+class ScalarNode implements YamlScalarNode {
+  declare readonly kind: 'scalar';
+  declare readonly merge?: boolean;
+  constructor(
+    readonly value: GoValue,
+    readonly text: string,
+    readonly positions: YamlPositions,
+    readonly start: number,
+    readonly end: number,
+  ) {}
+  get loc(): SourceLocation {
+    return this.positions.location(this.start, this.end);
+  }
+}
+Object.defineProperty(ScalarNode.prototype, 'kind', { value: 'scalar' });
+
+/** The plain `<<` key. */
+class MergeKeyNode extends ScalarNode {}
+Object.defineProperty(MergeKeyNode.prototype, 'merge', { value: true });
+
+class MapNode implements YamlMapNode {
+  declare readonly kind: 'map';
+  constructor(
+    readonly entries: readonly YamlMapEntry[],
+    readonly positions: YamlPositions,
+    readonly start: number,
+  ) {}
+  get loc(): SourceLocation {
+    return this.positions.location(this.start, -1);
+  }
+}
+Object.defineProperty(MapNode.prototype, 'kind', { value: 'map' });
+
+class SeqNode implements YamlSeqNode {
+  declare readonly kind: 'seq';
+  constructor(
+    readonly items: readonly YamlNode[],
+    readonly positions: YamlPositions,
+    readonly start: number,
+  ) {}
+  get loc(): SourceLocation {
+    return this.positions.location(this.start, -1);
+  }
+}
+Object.defineProperty(SeqNode.prototype, 'kind', { value: 'seq' });
 
 /** yaml.v2's guard against alias expansion bombs: the share of aliased content allowed for a document size. */
 function allowedAliasRatio(decodeCount: number): number {
@@ -93,6 +201,10 @@ export function depthError(loc: SourceLocation): ConfigError {
   ]);
 }
 
+/** Texts up to this length are shared within a document, up to this many of them. */
+const MAX_SHARED_TEXT = 40;
+const MAX_SHARED_TEXTS = 8192;
+
 export class TreeAssembler {
   readonly diagnostics: Diagnostic[] = [];
   /**
@@ -103,9 +215,9 @@ export class TreeAssembler {
   /** Collections being parsed around the current position. */
   #open = 0;
 
-  /** A parser starts reading a collection at `loc`: refuses one nested too deeply, before recursing further. */
-  enter(loc: SourceLocation): void {
-    if (++this.#open > MAX_YAML_DEPTH) throw depthError(loc);
+  /** A parser starts reading a collection at offset `start`: refuses one nested too deeply, before recursing further. */
+  enter(start: number): void {
+    if (++this.#open > MAX_YAML_DEPTH) throw depthError(this.positions.location(start, -1));
   }
 
   /** The collection opened by the last `enter` is read. */
@@ -123,10 +235,28 @@ export class TreeAssembler {
     return node;
   }
   readonly #anchors = new Map<string, YamlNode | typeof IN_PROGRESS>();
+  /**
+   * One string for each short text met again (keys, and values such as `true`, are written once per item of a
+   * list), so that the tree a stack keeps holds each once; and the plain resolution of each.
+   */
+  readonly #texts = new Map<string, string>();
+  readonly #resolved = new Map<string, GoValue>();
+
+  #shared(text: string): string {
+    const known = this.#texts.get(text);
+    if (known !== undefined) return known;
+    if (this.#texts.size < MAX_SHARED_TEXTS) this.#texts.set(text, text);
+    return text;
+  }
   /** The target of every alias used, for the expansion guard. */
   readonly #aliasTargets: YamlNode[] = [];
 
-  constructor(readonly file: string) {}
+  constructor(readonly positions: YamlPositions) {}
+
+  /** The location of `start`, or of `start`–`end` (see `YamlPositions.location`). */
+  location(start: number, end = -1): SourceLocation {
+    return this.positions.location(start, end);
+  }
 
   fail(message: string, loc: SourceLocation, extra: Partial<Diagnostic> = {}): void {
     this.diagnostics.push(errorDiag(message, loc, extra));
@@ -142,57 +272,67 @@ export class TreeAssembler {
     this.#anchors.set(name, node);
   }
 
-  /** The node an alias refers to (a null scalar after reporting an unknown or self-containing anchor). */
-  alias(name: string, loc: SourceLocation): YamlNode {
+  /** The node an alias at `start`–`end` refers to (a null scalar after reporting an unknown or self-containing anchor). */
+  alias(name: string, start: number, end: number): YamlNode {
     const target = this.#anchors.get(name);
     if (target === undefined) {
-      this.fail(`unknown anchor \`${name}\` referenced`, loc);
-      return this.nullScalar(loc);
+      this.fail(`unknown anchor \`${name}\` referenced`, this.location(start, end));
+      return this.nullScalar(start, end);
     }
     if (target === IN_PROGRESS) {
-      this.fail(`anchor \`${name}\` value contains itself`, loc);
-      return this.nullScalar(loc);
+      this.fail(`anchor \`${name}\` value contains itself`, this.location(start, end));
+      return this.nullScalar(start, end);
     }
     this.#aliasTargets.push(target);
     return target;
   }
 
-  /** An empty value (`key:` with nothing after it). */
-  nullScalar(loc: SourceLocation): YamlScalarNode {
-    return { kind: 'scalar', value: null, text: '', loc };
+  /** An empty value (`key:` with nothing after it) at `start` (a range when `end` is not negative). */
+  nullScalar(start: number, end = -1): YamlScalarNode {
+    return new ScalarNode(null, '', this.positions, start, end);
   }
 
-  /** A scalar with yaml.v2's resolution of its text (see `resolveScalar`). */
-  scalar(raw: string, plain: boolean, tag: string | undefined, loc: SourceLocation): YamlScalarNode {
+  /**
+   * A scalar with yaml.v2's resolution of its text (see `resolveScalar`), at `start`–`end` (a point when `end` is
+   * negative).
+   */
+  scalar(text: string, plain: boolean, tag: string | undefined, start: number, end: number): YamlScalarNode {
+    const at = this.positions;
+    const raw = text.length <= MAX_SHARED_TEXT ? this.#shared(text) : text;
     if (tag === undefined) {
-      if (!plain) return { kind: 'scalar', value: raw, text: raw, loc };
-      const value = resolvePlain(raw);
+      if (!plain) return new ScalarNode(raw, raw, at, start, end);
+      let value = this.#resolved.get(raw);
+      if (value === undefined) {
+        value = resolvePlain(raw);
+        if (this.#resolved.size < MAX_SHARED_TEXTS) this.#resolved.set(raw, value);
+      }
       return isMergeKey(raw)
-        ? { kind: 'scalar', value, text: raw, loc, merge: true }
-        : { kind: 'scalar', value, text: raw, loc };
+        ? new MergeKeyNode(value, raw, at, start, end)
+        : new ScalarNode(value, raw, at, start, end);
     }
     try {
       const r = resolveScalar(raw, plain, tag);
       return r.merge
-        ? { kind: 'scalar', value: r.value, text: r.text, loc, merge: true }
-        : { kind: 'scalar', value: r.value, text: r.text, loc };
+        ? new MergeKeyNode(r.value, r.text, at, start, end)
+        : new ScalarNode(r.value, r.text, at, start, end);
     } catch (e) {
       if (!(e instanceof ScalarTagError)) throw e;
-      this.fail(e.message, loc);
-      return { kind: 'scalar', value: raw, text: raw, loc };
+      this.fail(e.message, this.location(start, end));
+      return new ScalarNode(raw, raw, at, start, end);
     }
   }
 
-  seq(items: YamlNode[], loc: SourceLocation): YamlSeqNode {
+  /** A sequence starting at offset `start`. */
+  seq(items: YamlNode[], start: number): YamlSeqNode {
     // A copy of exactly its length: a list built by `push` keeps room for more, and a stack's tree is kept.
-    return this.#measure({ kind: 'seq', items: items.slice(), loc }, items);
+    return this.#measure(new SeqNode(items.slice(), this.positions, start), items);
   }
 
   /**
    * A mapping from its written keys and values (same length): applies `<<` merges and reports duplicate and
    * non-scalar keys. Small mappings are searched linearly, large ones (vars files) through a hash.
    */
-  map(keys: readonly YamlNode[], values: readonly YamlNode[], loc: SourceLocation, top: boolean): YamlMapNode {
+  map(keys: readonly YamlNode[], values: readonly YamlNode[], start: number, top: boolean): YamlMapNode {
     const entries: YamlMapEntry[] = [];
     const hashed = keys.length > 16;
     const index = hashed ? new Map<string, number>() : undefined;
@@ -257,7 +397,7 @@ export class TreeAssembler {
     }
     let h = 0;
     for (const e of entries) if (e.value.kind !== 'scalar') h = Math.max(h, this.#heights.get(e.value) ?? 1);
-    return this.#measure({ kind: 'map', entries: entries.slice(), loc }, h);
+    return this.#measure(new MapNode(entries.slice(), this.positions, start), h);
   }
 
   /** Check the whole document and throw `ConfigError` with every problem found. */

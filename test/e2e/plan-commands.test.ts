@@ -191,6 +191,42 @@ describe('kapps generate', () => {
     ]);
   });
 
+  it('prints the whole document of a big stack, JSON and YAML, as one document would be printed', async () => {
+    // 400 kapps: the JSON document is several times the pieces of about 64 KB the CLI writes it in.
+    const lines = ['kapps:'];
+    for (let i = 0; i < 400; i++) {
+      lines.push(`  - id: k${String(i)}`);
+      if (i > 0) lines.push('    depends_on:', `      - id: big:k${String(i - 1)}`);
+      lines.push('    run_units:', '      main:', '        apply_install:', '          - name: run');
+      lines.push(
+        '            command: echo',
+        `            args: "--index=${String(i)} --name=kapp-${'x'.repeat(i % 50)}"`,
+      );
+    }
+    const dir = project({
+      'stacks.yaml': text`
+        dev:
+          provider: local
+          provisioner: none
+          cluster: c1
+          manifests:
+            - uri: big.yaml
+      `,
+      'big.yaml': `${lines.join('\n')}\n`,
+    });
+    const json = await kapps(dir, ['generate', 'stacks.yaml', 'dev', '-o', 'json']);
+    expect(json.code).toBe(0);
+    expect(json.stderr).toBe('');
+    expect(json.stdout.length).toBeGreaterThan(4 * 65_536);
+    const doc = JSON.parse(json.stdout) as { kapps: { id: string; phases: { apply_install: { args: string[] }[] } }[] };
+    expect(json.stdout).toBe(`${JSON.stringify(doc, null, 2)}\n`);
+    expect(doc.kapps.map((k) => k.id)).toEqual(Array.from({ length: 400 }, (_, i) => `big:k${String(i)}`));
+    expect(doc.kapps[399]?.phases.apply_install[0]?.args).toEqual(['--index=399', `--name=kapp-${'x'.repeat(49)}`]);
+    const yaml = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
+    expect(yaml.code).toBe(0);
+    expect(parse(yaml.stdout)).toEqual(doc);
+  });
+
   it('rejects an unknown phase or format with a usage error', async () => {
     const dir = project(files);
     const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev', '--phase', 'install']);

@@ -508,6 +508,116 @@ describe('diagnostics for bad input', () => {
     );
   });
 
+  it('keep their file, line and column deep in big manifests, read by the fast reader and (CRLF) by the yaml package', async () => {
+    /** `n` kapps of seven lines each, then `tail`; with `eol` between lines. */
+    const manifest = (n: number, prefix: string, tail: string[], eol: string): string => {
+      const lines = ['kapps:'];
+      for (let i = 0; i < n; i++) {
+        lines.push(`  - id: ${prefix}${String(i)}`, '    run_units:', '      main:', '        apply_install:');
+        lines.push('          - name: run', '            command: echo', `            args: "${String(i)}"`);
+      }
+      return [...lines, ...tail].join(eol) + eol;
+    };
+    /** The 1-based line of the first line of `file` that is `line` (CR dropped). */
+    const lineOf = (file: string, line: string): number =>
+      file.split('\n').findIndex((l) => l.replace(/\r$/, '') === line) + 1;
+    const write = (big: string[], crlf: string[]): { big: string; crlf: string } => {
+      const files = { big: manifest(3000, 'k', big, '\n'), crlf: manifest(2000, 'c', crlf, '\r\n') };
+      addFiles(dir, { 'manifests/big.yaml': files.big, 'manifests/crlf.yaml': files.crlf });
+      return files;
+    };
+    const dir = project({
+      'stacks.yaml': text`
+        dev:
+          provider: local
+          provisioner: none
+          cluster: c1
+          manifests:
+            - uri: manifests/big.yaml
+            - uri: manifests/crlf.yaml
+      `,
+    });
+    const last = [
+      '  - id: last',
+      '    run_units:',
+      '      main:',
+      '        apply_install:',
+      '          - name: run',
+      '            command: echo',
+      '            args: "--x={{ .kapp.vars.nope }}"',
+    ];
+
+    // Problems of the YAML itself: a key written twice (fast reader), a tag that does not fit (the yaml package).
+    let f = write(
+      [...last, '  - id: bad', '    vars:', '      long: a plain text', '        over two lines', '      long: again'],
+      ['  - id: tagged', '    vars:', '      n: !!int "x1"'],
+    );
+    let r = await kapps(dir, ['generate', 'stacks.yaml', 'dev', '-o', 'json']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    let dup = lineOf(f.big, '      long: again');
+    let tag = lineOf(f.crlf, '      n: !!int "x1"');
+    expect([dup, tag]).toEqual([21013, 14004]);
+    expect(r.stderr).toBe(
+      [
+        `manifests/big.yaml:${String(dup)}:7: error: duplicate key \`long\``,
+        '      |',
+        `${String(dup)} |       long: again`,
+        '      |       ^^^^',
+        `  manifests/big.yaml:${String(dup - 2)}:7: first defined here`,
+        '',
+        `manifests/crlf.yaml:${String(tag)}:16: error: cannot decode !!str \`x1\` as a !!int`,
+        '      |',
+        `${String(tag)} |       n: !!int "x1"`,
+        '      |                ^^^^',
+        '',
+        '2 errors',
+        '',
+      ].join('\n'),
+    );
+
+    // Problems of the configuration, found by validation on the trees.
+    f = write([...last, '  - id: bad', '    run_unit: {}'], ['  - id: tagged', '    bogus: 1']);
+    r = await kapps(dir, ['validate', 'stacks.yaml', 'dev']);
+    expect(r.code).toBe(1);
+    dup = lineOf(f.big, '    run_unit: {}');
+    tag = lineOf(f.crlf, '    bogus: 1');
+    expect(r.stderr).toBe(
+      [
+        `manifests/big.yaml:${String(dup)}:5: error: unknown field \`run_unit\` (at kapps[3001].run_unit)`,
+        '      |',
+        `${String(dup)} |     run_unit: {}`,
+        '      |     ^^^^^^^^',
+        "  hint: did you mean 'run_units'?",
+        '',
+        `manifests/crlf.yaml:${String(tag)}:5: error: unknown field \`bogus\` (at kapps[2000].bogus)`,
+        '      |',
+        `${String(tag)} |     bogus: 1`,
+        '      |     ^^^^^',
+        '',
+        '2 errors',
+        '',
+      ].join('\n'),
+    );
+
+    // Found while planning: a step's arguments that read a variable not set, located at the step's \`args\`.
+    f = write(last, []);
+    r = await kapps(dir, ['generate', 'stacks.yaml', 'dev', '-o', 'json']);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { kapps: unknown[] }).kapps).toHaveLength(5001);
+    const args = lineOf(f.big, '            args: "--x={{ .kapp.vars.nope }}"');
+    expect(r.stderr).toBe(
+      [
+        `manifests/big.yaml:${String(args)}:19: warning: step 'run' of run unit 'main' (apply_install) in kapp 'big:last': its args render <no value>, so a variable it reads is not set`,
+        '      |',
+        `${String(args)} |             args: "--x={{ .kapp.vars.nope }}"`,
+        '      |                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^',
+        '  hint: `kapps vars` shows the variables that are set',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('say plainly that the stack file does not exist or is a directory', async () => {
     const dir = project({ 'stacks/x.yaml': 'a: 1\n' });
     const r = await kapps(dir, ['validate', 'stacks.yaml', 'dev']);

@@ -46,8 +46,18 @@ export const generateCommand: CommandModule<object, GenerateArgs> = {
       throw new UsageError('--phase is not available with --server: the server generates every phase');
     }
     if (await runRemotely('generate', args)) return;
-    const { generateDocument } = await import('../../engine/generate.js');
+    const { generateDocumentParts } = await import('../../engine/generate.js');
     const { cliContext } = await import('../context.js');
-    process.stdout.write(await generateDocument(args, cliContext, { phases: args.phase, format: args.output }));
+    const parts = await generateDocumentParts(args, cliContext, { phases: args.phase, format: args.output });
+    // Written in pieces of about 64 KB: the same bytes, without a copy of a big stack's whole text.
+    let chunk = '';
+    for (const part of parts) {
+      chunk += part;
+      if (chunk.length >= 65_536) {
+        process.stdout.write(chunk);
+        chunk = '';
+      }
+    }
+    if (chunk !== '') process.stdout.write(chunk);
   },
 };

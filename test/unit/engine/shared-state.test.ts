@@ -38,7 +38,6 @@ const ALLOWED: Record<string, string> = {
   'config/locations.ts:fieldTable': OBJECT_FACTS,
   'yaml/node-links.ts:nodeTable': OBJECT_FACTS,
   'go-value/value.ts:typeTags': OBJECT_FACTS,
-  'plan/steps.ts:preparedUnits': OBJECT_FACTS,
   'vars/render.ts:templateFree': OBJECT_FACTS,
   'vars/render.ts:containsCache': OBJECT_FACTS,
   'template/funcs/go-json.ts:nilSlices': OBJECT_FACTS,

@@ -9,12 +9,28 @@ import { describe, expect, it } from 'vitest';
 import { parseFast } from '../../../src/yaml/fast-parse.js';
 import { parseWithYamlLib } from '../../../src/yaml/lib-parse.js';
 import { ConfigError } from '../../../src/diagnostics/errors.js';
+import type { YamlNode } from '../../../src/yaml/tree.js';
 
 type Outcome = { tree: unknown } | { errors: unknown } | { gaveUp: true };
 
+/** What a tree says: each node's kind, value, text and location (nodes keep offsets and make locations on demand). */
+function plain(node: YamlNode | null): unknown {
+  if (node === null) return null;
+  const loc = node.loc;
+  if (node.kind === 'seq') return { kind: 'seq', loc, items: node.items.map(plain) };
+  if (node.kind === 'map') {
+    return {
+      kind: 'map',
+      loc,
+      entries: node.entries.map((e) => ({ key: plain(e.key), value: plain(e.value), merged: e.merged })),
+    };
+  }
+  return { kind: 'scalar', value: node.value, text: node.text, loc, merge: node.merge === true };
+}
+
 function lib(text: string): Outcome {
   try {
-    return { tree: parseWithYamlLib(text, 'f.yaml') };
+    return { tree: plain(parseWithYamlLib(text, 'f.yaml')) };
   } catch (e) {
     if (e instanceof ConfigError) return { errors: e.diagnostics };
     throw e;
@@ -24,7 +40,7 @@ function lib(text: string): Outcome {
 function fast(text: string): Outcome {
   try {
     const tree = parseFast(text, 'f.yaml');
-    return tree === undefined ? { gaveUp: true } : { tree };
+    return tree === undefined ? { gaveUp: true } : { tree: plain(tree) };
   } catch (e) {
     if (e instanceof ConfigError) return { errors: e.diagnostics };
     throw e;
