@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `kapps generate -o json` on big stacks: 1,000 and 10,000 kapps over 100 manifests, with the DAG shape of the
 // shared generator's W3 workload (seed 3, fan-in 3). Each size is run several times; the figures are the median
-// wall time, the median CPU time (user + system, the steadier figure on a busy machine), the peak RSS, and the
-// 10k/1k ratio of each. Goals: 10,000 kapps in ≤ 1.0 s (on a quiet machine) and ≤ 200 MB, ratio ≤ 11.
+// wall time, the median CPU time (user + system, the steadier figure on a busy machine), the median of the runs'
+// peak RSS (with the worst run's), and the 10k/1k ratio of each. Goals: 10,000 kapps in ≤ 1.0 s (on a quiet
+// machine) and ≤ 200 MB, ratio ≤ 11.
 //
 // --templated adds a variable and templated arguments to every step (`{{ .kapp.vars.* }}`, `{{ .kapp.id }}`), so
 // every kapp's variables are rendered too; the plain shape plans steps written without templates.
@@ -134,13 +135,16 @@ try {
       wall: median(runs.map((x) => x.wall)),
       wallMin: Math.min(...runs.map((x) => x.wall)),
       cpu: median(runs.map((x) => x.cpu)),
-      rss: Math.max(...runs.map((x) => x.rss)),
+      // Each run's peak; their median is the figure, the worst beside it (a collection that happens late can add
+      // 30–40 MB to one run in ten).
+      rss: median(runs.map((x) => x.rss)),
+      rssMax: Math.max(...runs.map((x) => x.rss)),
     };
     results.set(size, r);
     process.stdout.write(
       `${String(size).padStart(6)} kapps in ${shape.manifests} manifests${opts.templated ? ' (templated)' : ''}: ` +
         `wall ${(r.wall / 1000).toFixed(2)} s (min ${(r.wallMin / 1000).toFixed(2)} s), ` +
-        `cpu ${(r.cpu / 1000).toFixed(2)} s, peak RSS ${r.rss.toFixed(0)} MB  [${opts.runs} runs]\n`,
+        `cpu ${(r.cpu / 1000).toFixed(2)} s, peak RSS ${r.rss.toFixed(0)} MB (max ${r.rssMax.toFixed(0)} MB)  [${opts.runs} runs]\n`,
     );
   }
   const big = results.get(10000);
@@ -151,12 +155,12 @@ try {
       `10k/1k ratio: wall ${(big.wall / small.wall).toFixed(1)}, cpu ${(big.cpu / small.cpu).toFixed(1)} ` +
         `(goal ≤ 11: ${ok(big.wall / small.wall <= 11)})\n` +
         `10,000 kapps: ${(big.wall / 1000).toFixed(2)} s wall (goal ≤ 1.0 s: ${ok(big.wall <= 1000)}), ` +
-        `${big.rss.toFixed(0)} MB (goal ≤ 200 MB: ${ok(big.rss <= 200)})\n`,
+        `${big.rss.toFixed(0)} MB, worst run ${big.rssMax.toFixed(0)} MB (goal ≤ 200 MB: ${ok(big.rss <= 200)})\n`,
     );
     targetRow({
       row: `W3 generate 10,000 kapps / ${opts.manifests} manifests`,
       ratio: big.wall / small.wall,
-      figure: `${(big.wall / 1000).toFixed(2)} s (min ${(big.wallMin / 1000).toFixed(2)} s), peak RSS ${big.rss.toFixed(0)} MB`,
+      figure: `${(big.wall / 1000).toFixed(2)} s (min ${(big.wallMin / 1000).toFixed(2)} s), peak RSS ${big.rss.toFixed(0)} MB (worst run ${big.rssMax.toFixed(0)} MB)`,
       baseline: `1,000 kapps ${(small.wall / 1000).toFixed(2)} s (ratio = 10k/1k)`,
       goal: '≤ 1.0 s quiet, ≤ 200 MB, 10k/1k ≤ 11',
       ok: big.wall <= 1000 && big.rss <= 200 && big.wall / small.wall <= 11,
