@@ -253,6 +253,7 @@ class Operation {
       this.#recorder = lock;
       this.#hooks.onRecorder?.(lock, lock.revision);
     }
+    const checked = stack;
     if (this.#plan.fillsWorkspace) {
       stack = await timed(t, 'workspace', () => this.#fillWorkspace(stack));
       // Steps will run: the process servers start while the release is begun (which mostly waits for the disk)
@@ -261,7 +262,10 @@ class Operation {
     }
     if (signal.aborted) throw new CancelledError('interrupted');
     const options = this.#runOptions(stack);
-    if (this.#plan.applyNoValue) await timed(t, 'no-value-check', () => noValueCheck(stack, options));
+    // Checked again only when filling the workspace opened the stack anew (its sources changed what it says).
+    if (this.#plan.applyNoValue && stack !== checked) {
+      await timed(t, 'no-value-check', () => noValueCheck(stack, options));
+    }
     if (this.#plan.checksCommands) await timed(t, 'preflight', () => preflight(stack, options));
     return stack;
   }
