@@ -7,7 +7,7 @@ import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanupProjects, fixtureProject } from '../support/project.js';
 import { startServer, stopAllServers } from '../support/server.js';
-import { waitFor } from '../support/wait.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 afterEach(async () => {
   await stopAllServers();
@@ -142,5 +142,57 @@ describe('kapps serve: every error is a problem document', () => {
     expect(closing!.headers['retry-after']).toMatch(/^[0-9]+$/);
     conn.socket.destroy();
     expect(await stopped).toEqual({ code: 0 });
+  });
+
+  it('reads the rest of a body it refused before closing: a client still sending gets its 413, not a reset', async () => {
+    const p = project();
+    const server = await startServer({ args: ['--project', `shop=${p.stackFile}`] });
+    const { hostname, port, host } = new URL(server.url);
+    const size = 6 << 20;
+    const chunk = Buffer.alloc(64 << 10, 'x');
+    const head = `POST /api/v1/runs HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`;
+
+    /** Send `head` and `bytes` of the body, a piece at a time, without waiting for the answer; then end. */
+    async function send(bytes: number) {
+      // Half-open, as an HTTP client that goes on sending its body after the server has answered and shut its side.
+      const socket = connect({ host: hostname, port: Number(port), allowHalfOpen: true });
+      let received = '';
+      let error: string | undefined;
+      socket.setEncoding('utf8').on('data', (text: string) => (received += text));
+      socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+      const closed = new Promise<void>((done) => socket.on('close', () => done()));
+      const write = (data: string | Buffer) =>
+        new Promise<void>((done) => socket.write(data, () => setTimeout(done, 2)));
+      await write(head);
+      let sent = 0;
+      while (sent < bytes && !socket.destroyed) {
+        await write(chunk);
+        sent += chunk.length;
+      }
+      return { socket, sent, closed, answer: () => answers(received)[0], error: () => error };
+    }
+
+    // All of it: the server reads what it will not use, so every byte is taken and the answer arrives whole.
+    const whole = await send(size);
+    whole.socket.end();
+    await whole.closed;
+    expect({ error: whole.error(), sent: whole.sent }).toEqual({ error: undefined, sent: size });
+    expectProblem(whole.answer()!, 413);
+    expect(whole.answer()!.headers.connection).toBe('close');
+
+    // A client that trickles the rest forever: the server stops reading it after a while (LINGER_MAX_MS, 10 s) and
+    // closes; the client's next write then meets a reset.
+    const trickle = await send(1 << 20);
+    await waitFor(
+      'the server to close the connection',
+      async () => {
+        if (!trickle.socket.destroyed) trickle.socket.write('x'.repeat(1024));
+        await sleep(500);
+        return trickle.error() !== undefined;
+      },
+      30_000,
+    );
+    expect(trickle.error()).toMatch(/^(EPIPE|ECONNRESET)$/);
+    expectProblem(trickle.answer()!, 413);
   });
 });

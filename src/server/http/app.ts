@@ -10,6 +10,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { AppContext, RouteContext } from './context.js';
 import { problemServerOptions, registerProblemHandler } from './errors.js';
 import { registerAuthentication, registerRequestChecks } from './hooks.js';
+import { registerLingeringClose } from './linger.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { driftRoutes } from './routes/drift.js';
 import { hookRoutes } from './routes/hooks.js';
@@ -30,6 +31,7 @@ export async function buildApp(context: AppContext): Promise<FastifyInstance> {
     done();
   });
   const ctx: RouteContext = { ...context, closing: closing.signal };
+  registerLingeringClose(app);
   registerRequestChecks(app, ctx);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
