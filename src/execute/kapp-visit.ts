@@ -224,11 +224,11 @@ class KappVisit {
    * At the end of a visit, learn the secrets of sensitive output files still on disk (a step wrote them, a later
    * one failed) before the held events go; their files are deleted as when they are read.
    */
-  #learnLeftSecrets(): void {
+  async #learnLeftSecrets(): Promise<void> {
     if (this.#held === undefined || this.#held.length === 0) return;
     const { stack, redactor } = this.#ctx;
     try {
-      loadOutputs(stack, this.#kapp, stack.variables(this.#kapp, this.#runtime()), {
+      await loadOutputs(stack, this.#kapp, stack.variables(this.#kapp, this.#runtime()), {
         mustExist: false,
         dryRun: false,
         redactor,
@@ -255,10 +255,10 @@ class KappVisit {
     } catch (e) {
       failure = failureOf(e);
     }
-    this.#learnLeftSecrets();
+    await this.#learnLeftSecrets();
     this.#release();
     if (failure?.detail) this.#log('error', failure.detail);
-    this.#removeSensitiveFiles();
+    await this.#removeSensitiveFiles();
     const result = this.#finish(failure, started);
     if (timings && visitStart !== undefined)
       timings.span('visit', visitStart, { kapp: kapp.id, status: result.status });
@@ -271,7 +271,7 @@ class KappVisit {
     // is spawned (`makeKappDir`), and a kapp that spawned none gets it once its phases are done.
     if (this.#plan.templates) {
       if (this.#kapp.descriptor.templates?.length) await this.#makeKappDir();
-      this.#timed('render', () => this.#renderTemplates());
+      await this.#timedAsync('render', () => this.#renderTemplates());
     }
     let failure: VisitFailure | undefined;
     for (const phase of this.#plan.phases) {
@@ -309,9 +309,9 @@ class KappVisit {
   }
 
   /** Render the kapp's templates (a dry run says once where each would be written). */
-  #renderTemplates(): void {
+  async #renderTemplates(): Promise<void> {
     const { stack } = this.#ctx;
-    const rendered = renderKappTemplates(stack, this.#kapp, stack.variables(this.#kapp, this.#runtime()), {
+    const rendered = await renderKappTemplates(stack, this.#kapp, stack.variables(this.#kapp, this.#runtime()), {
       dryRun: this.#dryRun,
     });
     this.#renderedTemplates = rendered.paths;
@@ -326,11 +326,11 @@ class KappVisit {
   }
 
   /** Load the kapp's declared outputs (none in a dry run) into its own outputs and the recordable ones. */
-  #loadOutputs(mustExist: boolean): void {
+  async #loadOutputs(mustExist: boolean): Promise<void> {
     if (this.#kapp.outputIds.length === 0 || this.#dryRun) return;
     const { stack, redactor, ownOutputs } = this.#ctx;
     const vars = stack.variables(this.#kapp, this.#runtime());
-    const loaded = this.#timed('outputs', () =>
+    const loaded = await this.#timedAsync('outputs', () =>
       loadOutputs(stack, this.#kapp, vars, {
         mustExist,
         dryRun: this.#dryRun,
@@ -381,7 +381,7 @@ class KappVisit {
       const ran = await this.#runStep(phase, step, startedAt, ignoreErrors);
       if (!ran.ok) return ran.error;
       if (step.loadOutputs && ran.value === 'succeeded' && !this.#dryRun && this.#kapp.outputIds.length > 0) {
-        queue.replan(this.#replan(phase), step);
+        queue.replan(await this.#replan(phase), step);
       }
     }
     return undefined;
@@ -484,10 +484,10 @@ class KappVisit {
    * After a `load_outputs` step: load the outputs it wrote, render the templates again with them, and plan the
    * phase again (conditions and arguments may read the new outputs).
    */
-  #replan(phase: Phase): PlannedStep[] {
-    this.#loadOutputs(false);
+  async #replan(phase: Phase): Promise<PlannedStep[]> {
+    await this.#loadOutputs(false);
     this.#release();
-    if (this.#plan.templates) this.#renderTemplates();
+    if (this.#plan.templates) await this.#renderTemplates();
     return this.#planPhase(phase);
   }
 
@@ -529,25 +529,25 @@ class KappVisit {
     const failure = await this.#runPhase('output', lenient);
     if (failure) return failure;
     try {
-      this.#loadOutputs(loading.missing === 'error');
+      await this.#loadOutputs(loading.missing === 'error');
       this.#release();
     } catch (e) {
       // A plan goes on without outputs it cannot read (they stay empty maps), and says so.
       if (!lenient) return failureOf(e);
       this.#log('warn', `outputs not loaded: ${failureOf(e).reason}`);
     }
-    if (this.#plan.templates) this.#renderTemplates();
+    if (this.#plan.templates) await this.#renderTemplates();
     return undefined;
   }
 
   /** Remove the sensitive files the visit rendered or its steps wrote (not in a dry run, which wrote none). */
-  #removeSensitiveFiles(): void {
+  async #removeSensitiveFiles(): Promise<void> {
     if (this.#dryRun) return;
-    if (this.#sensitiveFiles.size) removeSensitiveTemplates([...this.#sensitiveFiles]);
+    if (this.#sensitiveFiles.size) await removeSensitiveTemplates([...this.#sensitiveFiles]);
     if (this.#kapp.outputIds.length === 0) return;
     const { stack } = this.#ctx;
     try {
-      removeSensitiveOutputFiles(stack, this.#kapp, stack.variables(this.#kapp, this.#runtime()));
+      await removeSensitiveOutputFiles(stack, this.#kapp, stack.variables(this.#kapp, this.#runtime()));
     } catch {
       // Variables that cannot be rendered: neither can the output declarations, nor their paths.
     }

@@ -1,9 +1,9 @@
 /**
  * Loading a kapp's declared outputs from the files its steps wrote: each output whose conditions hold is read
  * from `path` (relative to the kapp's config directory), parsed as json, yaml or text, and, when `sensitive`,
- * deleted right after and remembered by the redactor.
+ * deleted right after and remembered by the redactor. A file larger than MAX_OUTPUT_FILE_BYTES is refused; files
+ * are read and deleted without blocking.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseOutputFile } from '../config/index.js';
 import { locationOf } from '../config/locations.js';
@@ -15,7 +15,7 @@ import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
 import { newGoMap, type GoMap, type GoValue } from '../go-value/value.js';
 import { registryKey } from '../vars/outputs.js';
-import { ConfinementError, confinedReadPath, removeConfinedFile } from '../workspace/confine.js';
+import { ConfinementError, confinedReadPath, readFileUpTo, removeConfinedFile } from '../workspace/confine.js';
 import type { Redactor } from './redact.js';
 
 export interface LoadedOutputs {
@@ -29,11 +29,14 @@ export interface LoadedOutputs {
   readonly sensitive: readonly string[];
 }
 
+/** Bytes of an output file kapps reads. */
+export const MAX_OUTPUT_FILE_BYTES = 16 * 1024 * 1024;
+
 /**
  * Load the outputs. `mustExist`: a missing or empty file is an error (after an install); otherwise it is passed
  * over. Never deletes anything in a dry run.
  */
-export function loadOutputs(
+export async function loadOutputs(
   stack: Stack,
   kapp: KappModel,
   vars: GoMap,
@@ -44,7 +47,7 @@ export function loadOutputs(
     /** Sensitive outputs this visit read already: their files were deleted, their values are kept. */
     loaded?: ReadonlySet<string>;
   },
-): LoadedOutputs {
+): Promise<LoadedOutputs> {
   const values = newGoMap();
   const recordable = newGoMap();
   const missing: string[] = [];
@@ -64,32 +67,19 @@ export function loadOutputs(
       ]);
     }
     const use = { kapp: kapp.id, field: `output '${output.id}' path` };
-    const confined = <T>(f: () => T): T => {
+    const confined = async <T>(f: () => Promise<T>): Promise<T> => {
       try {
-        return f();
+        return await f();
       } catch (e) {
         if (!(e instanceof ConfinementError)) throw e;
         throw new ConfigError([diagnosticError(e.message, locationOf(output, 'path') ?? locationOf(output))]);
       }
     };
     const file = path.resolve(kapp.configDir, output.path);
-    const readFrom = confined(() => confinedReadPath(kapp.cacheRoot, file, use));
-    const empty = !existsSync(readFrom) || statSync(readFrom).size === 0;
-    if (empty) {
-      if (options.mustExist) {
-        throw new KappsError(
-          `kapp ${kapp.id}: output '${output.id}' was not produced: ${file} ${existsSync(file) ? 'is empty' : 'does not exist'} after the install`,
-        );
-      }
-      missing.push(output.id);
-      continue;
-    }
-    let value: GoValue;
-    try {
-      value = parseOutputFile(readFileSync(readFrom, 'utf8'), output.format ?? '', file);
-    } catch (e) {
-      // A sensitive file is deleted whether or not it could be read.
-      if (output.sensitive && !options.dryRun) confined(() => removeConfinedFile(kapp.cacheRoot, file, use));
+    const readFrom = await confined(() => confinedReadPath(kapp.cacheRoot, file, use));
+    /** A file that cannot be read or parsed; a sensitive one is deleted all the same. */
+    const unreadable = async (e: unknown): Promise<never> => {
+      if (output.sensitive && !options.dryRun) await confined(() => removeConfinedFile(kapp.cacheRoot, file, use));
       const detail =
         e instanceof ConfigError
           ? e.diagnostics.map((d) => d.message).join('; ')
@@ -97,12 +87,33 @@ export function loadOutputs(
             ? e.message
             : String(e);
       throw new KappsError(`kapp ${kapp.id}: cannot read output '${output.id}' from ${file}: ${detail}`);
+    };
+    let text: string | undefined;
+    try {
+      text = await readFileUpTo(readFrom, MAX_OUTPUT_FILE_BYTES, 'the file');
+    } catch (e) {
+      await unreadable(e);
+    }
+    if (text === undefined || text === '') {
+      if (options.mustExist) {
+        throw new KappsError(
+          `kapp ${kapp.id}: output '${output.id}' was not produced: ${file} ${text === undefined ? 'does not exist' : 'is empty'} after the install`,
+        );
+      }
+      missing.push(output.id);
+      continue;
+    }
+    let value: GoValue;
+    try {
+      value = parseOutputFile(text, output.format ?? '', file);
+    } catch (e) {
+      value = await unreadable(e);
     }
     values[registryKey(output.id)] = value;
     if (output.sensitive) {
       sensitive.push(output.id);
       options.redactor.add(value);
-      if (!options.dryRun) confined(() => removeConfinedFile(kapp.cacheRoot, file, use));
+      if (!options.dryRun) await confined(() => removeConfinedFile(kapp.cacheRoot, file, use));
     } else {
       recordable[output.id] = value;
     }
@@ -115,7 +126,7 @@ export function loadOutputs(
  * run, whatever its outcome, a step may have written one that was never loaded (a later step failed, the run was
  * cancelled). Never throws: a declaration that cannot be rendered has no file to delete.
  */
-export function removeSensitiveOutputFiles(stack: Stack, kapp: KappModel, vars: GoMap): void {
+export async function removeSensitiveOutputFiles(stack: Stack, kapp: KappModel, vars: GoMap): Promise<void> {
   let declared: OutputConfig[];
   try {
     declared = stack.render(kapp, kapp.descriptor.outputs ?? [], vars, 'outputs');
@@ -127,7 +138,7 @@ export function removeSensitiveOutputFiles(stack: Stack, kapp: KappModel, vars: 
     try {
       const site = { kapp: kapp.id, owner: `output '${output.id}'` };
       if (!evaluateConditions(output.conditions ?? [], site)) continue;
-      removeConfinedFile(kapp.cacheRoot, path.resolve(kapp.configDir, output.path), {
+      await removeConfinedFile(kapp.cacheRoot, path.resolve(kapp.configDir, output.path), {
         kapp: kapp.id,
         field: `output '${output.id}' path`,
       });

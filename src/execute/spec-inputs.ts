@@ -3,7 +3,7 @@
  * (git through the injected runner), each template rendered as the run would render it before its first step (in
  * memory: nothing is written), and the kapp's resolved variables. The spec itself is `plan/complete-spec.ts`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { access } from 'node:fs/promises';
 import path from 'node:path';
 import type { KappInputs, SourceInput, TemplateInput } from '../plan/complete-spec.js';
 import type { SpecKapp } from '../plan/spec.js';
@@ -13,9 +13,10 @@ import { isGoMap, newGoMap, toJS } from '../go-value/value.js';
 import { renderTemplate } from '../template/index.js';
 import type { CommandRunner } from '../workspace/git-source.js';
 import { checkoutMarker, isCheckoutOf } from '../workspace/git-source.js';
+import { readFileUpTo } from '../workspace/confine.js';
 import { treeDigest } from '../workspace/tree-digest.js';
 import { sourceDir, type ResolvedSource } from '../workspace/workspace.js';
-import { templateSourceCandidates } from './templates.js';
+import { MAX_TEMPLATE_SOURCE_BYTES, templateSourceCandidates } from './templates.js';
 
 /** The inputs of each kapp of `specs` (by id), and the kapps whose configuration reads `.outputs`. */
 export async function collectSpecInputs(
@@ -32,7 +33,7 @@ export async function collectSpecInputs(
     for (let spec = queue.shift(); spec !== undefined; spec = queue.shift()) {
       const kapp = stack.kapp(spec.id);
       const vars = stack.variables(kapp, { outputs: views.get(kapp.id) ?? newGoMap(), planOnly: true });
-      const templates = kappTemplates(stack, kapp, vars);
+      const templates = await kappTemplates(stack, kapp, vars);
       if (mentionsOutputs(kapp.descriptor) || templates.reads) readsOutputs.add(kapp.id);
       // Template sources are left out of the file digests: their rendered content is in the spec.
       const generated = generatedPaths(kapp, spec, templates.list);
@@ -58,11 +59,11 @@ function mentionsOutputs(value: unknown): boolean {
 }
 
 /** The templates whose conditions hold, rendered in memory (content null when they cannot be rendered yet). */
-function kappTemplates(
+async function kappTemplates(
   stack: Stack,
   kapp: KappModel,
   vars: ReturnType<Stack['variables']>,
-): { list: TemplateInput[]; reads: boolean; sources: string[] } {
+): Promise<{ list: TemplateInput[]; reads: boolean; sources: string[] }> {
   const list: TemplateInput[] = [];
   const sources: string[] = [];
   let reads = false;
@@ -75,14 +76,20 @@ function kappTemplates(
   }
   for (const [id, target] of targets) {
     const sensitive = target.template.sensitive ?? false;
-    const file = templateSourceCandidates(stack, kapp, target.source, true, true).find((c) => existsSync(c));
+    let file: string | undefined;
+    for (const candidate of templateSourceCandidates(stack, kapp, target.source, true, true)) {
+      if (await exists(candidate)) {
+        file = candidate;
+        break;
+      }
+    }
     let content: string | null = null;
     if (file) {
       sources.push(file);
       try {
-        const text = readFileSync(file, 'utf8');
-        if (text.includes('.outputs')) reads = true;
-        content = renderTemplate(text, vars, { name: path.basename(file) });
+        const text = await readFileUpTo(file, MAX_TEMPLATE_SOURCE_BYTES, 'the source');
+        if (text?.includes('.outputs')) reads = true;
+        content = text === undefined ? null : renderTemplate(text, vars, { name: path.basename(file) });
       } catch {
         content = null;
       }
@@ -120,7 +127,7 @@ async function sourceInput(
       generated.has(path.join(inWorkspace, rel)) ||
       generated.has(path.join(source.path, rel)) ||
       (config !== undefined && (path.join(inWorkspace, rel) === config || path.join(source.path, rel) === config));
-    return { id: source.id, kind: 'file', uri: source.uri ?? source.path, tree: treeDigest(source.path, skip) };
+    return { id: source.id, kind: 'file', uri: source.uri ?? source.path, tree: await treeDigest(source.path, skip) };
   }
   const sub = source.path.replace(/^\/+|\/+$/g, '');
   // As written, less the ref (recorded on its own).
@@ -131,14 +138,15 @@ async function sourceInput(
     const r = await run('git', args, { cwd, timeoutMs: 30_000 });
     return r.exitCode === 0 ? r.stdout.trim() : undefined;
   };
-  if (existsSync(path.join(checkout, '.git')) && isCheckoutOf(checkout, checkoutMarker(source))) {
+  const checkedOut = await exists(path.join(checkout, '.git'));
+  if (checkedOut && isCheckoutOf(checkout, checkoutMarker(source))) {
     base.commit = (await git(['rev-parse', '--verify', 'HEAD^{commit}'], checkout)) ?? null;
     base.tree = (await git(['rev-parse', '--verify', sub ? `HEAD:${sub}` : 'HEAD^{tree}'], checkout)) ?? null;
     return base;
   }
-  if (!existsSync(path.join(checkout, '.git')) && existsSync(inWorkspace)) {
+  if (!checkedOut && (await exists(inWorkspace))) {
     // A source folder put in the workspace by hand: its files are what is used.
-    base.tree = treeDigest(inWorkspace, (rel) => generated.has(path.join(inWorkspace, rel)));
+    base.tree = await treeDigest(inWorkspace, (rel) => generated.has(path.join(inWorkspace, rel)));
     return base;
   }
   // Not checked out at this ref yet: what the ref names in the repository now (a pinned source: its pin).
@@ -149,6 +157,16 @@ async function sourceInput(
   const listed = await git(['ls-remote', '--end-of-options', source.repo, source.ref], stack.config.dir);
   if (listed) base.commit = pickRef(listed, source.ref);
   return base;
+}
+
+/** Whether `file` exists (as `existsSync` says, without blocking). */
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The commit `ref` names in `git ls-remote` output: a peeled tag first, then a tag, a branch, anything else. */

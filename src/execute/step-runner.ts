@@ -55,9 +55,14 @@ export function showsOutput(print: string | undefined, verbose: boolean): boolea
   return true;
 }
 
-function writeCapture(file: string, content: Buffer, ctx: StepRunContext, use: PathUse): string | undefined {
+async function writeCapture(
+  file: string,
+  content: Buffer,
+  ctx: StepRunContext,
+  use: PathUse,
+): Promise<string | undefined> {
   try {
-    writeConfinedFile(ctx.kappDir, file, content, 0o644, use);
+    await writeConfinedFile(ctx.kappDir, file, content, 0o644, use);
     return undefined;
   } catch (e) {
     if (e instanceof ConfinementError) return e.message;
@@ -151,11 +156,17 @@ export async function runStep(step: PlannedStep, ctx: StepRunContext): Promise<S
   }
   const captureProblems: string[] = [];
   if (step.stdout) {
-    const p = writeCapture(step.stdout, result.stdout, ctx, { kapp: ctx.kappId, field: `step '${step.name}' stdout` });
+    const p = await writeCapture(step.stdout, result.stdout, ctx, {
+      kapp: ctx.kappId,
+      field: `step '${step.name}' stdout`,
+    });
     if (p) captureProblems.push(p);
   }
   if (step.stderr) {
-    const p = writeCapture(step.stderr, result.stderr, ctx, { kapp: ctx.kappId, field: `step '${step.name}' stderr` });
+    const p = await writeCapture(step.stderr, result.stderr, ctx, {
+      kapp: ctx.kappId,
+      field: `step '${step.name}' stderr`,
+    });
     if (p) captureProblems.push(p);
   }
   const base = {

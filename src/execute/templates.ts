@@ -2,8 +2,10 @@
  * Rendering a kapp's templates (`templates.<id>: {source, dest, conditions, sensitive}`): the source is found
  * relative to the kapp's config directory, then in each of the stack's `template_dirs`; the destination is relative
  * to the config directory. Nothing is written in a dry run. Sensitive templates are deleted after the kapp's run.
+ * A source larger than MAX_TEMPLATE_SOURCE_BYTES is refused. Files are read and written without blocking.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { locationOf } from '../config/locations.js';
 import { ConfigError } from '../diagnostics/errors.js';
@@ -12,7 +14,7 @@ import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
 import { renderTemplate, TemplateError } from '../template/index.js';
 import type { GoMap } from '../go-value/value.js';
-import { checkConfined, ConfinementError, writeConfinedFile } from '../workspace/confine.js';
+import { checkConfined, ConfinementError, readFileUpTo, writeConfinedFile } from '../workspace/confine.js';
 
 export interface RenderedTemplates {
   /** Template id → absolute path written (or that would be written). */
@@ -21,22 +23,25 @@ export interface RenderedTemplates {
   readonly sensitive: string[];
 }
 
+/** Bytes of a template's source kapps reads. */
+export const MAX_TEMPLATE_SOURCE_BYTES = 8 * 1024 * 1024;
+
 /** Render the templates of a kapp whose conditions hold. */
-export function renderKappTemplates(
+export async function renderKappTemplates(
   stack: Stack,
   kapp: KappModel,
   vars: GoMap,
   options: { dryRun: boolean },
-): RenderedTemplates {
+): Promise<RenderedTemplates> {
   const paths = new Map<string, string>();
   const sensitive: string[] = [];
   try {
-    renderEach(stack, kapp, vars, options, paths, sensitive);
+    await renderEach(stack, kapp, vars, options, paths, sensitive);
   } catch (e) {
     // The caller never hears of the sensitive files written before the failure: delete them now.
     if (!options.dryRun) {
       try {
-        removeSensitiveTemplates(sensitive);
+        await removeSensitiveTemplates(sensitive);
       } catch {
         // A dest that cannot be removed (a directory) could not be written either: the first error says why.
       }
@@ -46,22 +51,37 @@ export function renderKappTemplates(
   return { paths, sensitive };
 }
 
-function renderEach(
+async function renderEach(
   stack: Stack,
   kapp: KappModel,
   vars: GoMap,
   options: { dryRun: boolean },
   paths: Map<string, string>,
   sensitive: string[],
-): void {
+): Promise<void> {
   for (const [id, target] of stack.templateTargets(kapp, vars)) {
     const at = locationOf(target.template, 'source') ?? locationOf(target.template);
     if (target.source === '') {
       throw new ConfigError([diagnosticError(`kapp ${kapp.id}: template '${id}' has no source`, at)]);
     }
     const candidates = templateSourceCandidates(stack, kapp, target.source, options.dryRun);
-    const source = candidates.find((c) => existsSync(c));
-    if (!source) {
+    // The first candidate that exists; `source` is the one being read when reading fails.
+    let source = target.source;
+    const failed = (e: unknown): ConfigError => {
+      const detail = e instanceof TemplateError ? e.message : e instanceof Error ? e.message : String(e);
+      return new ConfigError([diagnosticError(`kapp ${kapp.id}: template '${id}' (${source}): ${detail}`, at)]);
+    };
+    let text: string | undefined;
+    try {
+      for (const candidate of candidates) {
+        source = candidate;
+        text = await readFileUpTo(candidate, MAX_TEMPLATE_SOURCE_BYTES, 'the source');
+        if (text !== undefined) break;
+      }
+    } catch (e) {
+      throw failed(e);
+    }
+    if (text === undefined) {
       throw new ConfigError([
         diagnosticError(
           `kapp ${kapp.id}: template '${id}': source ${target.source} not found (looked in ${candidates.join(', ')})`,
@@ -71,10 +91,9 @@ function renderEach(
     }
     let content: string;
     try {
-      content = renderTemplate(readFileSync(source, 'utf8'), vars, { name: path.basename(source) });
+      content = renderTemplate(text, vars, { name: path.basename(source) });
     } catch (e) {
-      const detail = e instanceof TemplateError ? e.message : e instanceof Error ? e.message : String(e);
-      throw new ConfigError([diagnosticError(`kapp ${kapp.id}: template '${id}' (${source}): ${detail}`, at)]);
+      throw failed(e);
     }
     paths.set(id, target.dest);
     if (target.template.sensitive) {
@@ -83,8 +102,9 @@ function renderEach(
     }
     const use = { kapp: kapp.id, field: `template '${id}' dest` };
     try {
-      if (options.dryRun) checkConfined(kapp.cacheRoot, target.dest, use);
-      else writeConfinedFile(kapp.cacheRoot, target.dest, content, target.template.sensitive ? 0o600 : 0o644, use);
+      if (options.dryRun) await checkConfined(kapp.cacheRoot, target.dest, use);
+      else
+        await writeConfinedFile(kapp.cacheRoot, target.dest, content, target.template.sensitive ? 0o600 : 0o644, use);
     } catch (e) {
       if (!(e instanceof ConfinementError)) throw e;
       throw new ConfigError([diagnosticError(e.message, locationOf(target.template, 'dest') ?? at)]);
@@ -123,9 +143,9 @@ export function templateSourceCandidates(
 const liveSensitive = new Set<string>();
 
 /** Delete rendered sensitive templates. */
-export function removeSensitiveTemplates(files: readonly string[]): void {
+export async function removeSensitiveTemplates(files: readonly string[]): Promise<void> {
   for (const f of files) {
-    rmSync(f, { force: true });
+    await rm(f, { force: true });
     liveSensitive.delete(f);
   }
 }

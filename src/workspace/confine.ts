@@ -4,19 +4,10 @@
  * sensitive). A path is refused when it lies outside the directory as written (`..`, an absolute path elsewhere) or
  * once symbolic links are resolved (a link inside the directory pointing out of it is never written through).
  * Files are created with O_NOFOLLOW in a parent directory whose real path has been checked, so a link put in the
- * file's place is not followed either.
+ * file's place is not followed either. Every file-system call here is asynchronous: runs share one event loop.
  */
-import {
-  closeSync,
-  constants,
-  fchmodSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  realpathSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, realpath, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { KappsError } from '../diagnostics/errors.js';
 
@@ -49,9 +40,9 @@ function refuse(use: PathUse, file: string, why: string): never {
   );
 }
 
-function realOrUndefined(p: string): string | undefined {
+async function realOrUndefined(p: string): Promise<string | undefined> {
   try {
-    return realpathSync(p);
+    return await realpath(p);
   } catch {
     return undefined;
   }
@@ -62,10 +53,10 @@ function realOrUndefined(p: string): string | undefined {
  * (symbolic links resolved) inside its real path. Returns the real path of the deepest existing ancestor of the
  * file's directory, or undefined when the kapp's directory does not exist yet.
  */
-function checkParents(root: string, file: string, use: PathUse): { realRoot: string } | undefined {
+async function checkParents(root: string, file: string, use: PathUse): Promise<{ realRoot: string } | undefined> {
   const problem = outsideProblem(root, file);
   if (problem) refuse(use, file, problem);
-  const realRoot = realOrUndefined(root);
+  const realRoot = await realOrUndefined(root);
   if (realRoot === undefined) return undefined;
   const parts = path
     .relative(root, path.dirname(file))
@@ -76,12 +67,12 @@ function checkParents(root: string, file: string, use: PathUse): { realRoot: str
     dir = path.join(dir, part);
     let st;
     try {
-      st = lstatSync(dir);
+      st = await lstat(dir);
     } catch {
       break; // does not exist: mkdir creates real directories from here on
     }
     if (st.isSymbolicLink()) {
-      const real = realOrUndefined(dir);
+      const real = await realOrUndefined(dir);
       if (real === undefined || !isInside(realRoot, real)) {
         refuse(use, file, `goes through the symbolic link ${dir}, which points outside the kapp's directory`);
       }
@@ -91,11 +82,11 @@ function checkParents(root: string, file: string, use: PathUse): { realRoot: str
 }
 
 /** The real path of `file`'s directory, created if missing, after checking it lies inside the kapp's directory. */
-function realParent(root: string, file: string, use: PathUse): string {
-  const checked = checkParents(root, file, use);
-  mkdirSync(path.dirname(file), { recursive: true });
-  const realRoot = checked?.realRoot ?? realpathSync(root);
-  const parent = realpathSync(path.dirname(file));
+async function realParent(root: string, file: string, use: PathUse): Promise<string> {
+  const checked = await checkParents(root, file, use);
+  await mkdir(path.dirname(file), { recursive: true });
+  const realRoot = checked?.realRoot ?? (await realpath(root));
+  const parent = await realpath(path.dirname(file));
   if (!isInside(realRoot, parent)) {
     refuse(use, file, `is in ${parent}, outside the kapp's directory once symbolic links are resolved`);
   }
@@ -103,10 +94,10 @@ function realParent(root: string, file: string, use: PathUse): string {
 }
 
 /** Check a path kapps will write for a kapp, without touching anything (for dry runs and plans). */
-export function checkConfined(root: string, file: string, use: PathUse): void {
-  checkParents(root, file, use);
-  const real = realOrUndefined(file);
-  if (real !== undefined && !isInside(realOrUndefined(root) ?? root, real)) {
+export async function checkConfined(root: string, file: string, use: PathUse): Promise<void> {
+  await checkParents(root, file, use);
+  const real = await realOrUndefined(file);
+  if (real !== undefined && !isInside((await realOrUndefined(root)) ?? root, real)) {
     refuse(use, file, "is a symbolic link pointing outside the kapp's directory");
   }
 }
@@ -115,17 +106,21 @@ export function checkConfined(root: string, file: string, use: PathUse): void {
  * Write `content` to `file` inside the kapp's directory `root` (creating missing directories), never through a
  * symbolic link: an existing link at `file` is refused. The file gets `mode` when it is created.
  */
-export function writeConfinedFile(
+export async function writeConfinedFile(
   root: string,
   file: string,
   content: string | Uint8Array,
   mode: number,
   use: PathUse,
-): void {
-  const target = path.join(realParent(root, file, use), path.basename(file));
-  let fd: number;
+): Promise<void> {
+  const target = path.join(await realParent(root, file, use), path.basename(file));
+  let handle: FileHandle;
   try {
-    fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, mode);
+    handle = await open(
+      target,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
+      mode,
+    );
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ELOOP') {
       refuse(use, file, 'is a symbolic link; kapps does not write through links');
@@ -134,12 +129,10 @@ export function writeConfinedFile(
   }
   try {
     // A private file stays private even when it existed before with a wider mode.
-    if ((mode & 0o077) === 0) fchmodSync(fd, mode);
-    const data = typeof content === 'string' ? Buffer.from(content) : content;
-    let off = 0;
-    while (off < data.length) off += writeSync(fd, data, off, data.length - off);
+    if ((mode & 0o077) === 0) await handle.chmod(mode);
+    await handle.writeFile(content);
   } finally {
-    closeSync(fd);
+    await handle.close();
   }
 }
 
@@ -147,11 +140,11 @@ export function writeConfinedFile(
  * The path to read `file` from for a kapp: the file itself once its real path is checked to lie inside the kapp's
  * directory (a missing file is returned as is: the caller reports it).
  */
-export function confinedReadPath(root: string, file: string, use: PathUse): string {
-  checkParents(root, file, use);
-  const real = realOrUndefined(file);
+export async function confinedReadPath(root: string, file: string, use: PathUse): Promise<string> {
+  await checkParents(root, file, use);
+  const real = await realOrUndefined(file);
   if (real === undefined) return file;
-  const realRoot = realOrUndefined(root) ?? root;
+  const realRoot = (await realOrUndefined(root)) ?? root;
   if (!isInside(realRoot, real)) refuse(use, file, `is a symbolic link to ${real}, outside the kapp's directory`);
   return real;
 }
@@ -160,11 +153,45 @@ export function confinedReadPath(root: string, file: string, use: PathUse): stri
  * Delete `file` inside the kapp's directory: a symbolic link at `file` is removed itself, never what it points
  * to, and nothing is deleted through a linked directory pointing outside.
  */
-export function removeConfinedFile(root: string, file: string, use: PathUse): void {
-  const checked = checkParents(root, file, use);
+export async function removeConfinedFile(root: string, file: string, use: PathUse): Promise<void> {
+  const checked = await checkParents(root, file, use);
   if (!checked) return;
-  const parent = realOrUndefined(path.dirname(file));
+  const parent = await realOrUndefined(path.dirname(file));
   if (parent === undefined) return;
   if (!isInside(checked.realRoot, parent)) refuse(use, file, `is in ${parent}, outside the kapp's directory`);
-  rmSync(path.join(parent, path.basename(file)), { force: true });
+  await rm(path.join(parent, path.basename(file)), { force: true });
+}
+
+/**
+ * The text of `file`, read without blocking, or undefined when it does not exist; a file larger than `maxBytes` is
+ * refused (`what`: how to name it in that error) before any of it is read.
+ */
+export async function readFileUpTo(file: string, maxBytes: number, what: string): Promise<string | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+  try {
+    const { size } = await handle.stat();
+    const tooLarge = (bytes: number) =>
+      new KappsError(`${what} is ${bytes} bytes, more than the ${maxBytes} bytes kapps reads of such a file`);
+    if (size > maxBytes) throw tooLarge(size);
+    // Read at most maxBytes + 1: a file that grows meanwhile is refused too, never read whole.
+    const pieces: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const piece = Buffer.allocUnsafe(Math.min(Math.max(size - total, 0) + 1, maxBytes + 1 - total, 1 << 20));
+      const { bytesRead } = await handle.read(piece, 0, piece.length, null);
+      if (bytesRead === 0) break;
+      pieces.push(piece.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > maxBytes) throw tooLarge(total);
+    }
+    return Buffer.concat(pieces, total).toString('utf8');
+  } finally {
+    await handle.close();
+  }
 }
