@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { redactArgv, redactCredentials } from '../diagnostics/redact.js';
+import { timed } from '../diagnostics/timings.js';
 import type { LogLine } from '../log/line.js';
 import type { ReleaseStore } from '../release/store-types.js';
 import type { BackendSpec } from '../release/store.js';
@@ -407,7 +408,7 @@ class ReleaseRun implements RunLock {
     if (!this.#started) {
       const spec = await runSpec(current, only, this.#parts.target.store, this.#parts.ctx);
       this.#digests = this.#digestsOf(spec);
-      await this.#parts.recorder.setSpec(spec);
+      await timed(this.#parts.ctx.timings, 'spec-write', () => this.#parts.recorder.setSpec(spec));
     }
     this.#started = true;
     return this;

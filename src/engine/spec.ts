@@ -8,6 +8,7 @@ import type { StackSpec } from '../plan/spec.js';
 import type { PreviewKapp } from '../release/preview.js';
 import type { ReleaseStore } from '../release/store-types.js';
 import type { Stack } from '../stack/stack.js';
+import { timed } from '../diagnostics/timings.js';
 import type { EngineContext } from './context.js';
 
 /** The spec now, in its complete form and in the form releases recorded before it. */
@@ -37,29 +38,36 @@ export async function completeSpecOf(
   const { gitRunnerFor } = await import('./git-runner.js');
   // The key is read (or made, on a backend's first record) while the steps are planned.
   const storedKey = store.specKey({ create: options.record });
+  const t = ctx.timings;
   let legacy: StackSpec;
   try {
+    const start = t?.now();
     legacy = stack.spec({ onlyIds: ids, checkNoValue: false });
+    if (t && start !== undefined) t.span('spec-plan', start);
   } catch (e) {
     await storedKey.catch(() => undefined);
     throw e;
   }
-  const stored = await storedKey;
+  const stored = await timed(t, 'spec-key', () => storedKey);
   const key = stored ?? randomBytes(32);
   const keyed = (text: string): string => createHmac('sha256', key).update(text).digest('hex');
-  const { inputs, readsOutputs } = await collectSpecInputs(stack, legacy.kapps, gitRunnerFor(ctx.env));
+  const { inputs, readsOutputs } = await timed(t, 'spec-inputs', () =>
+    collectSpecInputs(stack, legacy.kapps, gitRunnerFor(ctx.env)),
+  );
   // A template or variable may read the environment (`env "API_TOKEN"`): such values are masked wherever they appear.
   const { isSecretName } = await import('../plan/secrets.js');
   const envSecrets = Object.entries(ctx.env).flatMap(([name, value]) =>
     // Short values (`true`, `1`) would mask too much to be worth it.
     value !== undefined && value.length >= 8 && isSecretName(name) ? [value] : [],
   );
-  const spec = completeStackSpec(
-    legacy,
-    inputs,
-    (id) => ({ kappDir: stack.kapp(id).cacheRoot, workspace: stack.workspace, stackDir: stack.config.dir }),
-    keyed,
-    envSecrets,
+  const spec = await timed(t, 'spec-complete', () =>
+    completeStackSpec(
+      legacy,
+      inputs,
+      (id) => ({ kappDir: stack.kapp(id).cacheRoot, workspace: stack.workspace, stackDir: stack.config.dir }),
+      keyed,
+      envSecrets,
+    ),
   );
   return { spec, legacy, readsOutputs, keyStored: stored !== undefined };
 }

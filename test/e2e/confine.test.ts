@@ -18,17 +18,10 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { fakeStep as step, libraryKapp } from '../support/library-kapp.js';
 import { cleanupProjects, fixtureProject, type FixtureProject } from '../support/project.js';
 
 afterAll(cleanupProjects);
-
-/** A step that records it ran (tag `ran`) and prints something, so capture files get content. */
-const step = (fields: Record<string, unknown> = {}) => ({
-  name: 'apply',
-  command: 'kapps-fake',
-  args: '--tag ran --stdout hello',
-  ...fields,
-});
 
 /** A directory beside the project, with a file `keep.txt` kapps must never touch. */
 function outside(p: FixtureProject): { dir: string; file: string } {
@@ -42,14 +35,6 @@ function outside(p: FixtureProject): { dir: string; file: string } {
 /** Everything under `dir`, as relative paths. */
 function listing(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
-}
-
-/** Project with kapp `web:k` read from `library/k` (a file source), given its sugarkube.yaml. */
-function libraryKapp(kappFile: Record<string, unknown>, files: Record<string, unknown> = {}): FixtureProject {
-  return fixtureProject({
-    manifests: { web: { kapps: [{ id: 'k', sources: [{ uri: '../library/k' }] }] } },
-    files: { 'library/k/sugarkube.yaml': kappFile, ...files },
-  });
 }
 
 const mainUnit = (apply: unknown[], extra: Record<string, unknown> = {}) => ({

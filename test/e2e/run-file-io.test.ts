@@ -6,24 +6,10 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupProjects, fixtureProject, type FixtureProject } from '../support/project.js';
+import { fakeStep as step, libraryKapp } from '../support/library-kapp.js';
+import { cleanupProjects } from '../support/project.js';
 
 afterAll(cleanupProjects);
-
-const step = (fields: Record<string, unknown> = {}) => ({
-  name: 'apply',
-  command: 'kapps-fake',
-  args: '--tag ran --stdout hello',
-  ...fields,
-});
-
-/** Project with kapp `web:k` read from `library/k` (a file source), given its sugarkube.yaml. */
-function libraryKapp(kappFile: Record<string, unknown>, files: Record<string, unknown> = {}): FixtureProject {
-  return fixtureProject({
-    manifests: { web: { kapps: [{ id: 'k', sources: [{ uri: '../library/k' }] }] } },
-    files: { 'library/k/sugarkube.yaml': kappFile, ...files },
-  });
-}
 
 /** The functions of kapps that do a visit's file I/O: none may appear in a stack of synchronous I/O. */
 const VISIT_IO = [

@@ -56,6 +56,18 @@ describe('KAPPS_TIMINGS', () => {
     // In the order the command goes through them.
     const order = ['startup', 'open', 'lock', 'release-start', 'walk', 'release-finish', 'finish'];
     expect(phases.filter((name) => order.includes(name))).toEqual(order);
+    // Starting the release, part by part, each inside it and in this order.
+    const parts = ['spec-plan', 'spec-key', 'spec-inputs', 'spec-complete', 'spec-write'];
+    expect(phases.filter((name) => parts.includes(name))).toEqual(parts);
+    const whole = all.find((rec) => rec.span === 'release-start') as unknown as { start: number; ms: number };
+    for (const rec of all.filter((r) => parts.includes(r.span)) as unknown as {
+      span: string;
+      start: number;
+      ms: number;
+    }[]) {
+      expect(rec.start, rec.span).toBeGreaterThanOrEqual(whole.start);
+      expect(rec.start + rec.ms, rec.span).toBeLessThanOrEqual(whole.start + whole.ms + 0.01);
+    }
 
     const visits = all.filter((rec) => rec.span === 'visit');
     expect(visits.map((v) => v.kapp)).toEqual(['web:db', 'web:api', 'web:web']);
