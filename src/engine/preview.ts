@@ -40,15 +40,20 @@ export async function recordedSpecs(
   latest: Release,
   ids: Iterable<string>,
 ): Promise<Map<string, SpecKapp>> {
-  const releases = new Map<number, Release | undefined>([[latest.revision, latest]]);
+  // Each release's spec by kapp id, made when a kapp first needs it.
+  const specs = new Map<number, Map<string, SpecKapp>>();
   const out = new Map<string, SpecKapp>();
   for (const id of ids) {
     const entry = Object.hasOwn(latest.state, id) ? latest.state[id] : undefined;
     if (!entry) continue;
-    if (!releases.has(entry.revision)) {
-      releases.set(entry.revision, await store.get(latest.project, latest.stack, entry.revision));
+    let byId = specs.get(entry.revision);
+    if (!byId) {
+      const release =
+        entry.revision === latest.revision ? latest : await store.get(latest.project, latest.stack, entry.revision);
+      byId = new Map((release?.spec.kapps ?? []).map((k) => [k.id, k] as const));
+      specs.set(entry.revision, byId);
     }
-    const spec = releases.get(entry.revision)?.spec.kapps.find((k) => k.id === id);
+    const spec = byId.get(id);
     if (spec) out.set(id, spec);
   }
   return out;
@@ -137,14 +142,22 @@ export async function computePreviewFor(
       refreshed = [...live.keys()];
       rows = applyRefresh(rows, latest?.state, live);
     }
+    const current = new Map(spec.kapps.map((k) => [k.id, k] as const));
+    // A kapp left unchanged has the spec recorded for it now (the same digest): the records' specs are read only for
+    // the others (a record's spec is most of it, and is read when first asked for).
+    const same = new Set(
+      rows
+        .filter((r) => r.action === 'UnChanged' && current.has(r.id) && latest?.state[r.id]?.specFormat !== undefined)
+        .map((r) => r.id),
+    );
     const recorded = latest
       ? await recordedSpecs(
           store,
           latest,
-          rows.map((r) => r.id),
+          rows.filter((r) => !same.has(r.id)).map((r) => r.id),
         )
       : new Map<string, SpecKapp>();
-    const current = new Map(spec.kapps.map((k) => [k.id, k] as const));
+    for (const id of same) recorded.set(id, current.get(id) as SpecKapp);
     const legacy = new Map(complete.legacy.kapps.map((k) => [k.id, k] as const));
     // A digest keyed with a key of this command's own means nothing to another command: not shown.
     const digests = new Map(complete.keyStored ? kapps.map((k) => [k.id, k.specDigest] as const) : []);

@@ -36,7 +36,7 @@ import {
   ReleaseStoreError,
   RevisionTakenError,
 } from './errors.js';
-import { parseReleaseRecord } from './record-schema.js';
+import { parseRecordWithLazySpec, parseReleaseRecord } from './record-schema.js';
 import { orderKappState, orderRelease } from './record-order.js';
 import { readRecordYaml } from './record-read.js';
 import { recordYaml } from './record-yaml.js';
@@ -402,13 +402,26 @@ export class FileReleaseStore implements ReleaseStore {
       throw new ReleaseStoreError(`cannot read ${file}: ${errorMessage(error)}`, { cause: error });
     }
     let data: unknown;
+    // The spec, most of a record, is read when it is first asked for (see `splitSpec`).
+    const split = splitSpec(text);
     try {
       // A record in the form kapps writes is read without the `yaml` package (the same data, several times faster).
-      data = readRecordYaml(text) ?? parse(text, { uniqueKeys: true });
+      data = (split && readRecordYaml(split.head)) ?? readRecordYaml(text) ?? parse(text, { uniqueKeys: true });
     } catch (error) {
       throw new ReleaseRecordError(file, `unparsable YAML: ${errorMessage(error)}`, { cause: error });
     }
-    const record = parseReleaseRecord(data, file);
+    const lazy = split !== undefined && isPlainMap(data) && !Object.hasOwn(data, 'spec');
+    const readSpec = (): unknown => {
+      try {
+        const spec: unknown = (split && readRecordYaml(split.spec)) ?? parse(split?.spec ?? '', { uniqueKeys: true });
+        return isPlainMap(spec) ? spec.spec : undefined;
+      } catch (error) {
+        throw new ReleaseRecordError(file, `unparsable YAML: ${errorMessage(error)}`, { cause: error });
+      }
+    };
+    const record = lazy
+      ? parseRecordWithLazySpec(data as Record<string, unknown>, file, readSpec)
+      : parseReleaseRecord(data, file);
     if (record.project !== project || record.stack !== stack || record.revision !== revision) {
       throw new ReleaseRecordError(
         file,
@@ -421,7 +434,7 @@ export class FileReleaseStore implements ReleaseStore {
     const lines = await this.#journalLines(journal, base);
     if (lines.length === 0) return { read: { release: record, base }, ino };
     // The journal's entries are checked as part of the record they make.
-    const merged = data as Record<string, unknown>;
+    const merged = { ...(data as Record<string, unknown>) };
     const state = { ...(merged.state as Record<string, unknown>) };
     for (const line of lines) {
       merged.modifiedAt = line.modifiedAt;
@@ -429,7 +442,10 @@ export class FileReleaseStore implements ReleaseStore {
       for (const [id, entry] of Object.entries(line.state)) state[id] = entry;
     }
     merged.state = state;
-    return { read: { release: parseReleaseRecord(merged, `${file} with its journal ${journal}`), base }, ino };
+    const where = `${file} with its journal ${journal}`;
+    if (!lazy) return { read: { release: parseReleaseRecord(merged, where), base }, ino };
+    // The spec stays unread: the journal never changes it.
+    return { read: { release: parseRecordWithLazySpec(merged, where, readSpec), base }, ino };
   }
 
   /**
@@ -649,4 +665,23 @@ function errorCode(error: unknown): string | undefined {
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A record as kapps writes it, cut into the text before its spec and the spec's block (`spec:` and its indented
+ * lines), when the spec is its last top-level key (as kapps writes it); undefined otherwise. The lines of a block
+ * never start at the margin (an empty line of a literal block is empty), so the next line that does starts the next
+ * key.
+ */
+function splitSpec(text: string): { head: string; spec: string } | undefined {
+  const start = text.indexOf('\nspec:\n') + 1;
+  if (start === 0) return undefined;
+  const after = /\n(?=[^ \n])/g;
+  after.lastIndex = start + 'spec:\n'.length - 1;
+  if (after.exec(text) !== null) return undefined;
+  return { head: text.slice(0, start), spec: text.slice(start) };
+}
+
+function isPlainMap(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

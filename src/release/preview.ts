@@ -205,12 +205,15 @@ export function previewDocument(
     // A spec recorded before format 2 is compared with the spec now in its own form (only what both recorded).
     const missing = base && to ? notRecorded(base, to) : [];
     const compared = missing.length ? (specs.legacy?.get(row.id) ?? to) : to;
+    const shownFrom = from ? redactKappSpec(from) : null;
     return {
       id: row.id,
       action: row.action,
-      from: from ? redactKappSpec(from) : null,
-      to: to ? redactKappSpec(to, base) : null,
-      changes: from === null && to === null ? [] : diffKappSpecs(base, compared),
+      from: shownFrom,
+      // The same spec on both sides (a kapp left unchanged) is shown the same: no value of it changed.
+      to: to ? (to === from && base === from ? shownFrom : redactKappSpec(to, base)) : null,
+      // The same spec (a kapp left unchanged is shown with the spec it has now) has no changes.
+      changes: (from === null && to === null) || base === compared ? [] : diffKappSpecs(base, compared),
       drift: row.drift ? [...row.drift] : [],
       reason: row.reason ?? null,
       specDigest: to ? (specs.digests?.get(row.id) ?? null) : null,

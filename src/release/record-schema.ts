@@ -189,15 +189,65 @@ export function parseReleaseRecord(data: unknown, where: string): Release {
   // A record zod would give back unchanged is taken as it is (see record-check.ts); zod checks the rest.
   if (plainCheckOf(releaseReadSchema)?.(data)) return data as Release;
   const result = releaseReadSchema.safeParse(data);
-  if (!result.success) {
-    const detail = result.error.issues
-      .slice(0, 10)
-      .map((issue) => `${issue.path.length ? issue.path.join('.') : '(top level)'}: ${issue.message}`)
-      .join('; ');
-    throw new ReleaseRecordError(where, detail);
-  }
+  if (!result.success) throw new ReleaseRecordError(where, problemsOf(result.error));
   // `Release` is this schema's type, except the spec, which the schema checks only as far as releases rely on it.
   return result.data as unknown as Release;
+}
+
+/** The record without its spec, as `parseRecordWithLazySpec` checks it before the spec is asked for. */
+const releaseHeadSchema = releaseReadSchema.omit({ spec: true }).loose();
+
+/** The problems zod finds in `data`, as one line (at most ten); `prefix` starts each path. */
+function problemsOf(error: z.ZodError, prefix = ''): string {
+  return error.issues
+    .slice(0, 10)
+    .map((issue) => {
+      const at = [...(prefix ? [prefix] : []), ...issue.path.map(String)];
+      return `${at.length ? at.join('.') : '(top level)'}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+/**
+ * Check a record whose spec is read only when asked for: `head` is the record without `spec` (checked now, as
+ * `parseReleaseRecord` checks a whole record) and `readSpec` gives the spec's data. The spec is read and checked the
+ * first time the record's `spec` is read (a `ReleaseRecordError` then if it is not a spec); setting `spec` replaces
+ * it. Reading a record only for its state (a preview with nothing changed, the latest revision) skips the spec.
+ */
+export function parseRecordWithLazySpec(
+  head: Record<string, unknown>,
+  where: string,
+  readSpec: () => unknown,
+): Release {
+  let release: Record<string, unknown>;
+  if (plainCheckOf(releaseHeadSchema)?.(head)) {
+    release = head;
+  } else {
+    const result = releaseHeadSchema.safeParse(head);
+    if (!result.success) throw new ReleaseRecordError(where, problemsOf(result.error));
+    release = result.data;
+  }
+  let spec: { value: unknown } | undefined;
+  Object.defineProperty(release, 'spec', {
+    enumerable: true,
+    configurable: true,
+    get(): unknown {
+      if (spec) return spec.value;
+      const data = readSpec();
+      if (plainCheckOf(specSchema)?.(data)) {
+        spec = { value: data };
+      } else {
+        const result = specSchema.safeParse(data);
+        if (!result.success) throw new ReleaseRecordError(where, problemsOf(result.error, 'spec'));
+        spec = { value: result.data };
+      }
+      return spec.value;
+    },
+    set(value: unknown): void {
+      spec = { value };
+    },
+  });
+  return release as unknown as Release;
 }
 
 /** Whether `value` is JSON-safe data (finite numbers, no undefined, no bigint, plain objects and arrays). */

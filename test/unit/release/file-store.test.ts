@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ReleaseConflictError, ReleaseRecordError } from '../../../src/release/errors.js';
 import { encodeSegment, FileReleaseStore } from '../../../src/release/file-store.js';
+import { orderRelease } from '../../../src/release/record-order.js';
 import { cleanupTempDirs, makeRelease, tempDir } from './helpers.js';
 
 afterAll(() => cleanupTempDirs());
@@ -98,6 +99,52 @@ describe('file release store', () => {
     await store.create(makeRelease('shop', 'dev', 1));
     writeFileSync(join(root, 'releases', 'shop', 'dev', '1.yaml'), '');
     await expect(store.latest('shop', 'dev')).rejects.toThrow(/1\.yaml is not a valid release record: \(top level\)/);
+  });
+
+  it("reads a record's spec when it is first asked for: the same release, keys in the same order", async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    const release = makeRelease('shop', 'dev', 1, { error: 'x' });
+    await store.create(release);
+    await store.appendState?.(
+      release,
+      { modifiedAt: new Date(Date.parse(release.modifiedAt) + 1).toISOString(), state: {} },
+      { ifModifiedAt: release.modifiedAt },
+    );
+    for (const read of [await store.get('shop', 'dev', 1), await store.latest('shop', 'dev')]) {
+      // As written: the record's order, the spec last.
+      expect(Object.keys(read ?? {})).toEqual(Object.keys(orderRelease(release)));
+      expect(Object.keys(read ?? {}).at(-1)).toBe('spec');
+      expect(read?.spec).toEqual(release.spec);
+      expect(JSON.parse(JSON.stringify(read))).toEqual({ ...release, modifiedAt: read?.modifiedAt });
+      expect(structuredClone(read)?.spec).toEqual(release.spec);
+    }
+  });
+
+  it('reports a damaged spec with the path and the field once the spec is read; the rest reads as before', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    await store.create(makeRelease('shop', 'dev', 1));
+    const file = join(root, 'releases', 'shop', 'dev', '1.yaml');
+    const text = readFileSync(file, 'utf8');
+    expect(text).toMatch(/\nspec:\n {2}stack: dev\n/);
+    for (const [damaged, detail] of [
+      [text.replace(/\nspec:\n {2}stack: dev\n/, '\nspec:\n  stack: [dev\n'), /unparsable YAML/],
+      [text.replace(/\nspec:\n {2}stack: dev\n/, '\nspec:\n  stack: 7\n'), /spec\.stack: /],
+    ] as const) {
+      writeFileSync(file, damaged);
+      const read = await store.get('shop', 'dev', 1);
+      expect(read?.state['web:api']?.status).toBe('installed');
+      let error: unknown;
+      try {
+        void read?.spec.kapps;
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ReleaseRecordError);
+      expect((error as Error).message).toContain(`${file} is not a valid release record: `);
+      expect((error as Error).message).toMatch(detail);
+    }
   });
 
   it('reports a release file stored under another revision', async () => {
