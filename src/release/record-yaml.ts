@@ -12,13 +12,30 @@
 
 /** The YAML text of `value` as a document (a block collection or a scalar), ending with a newline. */
 export function recordYaml(value: unknown): string {
+  const texts: Texts = new Map();
   if (!isCollection(value) || isEmpty(value)) {
     // A multi-line string stays quoted here: a literal block needs a parent to indent under.
-    return (typeof value === 'string' && !plainOk(value) ? quoted(value) : inline(value, '')) + '\n';
+    return (typeof value === 'string' && !plainOk(value) ? quoted(value) : inline(value, '', texts)) + '\n';
   }
   const out: string[] = [];
-  block(value, '', out);
+  block(value, '', out, texts);
   return out.join('');
+}
+
+/**
+ * The YAML of each one-line string met so far in this document, as a key or a value (the same text either way): a
+ * record repeats the same keys and many of the same values (step names, `true`, `${kapp_dir}`) for every kapp.
+ */
+type Texts = Map<string, string>;
+
+/** A one-line string as a plain or quoted scalar, looked up first among those already written. */
+function oneLine(text: string, texts: Texts): string {
+  let written = texts.get(text);
+  if (written === undefined) {
+    written = plainOk(text) ? text : quoted(text);
+    texts.set(text, written);
+  }
+  return written;
 }
 
 type Collection = readonly unknown[] | Readonly<Record<string, unknown>>;
@@ -35,11 +52,11 @@ function isEmpty(value: Collection): boolean {
 }
 
 /** The lines of a non-empty collection, each starting with `indent`. */
-function block(value: Collection, indent: string, out: string[]): void {
+function block(value: Collection, indent: string, out: string[], texts: Texts): void {
   if (Array.isArray(value)) {
     for (const item of value as readonly unknown[]) {
       out.push(indent, '-');
-      sequenceItem(item, indent, out);
+      sequenceItem(item, indent, out, texts);
     }
     return;
   }
@@ -49,25 +66,25 @@ function block(value: Collection, indent: string, out: string[]): void {
     const child = map[key];
     // As in JSON, a key whose value is undefined is left out.
     if (child === undefined) continue;
-    out.push(indent, scalarKey(key), ':');
+    out.push(indent, oneLine(key, texts), ':');
     if (isCollection(child) && !isEmpty(child)) {
       out.push('\n');
       // Sequences are indented under their key, as the `yaml` package does by default.
-      block(child, indent + '  ', out);
+      block(child, indent + '  ', out, texts);
     } else {
-      out.push(' ', inline(child, indent + '  '), '\n');
+      out.push(' ', inline(child, indent + '  ', texts), '\n');
     }
   }
 }
 
 /** A sequence item after its `-`. A map item starts on the dash's line; a sequence item nests `- - x`. */
-function sequenceItem(item: unknown, indent: string, out: string[]): void {
+function sequenceItem(item: unknown, indent: string, out: string[], texts: Texts): void {
   if (!isCollection(item) || isEmpty(item)) {
-    out.push(' ', inline(item, indent + '  '), '\n');
+    out.push(' ', inline(item, indent + '  ', texts), '\n');
     return;
   }
   const inner: string[] = [];
-  block(item, indent + '  ', inner);
+  block(item, indent + '  ', inner, texts);
   // The first line of the nested block goes after the dash: drop its indentation.
   const first = inner[0] as string;
   out.push(' ', first.slice(indent.length + 2));
@@ -75,10 +92,10 @@ function sequenceItem(item: unknown, indent: string, out: string[]): void {
 }
 
 /** A scalar or an empty collection; `indent` is the indentation of a literal block's lines. */
-function inline(value: unknown, indent: string): string {
+function inline(value: unknown, indent: string, texts: Texts): string {
   switch (typeof value) {
     case 'string':
-      return scalarString(value, indent);
+      return value.includes('\n') ? scalarString(value, indent) : oneLine(value, texts);
     case 'number':
       if (!Number.isFinite(value)) throw new TypeError(`${value} is not JSON data`);
       // As JSON does, -0 is written 0.
@@ -112,10 +129,6 @@ const NOT_STRING =
 /** Whether the writer leaves `text` plain (no YAML reader takes it for anything but that string). */
 export function plainOk(text: string): boolean {
   return PLAIN.test(text) && !NOT_STRING.test(text);
-}
-
-function scalarKey(key: string): string {
-  return plainOk(key) ? key : quoted(key);
 }
 
 /**
