@@ -12,6 +12,7 @@ import { CLI, cliEnv, runCli } from '../support/cli.js';
 
 const BIN = path.dirname(CLI);
 const MODULES_CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The files `file` imports statically, and theirs, within dist/bin/. */
 function staticClosure(file: string, seen = new Set<string>()): Set<string> {
@@ -24,13 +25,19 @@ function staticClosure(file: string, seen = new Set<string>()): Set<string> {
   return seen;
 }
 
-/** The packages and source folders bundled into `files` (esbuild notes each module's path above its code). */
+/** The modules bundled into `file`, as its source map lists them (paths from the repository's root). */
+function modulesOf(file: string): string[] {
+  const map = JSON.parse(readFileSync(path.join(BIN, `${file}.map`), 'utf8')) as { sources: string[] };
+  return map.sources.map((s) => path.relative(ROOT, path.resolve(BIN, s)).split(path.sep).join('/'));
+}
+
+/** The packages and source folders bundled into `files`. */
 function origins(files: Iterable<string>): Set<string> {
   const found = new Set<string>();
   for (const f of files) {
-    const text = readFileSync(path.join(BIN, f), 'utf8');
-    for (const m of text.matchAll(/^\/\/ (node_modules\/(?:@[\w.-]+\/)?[\w.-]+|src\/[\w-]+)\//gm)) {
-      if (m[1]) found.add(m[1]);
+    for (const module of modulesOf(f)) {
+      const m = /^(node_modules\/(?:@[\w.-]+\/)?[\w.-]+|src\/[\w-]+)\//.exec(module);
+      if (m?.[1]) found.add(m[1]);
     }
   }
   return found;
@@ -72,11 +79,10 @@ describe('the bundled CLI', () => {
   });
 
   it('bundles only the parts of zod kapps uses: its English messages, none of its other languages', () => {
-    const text = readdirSync(BIN)
+    const modules = readdirSync(BIN)
       .filter((f) => f.endsWith('.js'))
-      .map((f) => readFileSync(path.join(BIN, f), 'utf8'))
-      .join('\n');
-    const locales = [...text.matchAll(/^\/\/ node_modules\/zod\/v4\/locales\/([\w-]+)\.js$/gm)].map((m) => m[1]);
+      .flatMap(modulesOf);
+    const locales = modules.flatMap((m) => /^node_modules\/zod\/v4\/locales\/([\w-]+)\.js$/.exec(m)?.[1] ?? []);
     expect(locales).toEqual(['en']);
   });
 
