@@ -61,8 +61,8 @@ async function generateInContext(
   // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them.
   const spec = redactStackSpec(stack.spec(specOptions));
   flushWarnings(stack, ctx);
-  const { stringify } = await import('../yaml/stringify.js');
-  return [stringify(spec, { lineWidth: 0 })];
+  const { stringifyData } = await import('../yaml/stringify.js');
+  return [stringifyData(spec)];
 }
 
 /** The preview of the stack against its last release (`kapps preview`); `refresh` reads the live outputs. */
