@@ -5,7 +5,7 @@
 // Packages with native or optional parts stay external (loaded from node_modules at run time).
 // KAPPS_BUNDLE_META=<file> writes esbuild's metafile there (which modules went into which chunk).
 import { build } from 'esbuild';
-import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -168,6 +168,50 @@ function asciiWrapper(realPath) {
   };
 }
 
+/**
+ * yargs takes `strictEqual` and `notStrictEqual` from `assert` to check its own arguments; loading node:assert
+ * (which loads node:stream and more) was a tenth of `kapps --help`. It gets the same checks, which load node:assert
+ * only to fail as it would.
+ */
+const lazyAssert = {
+  name: 'lazy-assert',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?assert$/ }, (args) =>
+      /[\\/]node_modules[\\/]yargs[\\/]/.test(args.importer) ? { path: 'assert', namespace: 'lazy-assert' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-assert' }, () => ({
+      loader: 'js',
+      contents:
+        "import { createRequire } from 'node:module';\n" +
+        "const assert = () => createRequire(import.meta.url)('node:assert');\n" +
+        'export function strictEqual(actual, expected, message) {\n' +
+        '  if (!Object.is(actual, expected)) assert().strictEqual(actual, expected, message);\n' +
+        '}\n' +
+        'export function notStrictEqual(actual, expected, message) {\n' +
+        '  if (Object.is(actual, expected)) assert().notStrictEqual(actual, expected, message);\n' +
+        '}\n',
+    }));
+  },
+};
+
+/**
+ * CommonJS packages inside an ES module bundle still call `require` (for node: built-ins): each file starts by making
+ * one. Only esbuild's runtime (one chunk) and a file that names `require` itself use it, and a command loads dozens
+ * of chunks: in the others the two lines are blanked (not removed, so that the source maps' lines still match).
+ */
+const REQUIRE_BANNER =
+  "import { createRequire as __kappsCreateRequire } from 'node:module';\nconst require = __kappsCreateRequire(import.meta.url);";
+
+function withoutUnusedRequire(text) {
+  const at = text.indexOf(REQUIRE_BANNER);
+  if (at < 0) return text;
+  const rest = text.slice(0, at) + text.slice(at + REQUIRE_BANNER.length);
+  // Any `require` not part of a longer name or a property: kept, whatever it is.
+  return /(?<![\w$.])require(?![\w$])/.test(rest)
+    ? text
+    : `${text.slice(0, at)}\n${text.slice(at + REQUIRE_BANNER.length)}`;
+}
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
@@ -182,17 +226,23 @@ const result = await build({
   chunkNames: 'chunk-[hash]',
   entryNames: '[name]',
   external,
-  plugins: [dynamicPackagesExternal, asciiStringWidth],
-  // CommonJS packages inside an ES module bundle still call `require` (for node: built-ins).
-  banner: {
-    js: "import { createRequire as __kappsCreateRequire } from 'node:module';\nconst require = __kappsCreateRequire(import.meta.url);",
-  },
+  plugins: [dynamicPackagesExternal, asciiStringWidth, lazyAssert],
+  banner: { js: REQUIRE_BANNER },
   sourcemap: 'linked',
+  // Less text for Node to read and parse at every start (a tenth of generate's instructions), names kept as written
+  // (identifiers are not shortened): what the code does and says is the same.
+  minifyWhitespace: true,
+  minifySyntax: true,
   legalComments: 'none',
   logLevel: 'warning',
   metafile: true,
+  write: false,
 });
 if (result.errors.length > 0) process.exit(1);
+mkdirSync(outdir, { recursive: true });
+for (const file of result.outputFiles) {
+  writeFileSync(file.path, file.path.endsWith('.js') ? withoutUnusedRequire(file.text) : file.contents);
+}
 if (process.env.KAPPS_BUNDLE_META) writeFileSync(process.env.KAPPS_BUNDLE_META, JSON.stringify(result.metafile));
 chmodSync(`${outdir}/kapps.js`, 0o755);
 for (const f of readdirSync(outdir, { withFileTypes: true })) {

@@ -11,7 +11,7 @@ import type { Reporter, RunEvent } from '../report/events.js';
 import type { RunRecorder } from '../engine/release-run.js';
 import type { RunHooks, RunOutcome, RunParams } from '../engine/run.js';
 import type { ApplyArgs, RunArgs } from './run-args.js';
-import { flushWarnings } from './stack-args.js';
+import { flushWarnings } from './stack-open.js';
 import { closeAll, fanOut } from './reporter-fan-out.js';
 import { cliContext, cliJsonContext } from './context.js';
 

@@ -1,14 +1,10 @@
 /**
  * Options shared by every command that works on a stack: `<stack-file> <stack-name> [workspace-dir]`, selectors,
- * stack overrides, the project config. Declared here once so every command's `--help` says the same.
+ * stack overrides, the project config. Declared here once so every command's `--help` says the same. Every command
+ * module loads this one to declare its options: opening the stack is in ./stack-open.ts, which handlers load.
  */
 import type { Argv } from 'yargs';
-import type { EngineContext, StackParams } from '../engine/context.js';
-import { flushWarnings as engineFlushWarnings, openStackFor, type OpenOptions } from '../engine/open.js';
-import type { Stack } from '../stack/stack.js';
-import { cliContext } from './context.js';
-
-export type { OpenOptions } from '../engine/open.js';
+import type { StackParams } from '../engine/context.js';
 
 export type StackArgs = StackParams;
 
@@ -103,14 +99,4 @@ export function stackOptions<T>(
         'those already there are used as they are; --fetch also brings those up to date first (run commands, as ' +
         '`kapps workspace create` does); --no-fetch fetches nothing and fails listing the kapps it cannot read',
     }) as unknown as Argv<T & StackArgs>;
-}
-
-/** Open the stack the arguments name (fetching the sources a planning command needs) and print its warnings. */
-export async function openStackFromArgs(args: StackArgs, options: OpenOptions = {}): Promise<Stack> {
-  return openStackFor(args, options, cliContext);
-}
-
-/** Print the stack's warnings not printed yet (in `ctx`, the CLI's by default), on stderr. */
-export function flushWarnings(stack: Stack, ctx: EngineContext = cliContext): void {
-  engineFlushWarnings(stack, ctx);
 }

@@ -1,7 +1,7 @@
 /** `kapps generate` and the preview, as documents: what the CLI prints and the runs server keeps as a run's result. */
 import type { Phase } from '../vocabulary.js';
 import type { EngineContext, StackParams, TargetParams } from './context.js';
-import { flushWarnings, openStackFor } from './open.js';
+import { flushWarnings, loadOpening, openStackFor } from './open.js';
 import { inRunContext } from './scope.js';
 import type { PreviewResult } from './preview.js';
 
@@ -19,11 +19,15 @@ export async function generateDocument(
  * leaves nothing written): the CLI writes them one after another, so that a big stack's text is never also copied
  * into one string and one buffer.
  */
-export function generateDocumentParts(
+export async function generateDocumentParts(
   params: StackParams,
   ctx: EngineContext,
   options: { phases?: readonly Phase[]; format?: 'yaml' | 'json'; signal?: AbortSignal } = {},
 ): Promise<readonly string[]> {
+  // Every module the document needs, loaded before the run's context is entered (see `loadOpening`).
+  await loadOpening(params, { planning: true });
+  await import('../release/spec-diff.js');
+  if (options.format !== 'json') await import('../yaml/stringify.js');
   return inRunContext(ctx, () => generateInContext(params, ctx, options));
 }
 
@@ -57,8 +61,8 @@ async function generateInContext(
   // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them.
   const spec = redactStackSpec(stack.spec(specOptions));
   flushWarnings(stack, ctx);
-  const { stringify } = await import('../yaml/stringify.js');
-  return [stringify(spec, { lineWidth: 0 })];
+  const { stringifyData } = await import('../yaml/stringify.js');
+  return [stringifyData(spec)];
 }
 
 /** The preview of the stack against its last release (`kapps preview`); `refresh` reads the live outputs. */

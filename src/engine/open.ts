@@ -1,7 +1,9 @@
 /** Opening the stack a command names: the request, fetching missing sources for planning, and its warnings. */
 import { parseSubstitutionFlags } from '../config/source-substitution.js';
 import { UsageError } from '../diagnostics/errors.js';
+import type * as OpenStackModule from '../stack/open-stack.js';
 import type { OpenStackRequest } from '../stack/open-stack.js';
+import type * as MissingSourcesModule from './missing-sources.js';
 import type { Stack } from '../stack/stack.js';
 import type { EngineContext, StackParams } from './context.js';
 import { inRunContext, runEnvOf } from './scope.js';
@@ -76,16 +78,39 @@ export function flushWarnings(stack: Stack, ctx: EngineContext): void {
   viewOf(ctx).stackWarnings({ diagnostics: fresh, cwd: ctx.cwd });
 }
 
-/** Open the stack (fetching the sources a planning command needs) and say its warnings so far. */
-export function openStackFor(params: StackParams, options: OpenOptions, ctx: EngineContext): Promise<Stack> {
-  return inRunContext(ctx, () => openInContext(params, options, ctx));
+/** The modules that open a stack, and those that fetch its missing sources when the command does. */
+interface OpeningModules {
+  readonly open: typeof OpenStackModule;
+  readonly missing: typeof MissingSourcesModule | undefined;
 }
 
-async function openInContext(params: StackParams, options: OpenOptions, ctx: EngineContext): Promise<Stack> {
-  const { openStack } = await import('../stack/open-stack.js');
+/**
+ * Load the modules that open the stack `params` names. Done before the run's render context is entered
+ * (`inRunContext`) where the caller can: from then on Node 20 follows every promise of the process (the hooks of
+ * AsyncLocalStorage), and loading modules makes thousands of them (a tenth of `kapps generate`'s CPU time).
+ */
+export async function loadOpening(params: StackParams, options: OpenOptions): Promise<OpeningModules> {
+  const open = await import('../stack/open-stack.js');
+  const missing = options.planning || params.fetch === false ? await import('./missing-sources.js') : undefined;
+  return { open, missing };
+}
+
+/** Open the stack (fetching the sources a planning command needs) and say its warnings so far. */
+export async function openStackFor(params: StackParams, options: OpenOptions, ctx: EngineContext): Promise<Stack> {
+  const modules = await loadOpening(params, options);
+  return inRunContext(ctx, () => openInContext(modules, params, options, ctx));
+}
+
+async function openInContext(
+  modules: OpeningModules,
+  params: StackParams,
+  options: OpenOptions,
+  ctx: EngineContext,
+): Promise<Stack> {
+  const { openStack } = modules.open;
   let stack = openStack(stackRequest(params, options, ctx));
-  if (options.planning || params.fetch === false) {
-    const { fetchMissingSources, missingKapps, missingSourcesError } = await import('./missing-sources.js');
+  if (modules.missing) {
+    const { fetchMissingSources, missingKapps, missingSourcesError } = modules.missing;
     // A fetched kapp's sugarkube.yaml can add dependencies, hence sources of new ancestors: fetch until none is missing.
     const tried = new Set<string>();
     for (let missing = missingKapps(stack); missing.length > 0; missing = missingKapps(stack)) {

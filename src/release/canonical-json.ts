@@ -3,7 +3,6 @@
  * `JSON.stringify` would print the same data. Two values that are equal as data give the same text, whatever
  * order their keys were built in, so the text can be hashed and compared: `specDigest` is that hash of a kapp's spec.
  */
-import { createHash } from 'node:crypto';
 import type { SpecKapp } from '../plan/spec.js';
 
 /** The canonical JSON text of `value` (plain data: objects, arrays, strings, finite numbers, booleans, null). */
@@ -28,5 +27,5 @@ function sortKeys(value: unknown): unknown {
  */
 export function specDigest(kapp: SpecKapp): string {
   const { selected: _selected, ...rest } = kapp;
-  return createHash('sha256').update(canonicalJson(rest)).digest('hex');
+  return process.getBuiltinModule('node:crypto').createHash('sha256').update(canonicalJson(rest)).digest('hex');
 }

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cliContext } from '../../src/cli/context.js';
 import { beginRun, lockRun } from '../../src/engine/release-run.js';
 import type { ApplyArgs } from '../../src/cli/run-args.js';
-import { openStackFromArgs } from '../../src/cli/stack-args.js';
+import { openStackFromArgs } from '../../src/cli/stack-open.js';
 import type { KappResult } from '../../src/execute/types.js';
 import { ReleaseLockedError } from '../../src/release/errors.js';
 import { specDigest } from '../../src/release/canonical-json.js';

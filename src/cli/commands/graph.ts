@@ -1,7 +1,7 @@
 /** `kapps graph`: the DAG of a stack as text, Graphviz dot, Mermaid or JSON. */
 import type { CommandModule } from 'yargs';
 import { GRAPH_FORMATS, type GraphFormat } from '../../plan/graph-format.js';
-import { openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
+import { stackOptions, type StackArgs } from '../stack-args.js';
 
 interface GraphArgs extends StackArgs {
   format: GraphFormat;
@@ -17,6 +17,7 @@ export const graphCommand: CommandModule<object, GraphArgs> = {
       .example('$0 graph stacks.yaml dev -f dot | dot -Tsvg > dag.svg', 'A picture with Graphviz')
       .epilogue('Kapps whose conditions are false are marked "(conditions failed)" (text) or red (dot).'),
   handler: async (args) => {
+    const { openStackFromArgs } = await import('../stack-open.js');
     const { formatGraph } = await import('../../plan/graph-format.js');
     const stack = await openStackFromArgs(args, { planning: true });
     process.stdout.write(`${formatGraph(stack.selection.nodes, args.format, { stackName: stack.config.name })}\n`);

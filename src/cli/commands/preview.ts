@@ -1,6 +1,6 @@
 /** `kapps preview`: what an install would do to each selected kapp, against the last release. */
 import type { Argv, CommandModule } from 'yargs';
-import { openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
+import { stackOptions, type StackArgs } from '../stack-args.js';
 import { runRemotely, serverOption, type ServerOptionArgs } from '../server-option.js';
 
 interface PreviewArgs extends StackArgs, ServerOptionArgs {
@@ -58,6 +58,7 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
   handler: async (args) => {
     try {
       if (await runRemotely('preview', args)) return;
+      const { openStackFromArgs } = await import('../stack-open.js');
       const { computePreviewFor } = await import('../../engine/preview.js');
       const { refreshLine } = await import('../../report/engine-text.js');
       const { formatNotRecorded, formatPreviewDetails, formatPreviewTable } = await import('../../release/index.js');

@@ -4,7 +4,6 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import type { Argv, CommandModule } from 'yargs';
 import { UsageError } from '../../diagnostics/errors.js';
 import { numberArg } from '../number-args.js';
@@ -357,6 +356,8 @@ function revisionArg(value: number, name: string): number {
 }
 
 async function confirm(question: string): Promise<boolean> {
+  // Loaded here, not with the module: every command line loads this module (for `kapps release --help`).
+  const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const answer = await rl.question(question);

@@ -1,7 +1,7 @@
 /** `kapps validate`: plan every phase of the selected kapps and check that every command they run exists. */
 import type { CommandModule } from 'yargs';
 import { SilentFailure } from '../../diagnostics/errors.js';
-import { flushWarnings, openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
+import { stackOptions, type StackArgs } from '../stack-args.js';
 
 interface ValidateArgs extends StackArgs {
   verbose: boolean;
@@ -25,6 +25,7 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
           'the step’s working directory). Step names must be unique within a run unit and phase.',
       ),
   handler: async (args) => {
+    const { flushWarnings, openStackFromArgs } = await import('../stack-open.js');
     const { validateStack } = await import('../../stack/validate.js');
     const { formatDiagnostics } = await import('../../report/diagnostic-printer.js');
     const stack = await openStackFromArgs(args, { planning: true });

@@ -1,6 +1,6 @@
 /** `kapps vars`: per kapp, the merged variables and the rendered descriptor. */
 import type { CommandModule } from 'yargs';
-import { flushWarnings, openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
+import { stackOptions, type StackArgs } from '../stack-args.js';
 
 interface VarsArgs extends StackArgs {
   suppress: string[];
@@ -31,6 +31,7 @@ export const varsCommand: CommandModule<object, VarsArgs> = {
           'empty maps.',
       ),
   handler: async (args) => {
+    const { flushWarnings, openStackFromArgs } = await import('../stack-open.js');
     const { kappVarsReport } = await import('../../stack/vars-report.js');
     const stack = await openStackFromArgs(args, { planning: true });
     const report = kappVarsReport(stack, args.suppress);

@@ -1,6 +1,6 @@
 /** `kapps workspace create`: fetch every selected kapp's sources into the workspace. */
 import type { CommandModule } from 'yargs';
-import { openStackFromArgs, stackOptions, type StackArgs } from '../stack-args.js';
+import { stackOptions, type StackArgs } from '../stack-args.js';
 
 interface WorkspaceArgs extends StackArgs {
   dryRun: boolean;
@@ -21,6 +21,7 @@ const createCommand: CommandModule<object, WorkspaceArgs> = {
       })
       .example('$0 workspace create stacks.yaml dev', 'Fill .kapps-workspace/dev next to the stack file') as never,
   handler: async (args) => {
+    const { openStackFromArgs } = await import('../stack-open.js');
     const { ensureWorkspace } = await import('../../workspace/workspace.js');
     const { gitRunnerFor } = await import('../../engine/git-runner.js');
     const stack = await openStackFromArgs(args);

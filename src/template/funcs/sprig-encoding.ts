@@ -3,7 +3,7 @@
  * (`toJson` gives "" on an unsupported value, `toRawJson` panics, the `must*` forms return the error, `fromJson`
  * of bad JSON gives nil) and the hash functions.
  */
-import { createHash } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
 import { FuncError } from '../types.js';
 import type { GoValue } from '../../go-value/value.js';
 import { ANY, def, type FuncTable, str } from './define.js';
@@ -22,6 +22,9 @@ function decodeOrError(s: string, decode: (b: Uint8Array) => Uint8Array): string
     throw e;
   }
 }
+
+/** node:crypto, loaded by the first function that needs it, not with the module (milliseconds of every command). */
+const crypto = (): typeof Crypto => process.getBuiltinModule('node:crypto');
 
 /** hash/adler32 checksum of the UTF-8 bytes. */
 function adler32(bytes: Uint8Array): number {
@@ -57,12 +60,14 @@ export function encodingFuncs(): FuncTable {
     b32enc: def([S], (a) => encodeBase32(utf8Bytes(str(a, 0)))),
     b32dec: def([S], (a) => decodeOrError(str(a, 0), decodeBase32)),
     sha1sum: def([S], (a) =>
-      createHash('sha1')
+      crypto()
+        .createHash('sha1')
         .update(utf8Bytes(str(a, 0)))
         .digest('hex'),
     ),
     sha256sum: def([S], (a) =>
-      createHash('sha256')
+      crypto()
+        .createHash('sha256')
         .update(utf8Bytes(str(a, 0)))
         .digest('hex'),
     ),

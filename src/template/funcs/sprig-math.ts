@@ -5,7 +5,7 @@
  * Go's integer math returns int64, which `printf "%T"` shows as `int64`; kapps represents every Go integer as
  * bigint, so those results show as `int`.
  */
-import { randomInt } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
 import { formatValue } from '../fmt.js';
 import { checkListSize, MAX_LIST_ITEMS } from '../limits.js';
 import { FuncError } from '../types.js';
@@ -18,6 +18,9 @@ import { atoi, int64, parseInt64, toFloat64, toInt64 } from './go-convert.js';
 
 const I = 'int';
 const DIVIDE_BY_ZERO = 'runtime error: integer divide by zero';
+
+/** node:crypto, loaded by the first function that needs it, not with the module (milliseconds of every command). */
+const crypto = (): typeof Crypto => process.getBuiltinModule('node:crypto');
 
 /** The number of items of untilStep(start, stop, step), checked against the list limit before building. */
 function checkStepCount(start: bigint, stop: bigint, step: bigint): void {
@@ -181,7 +184,8 @@ export function mathFuncs(): FuncTable {
       const n = int(a, 1) - int(a, 0);
       if (n <= 0n) throw new FuncError('invalid argument to Intn', true);
       // crypto.randomInt takes ranges below 2^48; beyond that a float draw is good enough for a template.
-      const r = n < 0xffffffffffffn ? BigInt(randomInt(Number(n))) : BigInt(Math.floor(Math.random() * Number(n)));
+      const r =
+        n < 0xffffffffffffn ? BigInt(crypto().randomInt(Number(n))) : BigInt(Math.floor(Math.random() * Number(n)));
       return int(a, 0) + r;
     }),
     add1f: def([ANY], (a) => decimalOp(a[0] ?? null, [1n], decimalAdd)),

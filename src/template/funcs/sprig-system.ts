@@ -2,7 +2,7 @@
  * sprig v3.2.3's environment, path, URL, semver and random functions. `env`/`expandenv` read the environment
  * through the render context; the random functions are non-deterministic by design.
  */
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
 import { checkResultSize } from '../limits.js';
 import { FuncError } from '../types.js';
 import type { GoValue } from '../../go-value/value.js';
@@ -113,6 +113,9 @@ function urlJoin(d: Record<string, GoValue>): string {
   return urlString(makeURL({ ...fields, user }));
 }
 
+/** node:crypto, loaded by the first function that needs it, not with the module (milliseconds of every command). */
+const crypto = (): typeof Crypto => process.getBuiltinModule('node:crypto');
+
 const ALPHA = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const DIGITS = '0123456789';
 
@@ -120,6 +123,7 @@ const DIGITS = '0123456789';
 function randomString(count: number, chars: string): string {
   if (count <= 0) return '';
   checkResultSize(count);
+  const { randomInt } = crypto();
   let out = '';
   for (let i = 0; i < count; i++) out += chars[randomInt(chars.length)] ?? '';
   return out;
@@ -154,7 +158,7 @@ export function systemFuncs(): FuncTable {
       const c = parseConstraints(str(a, 0));
       return checkConstraints(c, parseVersion(str(a, 1)));
     }),
-    uuidv4: def([], () => randomUUID()),
+    uuidv4: def([], () => crypto().randomUUID()),
     randAlphaNum: def([I], (a) => randomString(intNum(a, 0), ALPHA + DIGITS)),
     randAlpha: def([I], (a) => randomString(intNum(a, 0), ALPHA)),
     randAscii: def([I], (a) => randomString(intNum(a, 0), ascii)),
@@ -162,10 +166,11 @@ export function systemFuncs(): FuncTable {
     randBytes: def([I], (a) => {
       const n = intNum(a, 0);
       if (n < 0) throw new FuncError('runtime error: makeslice: len out of range', true);
-      return randomBytes(n).toString('base64');
+      return crypto().randomBytes(n).toString('base64');
     }),
     shuffle: def([S], (a) => {
       const chars = Array.from(str(a, 0));
+      const { randomInt } = crypto();
       for (let i = chars.length - 1; i > 0; i--) {
         const j = randomInt(i + 1);
         [chars[i], chars[j]] = [chars[j] ?? '', chars[i] ?? ''];
