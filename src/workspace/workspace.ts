@@ -6,7 +6,6 @@
 import {
   closeSync,
   existsSync,
-  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -14,6 +13,7 @@ import {
   rmSync,
   statSync,
   writeSync,
+  type Dirent,
 } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -243,19 +243,27 @@ export function findKappConfig(
     const candidate = path.join(sourceDir(cacheRoot, source), 'sugarkube.yaml');
     if (existsSync(candidate)) return candidate;
   }
-  if (!isDir(cacheRoot)) return undefined;
+  // One listing a directory, with each entry's type as lstat gives it (no stat of each entry, nor of the root).
+  let top: Dirent[];
+  try {
+    top = readdirSync(cacheRoot, { withFileTypes: true });
+  } catch (e) {
+    // No directory (missing, a file…): nothing to find; a directory that cannot be listed is an error.
+    if (isDir(cacheRoot)) throw e;
+    return undefined;
+  }
   const found: string[] = [];
-  const visit = (dir: string): void => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = path.join(dir, name);
-      const st = lstatSync(p);
-      if (st.isSymbolicLink()) continue;
-      if (st.isDirectory()) {
-        if (name !== '.git') visit(p);
-      } else if (name === 'sugarkube.yaml') found.push(p);
+  const visit = (dir: string, entries: Dirent[]): void => {
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      const p = path.join(dir, entry.name);
+      if (entry.isSymbolicLink()) continue;
+      if (entry.isDirectory()) {
+        if (entry.name !== '.git') visit(p, readdirSync(p, { withFileTypes: true }));
+      } else if (entry.name === 'sugarkube.yaml') found.push(p);
     }
   };
-  visit(cacheRoot);
+  visit(cacheRoot, top);
   if (found.length > 1) {
     throw new KappsError(`kapp ${fqId}: several sugarkube.yaml files in its workspace directory: ${found.join(', ')}`);
   }
