@@ -65,12 +65,30 @@ async function generateInContext(
   return [stringifyData(spec)];
 }
 
+/** The modules a preview loads, loaded before the run's context is entered (see `loadOpening`). */
+async function loadPreview(params: StackParams): Promise<void> {
+  await loadOpening(params, { planning: true });
+  await Promise.all([
+    import('./preview.js'),
+    import('./spec.js'),
+    import('./release-run.js'),
+    import('./git-runner.js'),
+    import('../release/index.js'),
+    // The default backend's store (a PostgreSQL one is loaded when it is named).
+    import('../release/file-store.js'),
+    import('../plan/complete-spec.js'),
+    import('../plan/secrets.js'),
+    import('../execute/spec-inputs.js'),
+  ]);
+}
+
 /** The preview of the stack against its last release (`kapps preview`); `refresh` reads the live outputs. */
-export function previewStack(
+export async function previewStack(
   params: StackParams & TargetParams & { refresh?: boolean; workers?: number },
   ctx: EngineContext,
   signal: AbortSignal,
 ): Promise<PreviewResult> {
+  await loadPreview(params);
   return inRunContext(ctx, async () => {
     const { computePreviewFor } = await import('./preview.js');
     const stack = await openStackFor(params, { planning: true, signal }, ctx);
