@@ -13,6 +13,7 @@ import {
   readlinkSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -332,6 +333,27 @@ describe('sources already in the workspace (the fetch policy)', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('Fetching');
     expect(started(r)).toEqual(['by-hand']);
+  });
+
+  it('a kapp with no source finds a sugarkube.yaml laid in its workspace directory, through a link too, not in a file of that name', async () => {
+    const p = fixtureProject();
+    p.write('manifests/web.yaml', { kapps: [{ id: 'a' }, { id: 'b' }, { id: 'c' }, { id: 'd' }] });
+    p.write('stacks.yaml', { dev: { provider: 'local', cluster: 'c', manifests: [{ uri: 'manifests/web.yaml' }] } });
+    p.write('.kapps-workspace/dev/web/a/chart/sugarkube.yaml', kappFile('in-dir'));
+    p.write('elsewhere/b/sugarkube.yaml', kappFile('through-link'));
+    symlinkSync(p.path('elsewhere/b'), p.path('.kapps-workspace/dev/web/b'));
+    p.write('.kapps-workspace/dev/web/c', 'a file, not a directory\n');
+    const plan = await p.run('generate', ['-o', 'json']);
+    expect(plan.code, plan.stderr).toBe(0);
+    const steps = (
+      JSON.parse(plan.stdout) as { kapps: { id: string; phases: { apply_install: { args: string[] }[] } }[] }
+    ).kapps.map((k) => [k.id, k.phases.apply_install.map((s) => s.args[1])]);
+    expect(steps).toEqual([
+      ['web:a', ['in-dir']],
+      ['web:b', ['through-link']],
+      ['web:c', []],
+      ['web:d', []],
+    ]);
   });
 
   it("kapps' own checkout of a branch is not updated unless --fetch is given", async () => {
