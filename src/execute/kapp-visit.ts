@@ -4,7 +4,8 @@
  * re-planned with them), then load its outputs when the command needs them. Emits the kapp's events.
  */
 import { mkdir } from 'node:fs/promises';
-import { ConfigError } from '../diagnostics/errors.js';
+import { ConfigError, KappsError } from '../diagnostics/errors.js';
+import { cannotMakeDir } from '../process/spawn.js';
 import { evaluateConditions } from '../plan/go-bool.js';
 import type { PlannedStep } from '../plan/steps.js';
 import { formatDiagnostics } from '../report/diagnostic-printer.js';
@@ -285,7 +286,14 @@ class KappVisit {
   /** The kapp's directory, made if missing (once a visit; a dry run makes none). */
   async #makeKappDir(): Promise<void> {
     if (this.#dryRun || this.#kappDirMade) return;
-    await this.#timedAsync('workspace', () => mkdir(this.#kapp.cacheRoot, { recursive: true }));
+    const dir = this.#kapp.cacheRoot;
+    await this.#timedAsync('workspace', async () => {
+      try {
+        await mkdir(dir, { recursive: true });
+      } catch (error) {
+        throw new KappsError(cannotMakeDir(dir, error));
+      }
+    });
     this.#kappDirMade = true;
   }
 

@@ -152,7 +152,7 @@ export async function spawnStep(req: SpawnRequest, options: SpawnStepOptions = {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       return notStarted(started, {
-        spawnError: `cannot make the directory ${req.makeDir}: ${errorMessage(error)}`,
+        spawnError: cannotMakeDir(req.makeDir, error),
         ...(code ? { spawnErrorCode: code } : {}),
       });
     }
@@ -443,6 +443,22 @@ function isDirectory(dir: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Why `dir` could not be made, in a sentence: `cannot make the directory <dir>: <why> (<code>)`. */
+export function cannotMakeDir(dir: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const why =
+    code === 'EEXIST' || code === 'ENOTDIR'
+      ? 'a file that is not a directory is in the way'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : code === 'ENOSPC'
+          ? 'no space left on the device'
+          : code === 'EROFS'
+            ? 'the file system is read-only'
+            : undefined;
+  return `cannot make the directory ${dir}: ${why ? `${why} (${code})` : errorMessage(error)}`;
 }
 
 function errorMessage(error: unknown): string {

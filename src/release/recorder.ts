@@ -257,7 +257,8 @@ export class ReleaseRecorder {
   /**
    * Finish the release. The phase stored is the worse of `phase` and what the kapps recorded by this release
    * say (`phaseFor`): a release is never `succeeded` while one of its kapps failed or was cancelled. Idempotent:
-   * later calls return the first call's result.
+   * later calls return the first call's result. The release it resolves with shares the recorder's spec: do not
+   * change it.
    */
   finish(phase: FinalPhase, error?: string): Promise<Release> {
     if (this.#finishing) return this.#finishing;
@@ -273,7 +274,10 @@ export class ReleaseRecorder {
         r.finishedAt = time;
         r.heartbeatAt = time;
       });
-      return this.release;
+      // The spec is the one `setSpec` was given, which nobody changes: copying it (most of a big release) would
+      // only delay the end of the run.
+      const { spec, ...rest } = this.#desired;
+      return { ...structuredClone(rest), spec };
     })();
     this.#finishing = finishing;
     finishing.catch((error: unknown) => {

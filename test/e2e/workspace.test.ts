@@ -354,6 +354,13 @@ describe('sources already in the workspace (the fetch policy)', () => {
       ['web:c', []],
       ['web:d', []],
     ]);
+    // A run cannot use the file as web:c's directory: the kapp fails, saying so; the others run.
+    const r = await p.run('install', ['-y']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      `web:c: cannot make the directory ${p.path('.kapps-workspace/dev/web/c')}: a file that is not a directory is in the way (EEXIST)`,
+    );
+    expect(started(r).sort()).toEqual(['in-dir', 'through-link']);
   });
 
   it("kapps' own checkout of a branch is not updated unless --fetch is given", async () => {

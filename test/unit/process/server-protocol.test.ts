@@ -159,7 +159,7 @@ describe('the process server protocol', () => {
     expect(Buffer.from(result(1).stdout as Uint8Array).toString()).toBe(`${kappDir}\n`);
     expect(result(2)).toMatchObject({ exitCode: null, spawnErrorCode: 'ENOTDIR' });
     expect(result(2).spawnError).toBe(
-      `cannot make the directory ${path.join(dir, 'file', 'x')}: ENOTDIR: not a directory, mkdir '${path.join(dir, 'file', 'x')}'`,
+      `cannot make the directory ${path.join(dir, 'file', 'x')}: a file that is not a directory is in the way (ENOTDIR)`,
     );
     rmSync(dir, { recursive: true, force: true });
   });
