@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // What recording a release costs in bytes: an install-like recording of N kapps (1,000 and 10,000) through the real
-// recorder (dist/release/recorder.js) into the real file store (and into PostgreSQL when KAPPS_BENCH_PG_URL is set).
+// recorder (dist/release/recorder.js) into the real file store and into PostgreSQL (KAPPS_BENCH_PG_URL, or a throwaway
+// server on loopback when PostgreSQL is installed: scripts/throwaway-postgres.mjs).
 // Kapps finish 8 at a time every 8 ms (about the pace of 8 workers running short steps), each with a small output
 // and one step, as `install -y` records them; the release then finishes. Printed per N: the bytes this process
 // wrote in all (write system calls, from /proc/self/io `wchar`: record files, journal, fsync'd temp files — or the
@@ -14,6 +15,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { findPgBin, startThrowawayPostgres } from '../scripts/throwaway-postgres.mjs';
+import { targetRow } from './targets.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const opts = { rounds: 3, sizes: [1000, 10000] };
@@ -158,6 +161,17 @@ async function backend(name, make) {
   if (small !== large) {
     const ratio = median(perSize.get(large).map((x) => x.bytes)) / median(perSize.get(small).map((x) => x.bytes));
     console.log(`  bytes ${large}/${small}: ${ratio.toFixed(1)} (linear ⇒ ≈ ${(large / small).toFixed(0)})`);
+    // Linear: the larger release costs at most 10 % more bytes per kapp than the smaller one (a whole record
+    // rewritten per kapp would make the ratio grow with the size: about (large / small)² / …).
+    const perKapp = (n) => median(perSize.get(n).map((x) => x.bytes)) / n;
+    targetRow({
+      row: `release record bytes, ${large.toLocaleString('en')} kapps (${name.replace(/ \(.*\)$/, '')})`,
+      ratio,
+      figure: `${fmtBytes(median(perSize.get(large).map((x) => x.bytes)))} in all, ${Math.round(perKapp(large))} B/kapp`,
+      baseline: `${small.toLocaleString('en')} kapps: ${Math.round(perKapp(small))} B/kapp`,
+      goal: `linear: ≤ ${((1.1 * large) / small).toFixed(0)}× the ${small.toLocaleString('en')}-kapp bytes`,
+      ok: ratio <= (1.1 * large) / small,
+    });
   }
 }
 
@@ -171,12 +185,21 @@ await backend('file store', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kapps-bench-release-'));
   return { store: new FileReleaseStore(dir), done: async () => rmSync(dir, { recursive: true, force: true }) };
 });
-const url = process.env.KAPPS_BENCH_PG_URL;
-if (url) {
-  await backend('PostgreSQL (bytes sent to the server)', async () => {
+// PostgreSQL: the database named by KAPPS_BENCH_PG_URL, else a throwaway server on loopback when one is installed.
+const pgBackend = (url) =>
+  backend('PostgreSQL (bytes sent to the server)', async () => {
     const store = new PgReleaseStore(url);
     return { store, done: () => store.close() };
   });
+if (process.env.KAPPS_BENCH_PG_URL) {
+  await pgBackend(process.env.KAPPS_BENCH_PG_URL);
+} else if (findPgBin()) {
+  const pg = await startThrowawayPostgres({ durable: true });
+  try {
+    await pgBackend(pg.url);
+  } finally {
+    await pg.stop();
+  }
 } else {
-  console.log('PostgreSQL: skipped (set KAPPS_BENCH_PG_URL to a database kapps may use)');
+  console.log('PostgreSQL: skipped (not installed here; or set KAPPS_BENCH_PG_URL to a database kapps may use)');
 }

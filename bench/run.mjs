@@ -55,8 +55,9 @@ const suites = [
   {
     name: 'server',
     file: 'server.mjs',
-    what: '`kapps serve`: submit-to-first-step, W2 through a warm server, reads',
+    what: '`kapps serve`: submit-to-first-step, W2 through a warm server, reads; files, then PostgreSQL',
     rounds: true,
+    args: ['--postgres'],
   },
   { name: 'web', file: 'web-dag.mjs', what: 'the web page: first draw and per-event update of a 1,000-kapp DAG' },
   {
@@ -86,7 +87,7 @@ for (const s of suites) {
     failed++;
     continue;
   }
-  const args = s.rounds && rounds ? [file, '--rounds', rounds] : [file];
+  const args = [file, ...(s.rounds && rounds ? ['--rounds', rounds] : []), ...(s.args ?? [])];
   const r = spawnSync(process.execPath, args, {
     stdio: 'inherit',
     env: { ...process.env, KAPPS_BENCH_TARGETS: targets },

@@ -11,11 +11,15 @@
 //            running run's events.
 //
 // The server's backend is a temp directory, or PostgreSQL with --backend postgres://… (or $KAPPS_BENCH_PG); the CLI
-// it is compared with always records into a temp directory.
+// it is compared with always records into a temp directory. `--postgres` measures latency and W2 a second time on a
+// throwaway PostgreSQL server on loopback with its default durability (scripts/throwaway-postgres.mjs: fsync and
+// synchronous commit on, as in production), when PostgreSQL is installed; `npm run bench` passes it, so that both
+// backends' rows are printed.
 //
 // `--cli DIR` runs the server of another build (DIR is its `dist/`, e.g. an older one copied aside).
 //
-//   npm run build && node bench/server.mjs [--rounds 3] [--only latency,W2,reads] [--backend postgres://…] [--cli DIR]
+//   npm run build && node bench/server.mjs [--rounds 3] [--only latency,W2,reads] [--backend postgres://…] [--postgres]
+//                                          [--cli DIR]
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -24,6 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { TextDecoder } from 'node:util';
+import { findPgBin, startThrowawayPostgres } from '../scripts/throwaway-postgres.mjs';
 import { writeStack } from './gen-stack.mjs';
 import { targetRow } from './targets.mjs';
 
@@ -31,12 +36,18 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 let cli = path.join(here, '..', 'dist', 'cli', 'main.js');
 const genDag = process.env.KAPPS_GEN_DAG ?? path.join(here, '..', '..', 'shared', 'bench', 'gen-dag.mjs');
 
-const opts = { rounds: 3, only: ['latency', 'W2', 'reads'], backend: process.env.KAPPS_BENCH_PG ?? '' };
+const opts = {
+  rounds: 3,
+  only: ['latency', 'W2', 'reads'],
+  backend: process.env.KAPPS_BENCH_PG ?? '',
+  postgres: false,
+};
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--rounds') opts.rounds = Number(argv[++i]);
   else if (argv[i] === '--only') opts.only = argv[++i].split(',');
   else if (argv[i] === '--backend') opts.backend = argv[++i];
+  else if (argv[i] === '--postgres') opts.postgres = true;
   else if (argv[i] === '--cli') cli = path.resolve(argv[++i], 'cli', 'main.js');
   else throw new Error(`unknown argument ${argv[i]}`);
 }
@@ -266,7 +277,7 @@ async function w2(work) {
       `(goal ≤ 1.1×), CLI ${(m.cli / bound).toFixed(3)}×; server/CLI ${(m.server / m.cli).toFixed(2)}×\n`,
   );
   targetRow({
-    row: 'W2 through a warm server',
+    row: `W2 through a warm server (${opts.backend ? 'PostgreSQL' : 'files'})`,
     ratio: m.server / bound,
     figure: `server ${m.server.toFixed(0)} ms (${Math.min(...times.server).toFixed(0)}–${Math.max(...times.server).toFixed(0)})`,
     baseline: `critical-path bound ${bound.toFixed(0)} ms; CLI ${(m.cli / bound).toFixed(2)}×`,
@@ -327,6 +338,28 @@ try {
   if (opts.only.includes('latency')) await latency(work);
   if (opts.only.includes('W2')) await w2(work);
   if (opts.only.includes('reads')) await reads(work);
+  if (opts.postgres && !opts.backend) await onThrowawayPostgres(work);
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+
+/** Latency and W2 again, on a throwaway PostgreSQL server (default durability), when one can be started here. */
+async function onThrowawayPostgres(work) {
+  if (!opts.only.includes('latency') && !opts.only.includes('W2')) return;
+  if (!findPgBin()) {
+    process.stdout.write('backend: PostgreSQL not measured (no /usr/lib/postgresql/<N>/bin/initdb here)\n');
+    return;
+  }
+  const pg = await startThrowawayPostgres({ durable: true });
+  try {
+    opts.backend = pg.url;
+    process.stdout.write('backend: PostgreSQL (a throwaway server on loopback, fsync and synchronous commit on)\n');
+    const dir = path.join(work, 'pg');
+    mkdirSync(dir);
+    if (opts.only.includes('latency')) await latency(dir);
+    if (opts.only.includes('W2')) await w2(dir);
+  } finally {
+    opts.backend = '';
+    await pg.stop();
+  }
 }

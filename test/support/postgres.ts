@@ -1,13 +1,11 @@
 /**
  * A throwaway PostgreSQL server on loopback for the release store tests: initdb into a temp directory, start on a
  * free port with its socket in that directory, fsync off (test data only), stop by pid and remove everything.
- * As root, initdb and pg_ctl run as the `postgres` user (initdb refuses root).
+ * As root, initdb and pg_ctl run as the `postgres` user (initdb refuses root). See scripts/throwaway-postgres.mjs.
  */
-import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { findPgBin, freePort, startThrowawayPostgres } from '../../scripts/throwaway-postgres.mjs';
+
+export { findPgBin, freePort };
 
 declare module 'vitest' {
   interface ProvidedContext {
@@ -32,130 +30,18 @@ export interface TestPostgres {
   ctl(action: 'stop' | 'start' | 'restart'): Promise<void>;
 }
 
-/** The newest `<installRoot>/<N>/bin` (default `/usr/lib/postgresql`) holding initdb and pg_ctl, or undefined. */
-export function findPgBin(installRoot = '/usr/lib/postgresql'): string | undefined {
-  if (!existsSync(installRoot)) return undefined;
-  const versions = readdirSync(installRoot)
-    .filter((name) => /^\d+(\.\d+)?$/.test(name))
-    .sort((a, b) => Number(b) - Number(a));
-  for (const version of versions) {
-    const bin = join(installRoot, version, 'bin');
-    if (existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'pg_ctl'))) return bin;
-  }
-  return undefined;
-}
-
-/** A TCP port that was free on 127.0.0.1 a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function run(command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { timeout: 120_000 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${command} ${args.join(' ')} failed: ${error.message}\n${stdout}${stderr}`));
-      else resolve();
-    });
-  });
-}
-
 /**
- * Start a server from the binaries under `installRoot`; throws with a clear message when they are missing or the
- * server does not start. Everything it writes (data, socket, log) is in its own new temp directory, the only
- * thing it ever removes.
+ * Start a test server (fsync off: test data only) from the binaries under `installRoot`; throws with a clear message
+ * when they are missing or the server does not start. The server itself is `scripts/throwaway-postgres.mjs`, which
+ * the benchmarks use too.
  */
 export async function startPostgres(installRoot = '/usr/lib/postgresql'): Promise<TestPostgres> {
-  const bin = findPgBin(installRoot);
-  if (!bin) {
-    throw new Error(
-      `PostgreSQL is not installed (no ${installRoot}/<N>/bin/initdb): install it with ` +
-        '`apt-get install -y postgresql` to run the PostgreSQL release store tests',
-    );
-  }
-  const asRoot = process.getuid?.() === 0;
-  const wrap = (tool: string, args: string[]): [string, string[]] =>
-    asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin, tool), ...args]] : [join(bin, tool), args];
-  const dir = mkdtempSync(join(tmpdir(), 'kapps-pg-'));
-  if (asRoot) {
-    const passwd = readFileSync('/etc/passwd', 'utf8')
-      .split('\n')
-      .find((line) => line.startsWith('postgres:'));
-    const [, , uid, gid] = passwd?.split(':') ?? [];
-    if (uid === undefined || gid === undefined) throw new Error('no `postgres` user to run the test server as');
-    chownSync(dir, Number(uid), Number(gid));
-  }
-  const data = join(dir, 'data');
   try {
-    await run(
-      ...wrap('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync']),
-    );
-    const port = await freePort();
-    const settings = [
-      `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir}`,
-      '-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200',
-    ].join(' ');
-    await run(
-      ...wrap('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', settings, 'start']),
-    );
-    const postmaster = (): number | undefined => {
-      try {
-        return Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      } catch {
-        return undefined;
-      }
-    };
-    const pid = postmaster() ?? -1;
-    const log = join(dir, 'server.log');
-    return {
-      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-      pid,
-      stop: async () => {
-        const current = postmaster();
-        if (current !== undefined) {
-          try {
-            process.kill(current, 'SIGINT'); // fast shutdown
-          } catch {
-            // already gone
-          }
-          for (let i = 0; i < 600 && isAlive(current); i++) await new Promise((r) => setTimeout(r, 50));
-        }
-        rmSync(dir, { recursive: true, force: true });
-      },
-      ctl: async (action) => {
-        const args =
-          action === 'stop'
-            ? ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']
-            : ['-D', data, '-l', log, '-m', 'fast', '-w', '-t', '60', '-o', settings, action];
-        await run(...wrap('pg_ctl', args));
-      },
-    };
+    return await startThrowawayPostgres({ installRoot, durable: false });
   } catch (error) {
-    let log = '';
-    try {
-      log = readFileSync(join(dir, 'server.log'), 'utf8');
-    } catch {
-      // no log yet
+    if (!findPgBin(installRoot) && error instanceof Error) {
+      throw new Error(`${error.message} to run the PostgreSQL release store tests`, { cause: error });
     }
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error(`${error instanceof Error ? error.message : String(error)}${log ? `\nserver log:\n${log}` : ''}`, {
-      cause: error,
-    });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+    throw error;
   }
 }
