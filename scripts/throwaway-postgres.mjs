@@ -11,6 +11,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The newest `<installRoot>/<N>/bin` (default `/usr/lib/postgresql`) holding initdb and pg_ctl, or undefined.
@@ -136,7 +137,7 @@ export async function startThrowawayPostgres({ installRoot = '/usr/lib/postgresq
           } catch {
             // already gone
           }
-          for (let i = 0; i < 600 && isAlive(current); i++) await new Promise((r) => setTimeout(r, 50));
+          for (let i = 0; i < 600 && isAlive(current); i++) await sleep(50);
         }
         rmSync(dir, { recursive: true, force: true });
       },
