@@ -8,7 +8,7 @@ import type { DriftIgnore, DriftReport, NoisyPath, PreviousRead } from '../relea
 import type { Stack } from '../stack/stack.js';
 import type { EngineContext, StackParams, TargetParams } from './context.js';
 import { openStackFor } from './open.js';
-import { openTarget } from './release-run.js';
+import { openTarget } from './target.js';
 import { inRunContext } from './scope.js';
 
 /** What a check takes besides the stack: the ignore rules, the noisy marks and the previous check's reads. */

@@ -71,9 +71,12 @@ async function loadPreview(params: StackParams): Promise<void> {
   await Promise.all([
     import('./preview.js'),
     import('./spec.js'),
-    import('./release-run.js'),
+    import('./target.js'),
     import('./git-runner.js'),
-    import('../release/index.js'),
+    import('../release/preview.js'),
+    import('../release/store.js'),
+    import('../release/target.js'),
+    import('../release/canonical-json.js'),
     // The default backend's store (a PostgreSQL one is loaded when it is named).
     import('../release/file-store.js'),
     import('../plan/complete-spec.js'),

@@ -1,5 +1,4 @@
 /** Runs git for the workspace through the run layer (the only place that spawns processes). */
-import { runProcess } from '../process/process-runner.js';
 import type { CommandRunner } from '../workspace/git-source.js';
 import { GIT_PROTOCOLS } from '../config/source-uri.js';
 
@@ -27,6 +26,8 @@ export const gitRunnerFor =
     env.GIT_TERMINAL_PROMPT = '0';
     // Only these transports: no `ext::` (which runs a command) nor any other remote helper, whatever git's config says.
     env.GIT_ALLOW_PROTOCOL = GIT_PROTOCOLS;
+    // Loaded when git first runs: opening a stack or previewing one whose checkouts are in place runs none.
+    const { runProcess } = await import('../process/process-runner.js');
     const r = await runProcess({
       command,
       args,

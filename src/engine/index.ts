@@ -7,7 +7,8 @@ export { generateDocument, previewDeleteStack, previewStack } from './generate.j
 export type { PreviewResult } from './preview.js';
 export { runOperation, runMode, type RunHooks, type RunOutcome, type RunParams } from './run.js';
 export { createRunLog, type LogLine } from './run-log.js';
-export { openTarget, type RecordParams, type RunRecorder } from './release-run.js';
+export { type RecordParams, type RunRecorder } from './release-run.js';
+export { openTarget } from './target.js';
 export {
   previewRollback,
   rollbackStack,

@@ -12,7 +12,7 @@ import type { PreviewDocument, PreviewRow, RefreshResult, Release, ReleaseState 
 import type { ReleaseStore } from '../release/store-types.js';
 import type { Stack } from '../stack/stack.js';
 import { toJS } from '../go-value/value.js';
-import { openTarget } from './release-run.js';
+import { openTarget } from './target.js';
 import type { EngineContext, TargetParams } from './context.js';
 
 /** What `computePreview` needs from the command line. */
@@ -126,7 +126,7 @@ export async function computePreviewFor(
   ctx: EngineContext,
   signal: AbortSignal,
 ): Promise<PreviewResult> {
-  const { applyRefresh, computePreview, previewDocument } = await import('../release/index.js');
+  const { applyRefresh, computePreview, previewDocument } = await import('../release/preview.js');
   const { completeSpecOf, previewKappsOf } = await import('./spec.js');
   const { project, store } = await openTarget(stack, args, ctx);
   try {

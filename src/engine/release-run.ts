@@ -19,6 +19,7 @@ import { toJS } from '../go-value/value.js';
 import type { EngineContext, TargetParams } from './context.js';
 import { kappsVersion } from './version.js';
 import { viewOf } from './view.js';
+import { openTarget } from './target.js';
 
 /** What a recorded run needs besides the target: the selectors it records, how it reads the live state. */
 export interface RecordParams extends TargetParams {
@@ -39,63 +40,6 @@ export interface RecordParams extends TargetParams {
   breakGlass?: ReleaseBreakGlass;
 }
 
-/** What `openTarget` reads of a stack: its project configuration and its name. */
-export interface TargetStack {
-  readonly project: Stack['project'];
-  readonly config: { readonly name: string };
-}
-
-/** The release key and store of a stack. */
-export async function openTarget(
-  stack: TargetStack,
-  args: TargetParams,
-  ctx: EngineContext,
-): Promise<{ project: string; store: ReleaseStore; where: string; source: string; backend: BackendSpec }> {
-  const {
-    resolveBackend,
-    kappsHome,
-    openReleaseStore,
-    resolveProject,
-    describeBackend,
-    describeProjectSource,
-    legacyHistoryHint,
-  } = await import('../release/index.js');
-  const resolved = resolveProject({
-    flag: args.project,
-    config: stack.project.project,
-    configFile: stack.project.file,
-    stackFile: args.stackFile,
-    cwd: ctx.cwd,
-  });
-  const project = resolved.project;
-  const { spec } = resolveBackend({
-    flag: args.backend,
-    env: ctx.env.KAPPS_BACKEND,
-    config: stack.project.backend,
-    configDir: stack.project.file ? path.dirname(stack.project.file) : undefined,
-    cwd: ctx.cwd,
-    kappsHome: kappsHome(ctx.env.KAPPS_HOME),
-  });
-  const store = ctx.releaseStore?.(spec) ?? (await openReleaseStore(spec));
-  if (!legacyWarned.has(ctx)) {
-    legacyWarned.add(ctx);
-    try {
-      const hint = await legacyHistoryHint(store, resolved, stack.config.name);
-      if (hint) viewOf(ctx).legacyHistory({ hint });
-    } catch (e) {
-      await store.close();
-      throw e;
-    }
-  }
-  return {
-    project,
-    store,
-    where: describeBackend(spec),
-    source: describeProjectSource(resolved.source),
-    backend: spec,
-  };
-}
-
 /** The longest error a release records (a long list of diagnostics is cut, saying so). */
 const MAX_ERROR_CHARS = 8_000;
 
@@ -104,9 +48,6 @@ function boundedError(text: string): string {
     ? text
     : `${text.slice(0, MAX_ERROR_CHARS)}… (cut at ${MAX_ERROR_CHARS} characters)`;
 }
-
-/** The warning about a history under the former default project is said once per context. */
-const legacyWarned = new WeakSet<EngineContext>();
 
 /** The ids the run processes, in stack order. */
 function processedIds(stack: Stack): string[] {

@@ -12,7 +12,7 @@ import type { SpecKapp } from '../plan/spec.js';
 import type { PreviewDocument, PreviewRow, Release } from '../release/index.js';
 import type { PreviewKapp } from '../release/preview.js';
 import type { ReleaseSource } from '../release/types.js';
-import type { openTarget, TargetStack } from './release-run.js';
+import type { openTarget, TargetStack } from './target.js';
 import type { CompleteSpec } from './spec.js';
 import type { Stack } from '../stack/stack.js';
 import type { EngineContext } from './context.js';
@@ -194,7 +194,7 @@ interface Between {
 
 /** The latest release and revision N, refused when N cannot be a target. */
 async function between(today: TargetStack, params: RollbackParams, ctx: EngineContext): Promise<Between> {
-  const { openTarget: open } = await import('./release-run.js');
+  const { openTarget: open } = await import('./target.js');
   const target = await open(today, params, ctx);
   try {
     const { store, project } = target;

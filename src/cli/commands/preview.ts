@@ -61,7 +61,7 @@ export const previewCommand: CommandModule<object, PreviewArgs> = {
       const { openStackFromArgs } = await import('../stack-open.js');
       const { computePreviewFor } = await import('../../engine/preview.js');
       const { refreshLine } = await import('../../report/engine-text.js');
-      const { formatNotRecorded, formatPreviewDetails, formatPreviewTable } = await import('../../release/index.js');
+      const { formatNotRecorded, formatPreviewDetails, formatPreviewTable } = await import('../../release/preview.js');
       const stack = await openStackFromArgs(args, { planning: true });
       // Ctrl-C (or SIGTERM) stops the output steps of a refresh cleanly, then the command ends as interrupted (130).
       const controller = new AbortController();

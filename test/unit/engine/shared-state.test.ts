@@ -43,7 +43,7 @@ const ALLOWED: Record<string, string> = {
   'template/funcs/go-json.ts:nilSlices': OBJECT_FACTS,
   'template/funcs/go-json.ts:jsonStringers': OBJECT_FACTS,
   'engine/open.ts:said': OBJECT_FACTS,
-  'engine/release-run.ts:legacyWarned': OBJECT_FACTS,
+  'engine/target.ts:legacyWarned': OBJECT_FACTS,
   'execute/templates.ts:liveSensitive':
     'sensitive files on disk, to delete on a second signal: each run adds and removes its own paths',
   'process/process-runner.ts:serverFailed': PROCESS_POOL,
