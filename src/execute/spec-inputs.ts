@@ -9,6 +9,7 @@ import type { KappInputs, SourceInput, TemplateInput } from '../plan/complete-sp
 import type { SpecKapp } from '../plan/spec.js';
 import type { KappModel } from '../stack/kapp-model.js';
 import type { Stack } from '../stack/stack.js';
+import { hasKeys } from '../stack/stack-variables.js';
 import { isGoMap, newGoMap, toJS } from '../go-value/value.js';
 import { renderTemplate } from '../template/index.js';
 import type { CommandRunner } from '../workspace/git-source.js';
@@ -32,22 +33,36 @@ export async function collectSpecInputs(
   const worker = async (): Promise<void> => {
     for (let spec = queue.shift(); spec !== undefined; spec = queue.shift()) {
       const kapp = stack.kapp(spec.id);
-      const vars = stack.variables(kapp, { outputs: views.get(kapp.id) ?? newGoMap(), planOnly: true });
-      const templates = await kappTemplates(stack, kapp, vars);
+      // A kapp with no variables of its own and no templates records none: its variable map is not worked out.
+      const vars = hasOwnInputs(kapp)
+        ? stack.variables(kapp, { outputs: views.get(kapp.id) ?? newGoMap(), planOnly: true })
+        : undefined;
+      const templates = vars ? await kappTemplates(stack, kapp, vars) : { list: [], reads: false, sources: [] };
       if (mentionsOutputs(kapp.descriptor) || templates.reads) readsOutputs.add(kapp.id);
       // Template sources are left out of the file digests: their rendered content is in the spec.
       const generated = generatedPaths(kapp, spec, templates.list);
       for (const file of templates.sources) generated.add(file);
       const sources = await Promise.all(kapp.sources.map((s) => sourceInput(stack, kapp, s, generated, run)));
       // Only `.kapp.vars` is recorded: the rest of the variables (the stack's, every kapp's) is not converted.
-      const kappVars = isGoMap(vars.kapp)
-        ? (toJS(vars.kapp.vars ?? null) as Record<string, unknown> | null)
-        : (toJS(vars) as { kapp?: { vars?: Record<string, unknown> } }).kapp?.vars;
+      const kappVars = !vars
+        ? undefined
+        : isGoMap(vars.kapp)
+          ? (toJS(vars.kapp.vars ?? null) as Record<string, unknown> | null)
+          : (toJS(vars) as { kapp?: { vars?: Record<string, unknown> } }).kapp?.vars;
       inputs.set(kapp.id, { sources, templates: templates.list, vars: kappVars ?? {} });
     }
   };
   await Promise.all(Array.from({ length: Math.min(8, specs.length) }, worker));
   return { inputs, readsOutputs };
+}
+
+/** Whether the kapp has variables of its own (its descriptor's, its vars files') or templates. */
+function hasOwnInputs(kapp: KappModel): boolean {
+  return (
+    (kapp.descriptor.templates?.length ?? 0) > 0 ||
+    hasKeys(kapp.kappVarsFromFiles) ||
+    (kapp.descriptor.vars !== undefined && hasKeys(kapp.descriptor.vars))
+  );
 }
 
 /** Whether any text of a descriptor mentions `.outputs`. */

@@ -87,6 +87,25 @@ describe('the spec holds what the steps do not show', () => {
     expect(diff.stdout).toContain('~ web:api: spec changed\n    ~ vars.replicas: 2 → 3\n');
   });
 
+  it('a kapp variable read from a kapp vars file (kapp_vars_dirs) alone: Update with vars.replicas: 2 → 3', async () => {
+    const backend = await freshBackend('file');
+    const p = makeProject('shop', backend, [{ id: 'api', descriptor: fakeKapp({ apply: '--tag apply-api' }) }]);
+    writeFileSync(
+      p.stackFile,
+      'dev:\n  provider: local\n  kapp_vars_dirs:\n    - kapp-vars\n  manifests:\n    - uri: manifests/web.yaml\n',
+    );
+    mkdirSync(join(p.dir, 'kapp-vars'));
+    writeFileSync(join(p.dir, 'kapp-vars', 'api.yaml'), 'replicas: 2\n');
+    await installed(p);
+
+    writeFileSync(join(p.dir, 'kapp-vars', 'api.yaml'), 'replicas: 3\n');
+    const doc = await previewJson(p);
+    expect(doc.hasChanges).toBe(true);
+    expect(doc.kapps.map((k) => [k.id, k.action, k.changes])).toEqual([
+      ['web:api', 'Update', [{ path: ['vars', 'replicas'], from: 2, to: 3 }]],
+    ]);
+  });
+
   it('a file of a file source changed in place: Update with the source named; kapps clean changes nothing', async () => {
     const backend = await freshBackend('file');
     const p = makeProject('shop', backend, [{ id: 'api', descriptor: fakeKapp({ apply: '--tag apply-api' }) }]);
