@@ -71,9 +71,18 @@ export function onServerMessage(server: ChildProcess, listener: (message: OneMes
   server.on('message', each);
 }
 
-/** The server's side: send a message to kapps; dropped once kapps has gone (the server is then stopping). */
+/**
+ * The server's side: send a message to kapps; dropped once kapps has gone (the server is then stopping). kapps may
+ * have gone before the server noticed (its end of the channel closed while the server was busy): the write then
+ * fails (EPIPE), and the failure is dropped with the message instead of ending the server with a stack trace on the
+ * output it shares with kapps. The channel's `disconnect` follows, and stops the server.
+ */
 export function sendMessage(message: ServerMessage): void {
-  if (process.connected) process.send?.(message);
+  if (process.connected) process.send?.(message, undefined, {}, dropSendError);
+}
+
+function dropSendError(): void {
+  // Nothing to do: see `sendMessage`.
 }
 
 /** The server's side: send messages queued together, in order, as one message (see `sendRequests`). */

@@ -2,11 +2,11 @@
  * The process server as kapps talks to it: the built server (dist/bin/process-server.js, what users run) driven
  * through the typed functions of server-protocol.ts.
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   onServerMessage,
@@ -162,5 +162,46 @@ describe('the process server protocol', () => {
       `cannot make the directory ${path.join(dir, 'file', 'x')}: a file that is not a directory is in the way (ENOTDIR)`,
     );
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe("the server's side of the channel when kapps has gone", () => {
+  it('drops a message sent after kapps exited, before the server noticed: no EPIPE, no stack trace, exit 0', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kapps-orphan-'));
+    const protocol = pathToFileURL(fileURLToPath(new URL('../../../dist/process/server-protocol.js', import.meta.url)));
+    // The server's stand-in: it says it is waiting, then blocks (its event loop cannot notice the channel closing)
+    // until kapps has exited, and sends a message on the channel kapps' end of which is closed.
+    const server = path.join(dir, 'server.mjs');
+    writeFileSync(
+      server,
+      `import { sendMessage } from ${JSON.stringify(protocol.href)};\n` +
+        "process.on('exit', (code) => process.stdout.write(`exit ${code}\\n`));\n" +
+        'const parent = process.ppid;\n' +
+        "process.send({ type: 'waiting' });\n" +
+        'const cell = new Int32Array(new SharedArrayBuffer(4));\n' +
+        'for (let i = 0; i < 500 && process.ppid === parent; i++) Atomics.wait(cell, 0, 0, 10);\n' +
+        "sendMessage({ type: 'ready' });\n",
+    );
+    // kapps' stand-in: it forks the server (its output is ours) and exits as soon as the server waits.
+    const kapps = path.join(dir, 'kapps.mjs');
+    writeFileSync(
+      kapps,
+      "import { fork } from 'node:child_process';\n" +
+        `const child = fork(${JSON.stringify(server)}, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced', execArgv: [] });\n` +
+        "child.on('message', () => process.exit(0));\n",
+    );
+    const out = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      const p = spawn(process.execPath, [kapps], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      p.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      p.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      p.on('error', reject);
+      // The pipes close when the last process holding them (the server) has exited.
+      p.on('close', () => resolve({ stdout, stderr }));
+    });
+    rmSync(dir, { recursive: true, force: true });
+    expect(out.stderr).toBe('');
+    expect(out.stdout).toBe('exit 0\n');
   });
 });
