@@ -3,9 +3,7 @@
  * free port with its socket in that directory, fsync off (test data only), stop by pid and remove everything.
  * As root, initdb and pg_ctl run as the `postgres` user (initdb refuses root). See scripts/throwaway-postgres.mjs.
  */
-import { findPgBin, freePort, startThrowawayPostgres } from '../../scripts/throwaway-postgres.mjs';
-
-export { findPgBin, freePort };
+import { findPgBin, startThrowawayPostgres } from '../../scripts/throwaway-postgres.mjs';
 
 declare module 'vitest' {
   interface ProvidedContext {
