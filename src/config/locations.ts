@@ -4,15 +4,12 @@
  * (`copyLocations`) and diagnostics read them (`locationOf`).
  *
  * Most objects are recorded by linking them to the YAML node they were read from (`setLocationNode`, kept in
- * src/yaml/node-links.ts so the YAML reader links what it reads without importing this layer): a field's location
- * is then looked up in the node when asked for. Loading a large stack creates hundreds of thousands of objects; one
- * link per object is far cheaper than one entry per field.
+ * src/yaml/node-links.ts so the YAML reader links what it reads without importing this layer; the link keeps the
+ * node's offsets, not the node): a field's location is then looked up there when asked for. Loading a large stack
+ * creates hundreds of thousands of objects; one link per object is far cheaper than one entry per field.
  */
 import type { SourceLocation } from '../diagnostics/diagnostic.js';
-import type { GoKey } from '../go-value/value.js';
-import { formatGoKey } from '../yaml/scalar.js';
-import { linkedNodeOrNodes, linkedNodes as nodesOf, setLocationNode } from '../yaml/node-links.js';
-import type { YamlNode } from '../yaml/tree.js';
+import { linkSite, linkedSiteOrSites, linkedSites, setLocationNode, type NodeSite } from '../yaml/node-links.js';
 
 export { setLocationNode };
 
@@ -33,46 +30,30 @@ export function setLocation(obj: object, loc: SourceLocation, key?: string | num
   fields.set(key, loc);
 }
 
-function nodeFieldLocation(node: YamlNode, key: string | number): SourceLocation | undefined {
-  if (node.kind === 'seq') return typeof key === 'number' ? node.items[key]?.loc : undefined;
-  if (node.kind !== 'map') return undefined;
-  if (typeof key === 'number') return node.entries[key]?.value.loc;
-  const entries = node.entries;
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i];
-    if (e?.key.text === key) return e.value.loc;
-  }
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i];
-    if (e && typeof e.key.value !== 'string' && formatGoKey(e.key.value as GoKey) === key) return e.value.loc;
-  }
-  return undefined;
-}
-
 /** Where the object (or its field `key`) came from; a field falls back to its object's location. */
 export function locationOf(obj: object | undefined, key?: string | number): SourceLocation | undefined {
   if (!obj) return undefined;
-  const linked = linkedNodeOrNodes(obj);
+  const linked = linkedSiteOrSites(obj);
   if (key !== undefined) {
     const explicit = fieldTable.get(obj)?.get(key);
     if (explicit) return explicit;
     if (Array.isArray(linked)) {
-      for (const n of linked as readonly YamlNode[]) {
-        const loc = nodeFieldLocation(n, key);
+      for (const site of linked as readonly NodeSite[]) {
+        const loc = site.field(key);
         if (loc) return loc;
       }
     } else if (linked !== undefined) {
-      const loc = nodeFieldLocation(linked as YamlNode, key);
+      const loc = (linked as NodeSite).field(key);
       if (loc) return loc;
     }
   }
-  const first = Array.isArray(linked) ? (linked as readonly YamlNode[])[0] : (linked as YamlNode | undefined);
+  const first = Array.isArray(linked) ? (linked as readonly NodeSite[])[0] : (linked as NodeSite | undefined);
   return selfTable.get(obj) ?? first?.loc;
 }
 
 /** Give `to` the locations recorded for `from` (fields included), keeping any `to` already has. */
 export function copyLocations(from: object, to: object): void {
-  const own = nodesOf(to);
+  const own = linkedSites(to);
   const self = selfTable.get(from);
   if (self && !selfTable.has(to) && own.length === 0) selfTable.set(to, self);
   const src = fieldTable.get(from);
@@ -83,8 +64,8 @@ export function copyLocations(from: object, to: object): void {
       fieldTable.set(to, dst);
     }
     for (const [k, v] of src) {
-      if (!dst.has(k) && !own.some((n) => nodeFieldLocation(n, k))) dst.set(k, v);
+      if (!dst.has(k) && !own.some((site) => site.field(k))) dst.set(k, v);
     }
   }
-  for (const n of nodesOf(from)) setLocationNode(to, n);
+  for (const site of linkedSites(from)) linkSite(to, site);
 }

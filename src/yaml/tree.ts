@@ -17,6 +17,8 @@ export interface YamlScalarNode {
   /** Offsets in the document's text where the scalar starts and ends (-1: a point, no range). */
   readonly start: number;
   readonly end: number;
+  /** The document's positions, which turn the offsets into a location. */
+  readonly positions: YamlPositions;
   /** Set on the plain `<<` key (yaml.v2's merge key). */
   readonly merge?: boolean;
 }
@@ -37,6 +39,7 @@ export interface YamlMapNode {
   /** Where the mapping starts (its first key); `start` is its offset in the document's text. */
   readonly loc: SourceLocation;
   readonly start: number;
+  readonly positions: YamlPositions;
 }
 
 /** A sequence. */
@@ -46,6 +49,7 @@ export interface YamlSeqNode {
   /** Where the sequence starts (its first `-` or its `[`); `start` is its offset in the document's text. */
   readonly loc: SourceLocation;
   readonly start: number;
+  readonly positions: YamlPositions;
 }
 
 /** Any node of the located tree. Nodes reached through aliases are shared, so the tree must not be mutated. */

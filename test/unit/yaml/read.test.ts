@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseYamlTree, parseYamlValue, yamlToGoValue } from '../../../src/yaml/read.js';
 import { locationOf } from '../../../src/config/locations.js';
+import { linkedSites } from '../../../src/yaml/node-links.js';
 import { ConfigError } from '../../../src/diagnostics/errors.js';
 import { formatDiagnostics } from '../../../src/report/diagnostic-printer.js';
 import { GoIfaceMap, type GoMap, type GoValue } from '../../../src/go-value/value.js';
@@ -273,5 +274,43 @@ describe('located tree', () => {
     expect(locationOf(vars, 'b')).toMatchObject({ line: 3, column: 6 });
     expect(locationOf(vars.a as GoValue[], 1)).toMatchObject({ line: 2, column: 10 });
     expect(locationOf(vars)).toMatchObject({ line: 2, column: 3 });
+  });
+
+  it('finds each field of a converted map by key text, by the printed key, by index and after a merge', () => {
+    const text =
+      'base: &b {port: 80}\nm:\n  <<: *b\n  1: one\n  yes: two\n  name: "a\n    b"\n  port: 81\n  list: [x, y]\n';
+    const tree = parseYamlTree(text, { file: 'm.yaml' });
+    if (!tree) throw new Error('empty');
+    const m = (yamlToGoValue(tree, { top: true, locations: true }) as GoMap).m as GoMap;
+    // The entry written in `m` wins over the merged one; a scalar's location is its whole range.
+    expect(locationOf(m, 'port')).toEqual({ file: 'm.yaml', line: 8, column: 9, endLine: 8, endColumn: 11 });
+    expect(locationOf(m, 'name')).toEqual({ file: 'm.yaml', line: 6, column: 9, endLine: 7, endColumn: 7 });
+    // Keys that are not strings are found as Go prints them.
+    expect(locationOf(m, '1')).toMatchObject({ line: 4, column: 6 });
+    expect(locationOf(m, 'true')).toMatchObject({ line: 5, column: 8 });
+    // A mapping or a sequence is a point: where it starts.
+    expect(locationOf(m, 'list')).toEqual({ file: 'm.yaml', line: 9, column: 9 });
+    expect(locationOf(m.list as GoValue[], 1)).toMatchObject({ line: 9, column: 13 });
+    // Nothing there: the object's own location.
+    expect(locationOf(m, 'missing')).toEqual(locationOf(m));
+    expect(locationOf(m.list as GoValue[], 5)).toEqual({ file: 'm.yaml', line: 9, column: 9 });
+  });
+
+  it('keeps offsets for a link, not the node: the tree is not held by what was read from it', () => {
+    const tree = parseYamlTree('m:\n  a: {b: [1, 2]}\n  c: [x]\n', { file: 'm.yaml' });
+    if (!tree) throw new Error('empty');
+    const m = (yamlToGoValue(tree, { top: true, locations: true }) as GoMap).m as GoMap;
+    const isNode = (v: unknown): boolean =>
+      typeof v === 'object' && v !== null && !Array.isArray(v) && ('kind' in v || 'items' in v || 'value' in v);
+    for (const obj of [m, m.a as GoMap, (m.a as GoMap).b as GoValue[], m.c as GoValue[]]) {
+      const sites = linkedSites(obj);
+      expect(sites).toHaveLength(1);
+      for (const site of sites) {
+        for (const v of Object.values(site)) {
+          expect(isNode(v)).toBe(false);
+          if (Array.isArray(v)) expect(v.every((x) => typeof x === 'string' || typeof x === 'number')).toBe(true);
+        }
+      }
+    }
   });
 });
