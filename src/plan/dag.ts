@@ -15,7 +15,8 @@ export interface DagDependencyInput {
   readonly id: string;
   /** False: the entry creates no edge and is not checked for existence. */
   readonly conditionsOk: boolean;
-  readonly location?: SourceLocation;
+  /** May be a getter: read only for a diagnostic (a big stack has tens of thousands of dependencies). */
+  readonly location?: SourceLocation | undefined;
 }
 
 /** A kapp of a manifest, with its own conditions already evaluated. */
@@ -23,7 +24,8 @@ export interface DagKappInput {
   readonly kappId: string;
   readonly conditionsOk: boolean;
   readonly dependsOn: readonly DagDependencyInput[];
-  readonly location?: SourceLocation;
+  /** May be a getter, as a dependency's. */
+  readonly location?: SourceLocation | undefined;
 }
 
 /** A manifest of the stack, in stack order. */
@@ -45,15 +47,53 @@ export interface DagNode {
   readonly conditionsOk: boolean;
   /** Position in stack order (manifests in stack order, kapps in manifest order). */
   readonly index: number;
-  readonly location?: SourceLocation;
+  /** The kapp's input's location, read when asked. */
+  readonly location: SourceLocation | undefined;
 }
 
 /** An edge, from a dependency to its dependant. */
 export interface DagEdge {
-  /** Where the dependency was declared (for a sequential manifest: the dependant kapp). */
-  readonly location?: SourceLocation;
+  /** Where the dependency was declared (for a sequential manifest: the dependant kapp); read when asked. */
+  readonly location: SourceLocation | undefined;
   /** Implied by a sequential manifest rather than written in `depends_on`. */
   readonly sequential: boolean;
+}
+
+/** A node whose location is its kapp input's, read only when a diagnostic asks (see `DagDependencyInput`). */
+class GraphNode implements DagNode {
+  readonly kappId: string;
+  readonly conditionsOk: boolean;
+  readonly #kapp: DagKappInput;
+  constructor(
+    readonly id: string,
+    readonly manifestId: string,
+    readonly index: number,
+    kapp: DagKappInput,
+  ) {
+    this.kappId = kapp.kappId;
+    this.conditionsOk = kapp.conditionsOk;
+    this.#kapp = kapp;
+  }
+  get location(): SourceLocation | undefined {
+    return this.#kapp.location;
+  }
+}
+
+/** An edge whose location is its dependency's (or, for none, its dependant kapp's), read when asked. */
+class GraphEdge implements DagEdge {
+  readonly #dependency: DagDependencyInput | undefined;
+  readonly #kapp: DagKappInput;
+  constructor(
+    readonly sequential: boolean,
+    dependency: DagDependencyInput | undefined,
+    kapp: DagKappInput,
+  ) {
+    this.#dependency = dependency;
+    this.#kapp = kapp;
+  }
+  get location(): SourceLocation | undefined {
+    return this.#dependency?.location ?? this.#kapp.location;
+  }
 }
 
 /**
@@ -122,7 +162,8 @@ function related(message: string, location: SourceLocation | undefined): Related
 interface PendingEdge {
   readonly child: string;
   readonly kapp: DagKappInput;
-  readonly dependency: DagDependencyInput;
+  /** Undefined for a sequential manifest's edge. */
+  readonly dependency: DagDependencyInput | undefined;
   readonly parent: string;
   readonly sequential: boolean;
 }
@@ -210,22 +251,15 @@ export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
         );
         continue;
       }
-      const node: DagNode = {
-        id,
-        manifestId: manifest.id,
-        kappId: kapp.kappId,
-        conditionsOk: kapp.conditionsOk,
-        index: ids.length,
-        ...(kapp.location ? { location: kapp.location } : {}),
-      };
+      const node: DagNode = new GraphNode(id, manifest.id, ids.length, kapp);
       nodes.set(id, node);
       parents.set(id, []);
       children.set(id, []);
       edges.set(id, []);
       ids.push(id);
       if (manifest.sequential && before !== undefined) {
-        const dependency = { id: before, conditionsOk: true, ...(kapp.location ? { location: kapp.location } : {}) };
-        pending.push({ child: id, kapp, dependency, parent: before, sequential: true });
+        // Where a sequential edge is declared: the dependant kapp (the edge's location falls back to it).
+        pending.push({ child: id, kapp, dependency: undefined, parent: before, sequential: true });
         continue;
       }
       for (const dependency of kapp.dependsOn) {
@@ -237,13 +271,16 @@ export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
   }
 
   for (const { child, kapp, dependency, parent, sequential } of pending) {
-    const location = dependency.location ?? kapp.location;
     if (parent === child) {
-      problems.push(error(`kapp '${child}' depends on itself`, location));
+      problems.push(error(`kapp '${child}' depends on itself`, dependency?.location ?? kapp.location));
     } else if (!nodes.has(parent)) {
       const hint = didYouMean(parent, ids);
       problems.push(
-        error(`kapp '${child}' depends on '${parent}', which does not exist`, location, hint ? { hint } : {}),
+        error(
+          `kapp '${child}' depends on '${parent}', which does not exist`,
+          dependency?.location ?? kapp.location,
+          hint ? { hint } : {},
+        ),
       );
     } else {
       const ofChild = parents.get(child) ?? [];
@@ -257,8 +294,7 @@ export function buildDag(manifests: readonly DagManifestInput[]): KappDag {
       if (!(known ? known.has(parent) : ofChild.includes(parent))) {
         known?.add(parent);
         ofChild.push(parent);
-        // Two literal shapes: a spread into a literal gives each edge a hidden class of its own in V8.
-        edges.get(child)?.push(location ? { location, sequential } : { sequential });
+        edges.get(child)?.push(new GraphEdge(sequential, dependency, kapp));
         children.get(parent)?.push(child);
       }
     }

@@ -33,8 +33,8 @@ export interface ConditionSite {
   readonly owner?: string;
   /** Where each condition was written, by index; a missing entry falls back to `location`. */
   readonly conditionLocations?: readonly (SourceLocation | undefined)[];
-  /** Where the `conditions` list (or its owner) was written. */
-  readonly location?: SourceLocation;
+  /** Where the `conditions` list (or its owner) was written (may be a getter: read for a diagnostic only). */
+  readonly location?: SourceLocation | undefined;
 }
 
 /** `1st`, `2nd`, `3rd`, `4th`, … `11th`, `21st`. */

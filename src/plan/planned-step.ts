@@ -6,12 +6,12 @@ import type { SourceLocation } from '../diagnostics/diagnostic.js';
 import type { Phase } from '../vocabulary.js';
 import type { ConditionSite } from './go-bool.js';
 
-/** Where a planned step came from, for diagnostics. */
+/** Where a planned step came from, for diagnostics (looked up when read: a run reads none of them). */
 export interface PlannedStepLocations {
   /** The step's declaration. */
-  readonly step?: SourceLocation;
-  readonly command?: SourceLocation;
-  readonly args?: SourceLocation;
+  readonly step?: SourceLocation | undefined;
+  readonly command?: SourceLocation | undefined;
+  readonly args?: SourceLocation | undefined;
   /** The `call:` values that produced this step, outermost first; empty when the phase lists it directly. */
   readonly via: readonly (SourceLocation | undefined)[];
 }

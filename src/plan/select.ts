@@ -2,7 +2,7 @@
  * Selecting kapps with `-i/--include` and `-x/--exclude`, and the sub-graph a command works on: the selected
  * kapps plus every ancestor (ancestors provide the outputs their dependants read).
  */
-import { warning, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
+import { warning, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError, UsageError } from '../diagnostics/errors.js';
 import type { KappDag } from './dag.js';
 import { closestMatch, suggest } from '../diagnostics/did-you-mean.js';
@@ -52,7 +52,6 @@ export interface PlanNode {
   readonly processed: boolean;
   /** The kapp's own conditions all hold. */
   readonly conditionsOk: boolean;
-  readonly location?: SourceLocation;
 }
 
 /** The outcome of a selection. */
@@ -173,7 +172,6 @@ export function selectKapps(dag: KappDag, options: SelectOptions = {}): Selectio
       selected: isSelected.has(id),
       processed: wanted && node.conditionsOk,
       conditionsOk: node.conditionsOk,
-      ...(node.location ? { location: node.location } : {}),
     });
   }
   const warnings = [...unmatchedWarnings('include', include, dag), ...unmatchedWarnings('exclude', exclude, dag)];

@@ -72,12 +72,12 @@ export function unitConditionSite(unit: RunUnitConfig, kappId: string, locate: L
   };
 }
 
-/** The condition site of a step's `conditions`, evaluated by the executor when the step is reached. */
+/**
+ * The condition site of a step's `conditions`, evaluated by the executor when the step is reached. Most steps have
+ * none: their site is read only if a diagnostic needs it, so its label and location are made then.
+ */
 export function stepConditionSite(ref: StepRef, kappId: string, locate: Locate): ConditionSite {
-  if (!ref.step.conditions?.length) {
-    const at = locate(ref.step);
-    return { kapp: kappId, owner: stepLabel(ref), conditionLocations: [], ...(at ? { location: at } : {}) };
-  }
+  if (!ref.step.conditions?.length) return new NoConditionsSite(ref, kappId, locate);
   const location = locate(ref.step, 'conditions') ?? locate(ref.step);
   return {
     kapp: kappId,
@@ -85,6 +85,28 @@ export function stepConditionSite(ref: StepRef, kappId: string, locate: Locate):
     conditionLocations: conditionLocations(ref.step, ref.step.conditions, locate),
     ...(location ? { location } : {}),
   };
+}
+
+const NO_LOCATIONS: readonly (SourceLocation | undefined)[] = [];
+
+class NoConditionsSite implements ConditionSite {
+  readonly #ref: StepRef;
+  readonly #locate: Locate;
+  readonly conditionLocations = NO_LOCATIONS;
+  constructor(
+    ref: StepRef,
+    readonly kapp: string,
+    locate: Locate,
+  ) {
+    this.#ref = ref;
+    this.#locate = locate;
+  }
+  get owner(): string {
+    return stepLabel(this.#ref);
+  }
+  get location(): SourceLocation | undefined {
+    return this.#locate(this.#ref.step);
+  }
 }
 
 /** A configured value quoted for a message: text as a JSON string, numbers and booleans as their text in quotes. */

@@ -4,7 +4,8 @@
  */
 import path from 'node:path';
 import { isInside, outsideProblem } from '../workspace/confine.js';
-import { error, type Diagnostic } from '../diagnostics/diagnostic.js';
+import { error, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
+import type { RunStepConfig } from '../config/types.js';
 import { tokeniseArgs } from './args.js';
 import type { ProducedStep } from './calls.js';
 import { parseGoBool } from './go-bool.js';
@@ -158,19 +159,7 @@ export class StepConverter {
         ? [...new Set([...(step.binaries ?? []), ...(unit.binaries ?? [])])]
         : [];
     const locate = this.locate;
-    const locations: { -readonly [K in keyof PlannedStepLocations]: PlannedStepLocations[K] } = {
-      via: produced.via.map((r) => locate(r.step, 'call') ?? locate(r.step)),
-    };
-    const stepLocation = locate(step);
-    if (stepLocation) locations.step = stepLocation;
-    if (step.command !== undefined) {
-      const at = locate(step, 'command');
-      if (at) locations.command = at;
-    }
-    if (step.args !== undefined) {
-      const at = locate(step, 'args');
-      if (at) locations.args = at;
-    }
+    const locations = new StepLocations(locate, step, produced.via);
 
     const planned: PlannedStep = {
       unit: unit.name,
@@ -196,5 +185,29 @@ export class StepConverter {
     if (step.print) optional.print = step.print;
     if (timeout) optional.timeout = timeout;
     return planned;
+  }
+}
+
+/** A planned step's locations, looked up when a diagnostic reads them. */
+class StepLocations implements PlannedStepLocations {
+  readonly #locate: Locate;
+  readonly #step: RunStepConfig;
+  readonly #via: readonly StepRef[];
+  constructor(locate: Locate, step: RunStepConfig, via: readonly StepRef[]) {
+    this.#locate = locate;
+    this.#step = step;
+    this.#via = via;
+  }
+  get step(): SourceLocation | undefined {
+    return this.#locate(this.#step);
+  }
+  get command(): SourceLocation | undefined {
+    return this.#step.command === undefined ? undefined : this.#locate(this.#step, 'command');
+  }
+  get args(): SourceLocation | undefined {
+    return this.#step.args === undefined ? undefined : this.#locate(this.#step, 'args');
+  }
+  get via(): readonly (SourceLocation | undefined)[] {
+    return this.#via.map((r) => this.#locate(r.step, 'call') ?? this.#locate(r.step));
   }
 }

@@ -25,6 +25,39 @@ function at(location: SourceLocation | undefined): { location?: SourceLocation }
   return location ? { location } : {};
 }
 
+/*
+ * A kapp and each of its dependencies as the DAG takes them, their locations looked up only when a diagnostic reads
+ * them: a big stack has tens of thousands of dependencies, and a run reads none of their locations.
+ */
+class DependencyInput implements DagDependencyInput {
+  readonly #entry: DependsOnConfig;
+  constructor(
+    readonly id: string,
+    readonly conditionsOk: boolean,
+    entry: DependsOnConfig,
+  ) {
+    this.#entry = entry;
+  }
+  get location(): SourceLocation | undefined {
+    return locationOf(this.#entry);
+  }
+}
+
+class KappInput implements DagKappInput {
+  readonly #entry: object;
+  constructor(
+    readonly kappId: string,
+    readonly conditionsOk: boolean,
+    readonly dependsOn: readonly DagDependencyInput[],
+    entry: object,
+  ) {
+    this.#entry = entry;
+  }
+  get location(): SourceLocation | undefined {
+    return locationOf(this.#entry);
+  }
+}
+
 function kappInput(source: DagInputSource, kapp: KappModel, problems: Diagnostic[]): DagKappInput {
   const rawConds = kapp.descriptor.conditions ?? [];
   const rawDeps = kapp.descriptor.depends_on ?? [];
@@ -54,13 +87,13 @@ function kappInput(source: DagInputSource, kapp: KappModel, problems: Diagnostic
           conditionLocations: conds2.map((_, i) => locationOf(conds2, i)),
           ...at(locationOf(d)),
         });
-      return { id: d.id, conditionsOk: ok, ...at(locationOf(d)) };
+      return new DependencyInput(d.id, ok, d);
     });
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     problems.push(...e.diagnostics);
   }
-  return { kappId: kapp.kappId, conditionsOk, dependsOn, ...at(locationOf(kapp.entry)) };
+  return new KappInput(kapp.kappId, conditionsOk, dependsOn, kapp.entry);
 }
 
 /** The DAG inputs of `manifests` (stack order). Throws a `ConfigError` with every condition that is not a boolean. */
