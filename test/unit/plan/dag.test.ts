@@ -229,6 +229,29 @@ describe('buildDag', () => {
       ].join('\n'),
     );
   });
+
+  it('reads the locations of nodes and edges only when asked, from the inputs', () => {
+    const at = (line: number): SourceLocation => ({ file: '/s/m.yaml', line, column: 5 });
+    const reads: string[] = [];
+    const located = <T extends object>(obj: T, name: string, line: number): T =>
+      Object.defineProperty(obj, 'location', {
+        get: () => {
+          reads.push(name);
+          return at(line);
+        },
+      });
+    const b = located({ kappId: 'b', conditionsOk: true, dependsOn: [] }, 'b', 3);
+    const dep = located({ id: 'b', conditionsOk: true }, 'a→b', 2);
+    const a = located({ kappId: 'a', conditionsOk: true, dependsOn: [dep] }, 'a', 1);
+    const c = located({ kappId: 'c', conditionsOk: true, dependsOn: [] }, 'c', 4);
+    const dag = buildDag([manifest('m', [a, b]), manifest('s', [c, kapp('d')], true)]);
+    expect(reads).toEqual([]);
+    expect(dag.node('m:a')?.location).toEqual(at(1));
+    expect(dag.edge('m:b', 'm:a')?.location).toEqual(at(2));
+    // A sequential manifest's edge is where its dependant kapp is; `s:d` has no location.
+    expect(dag.edge('s:c', 's:d')?.location).toBeUndefined();
+    expect(reads).toEqual(['a', 'a→b']);
+  });
 });
 
 /** A deterministic pseudo-random sequence (LCG), so the big graph is the same on every run. */
