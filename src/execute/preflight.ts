@@ -8,7 +8,7 @@ import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { parseGoBool } from '../plan/go-bool.js';
 import type { Phase } from '../vocabulary.js';
-import { resolveCommand } from '../process/resolve-command.js';
+import { resolutionKey, resolveCommand } from '../process/resolve-command.js';
 import type { Stack } from '../stack/stack.js';
 import { newGoMap } from '../go-value/value.js';
 import type { RunOptions } from './types.js';
@@ -36,6 +36,8 @@ export function checkCommands(
 ): MissingStepCommand[] {
   const views = stack.placeholderViews();
   const missing: MissingStepCommand[] = [];
+  // Each command looked up once per check: a big stack's kapps mostly run the same few tools.
+  const found = new Map<string, boolean>();
   for (const node of stack.selection.nodes) {
     const kappPhases = phases.get(node.id);
     if (!kappPhases) continue;
@@ -52,8 +54,14 @@ export function checkCommands(
         if (step.conditions.some((c) => parseGoBool(c) !== true)) continue;
         if (step.command === '' || step.command.includes('<no value>')) continue;
         if (check.pathOnly && step.command.includes('/')) continue;
-        if (resolveCommand(step.command, { cwd: step.workingDir, pathEnv: { ...options.env, ...step.env }.PATH }))
-          continue;
+        const search = { cwd: step.workingDir, pathEnv: step.env.PATH ?? options.env.PATH };
+        const key = resolutionKey(step.command, search);
+        let ok = found.get(key);
+        if (ok === undefined) {
+          ok = resolveCommand(step.command, search) !== undefined;
+          found.set(key, ok);
+        }
+        if (ok) continue;
         missing.push({
           kapp: node.id,
           phase,

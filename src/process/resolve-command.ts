@@ -32,6 +32,14 @@ function lookup(command: string, opts: ResolveCommandOptions): { entries: string
 }
 
 /**
+ * What `resolveCommand`'s answer depends on besides the file system: the path a name with `/` names, or the bare
+ * name with its PATH (and its cwd, when PATH holds a relative entry). Equal keys, equal answers at one moment.
+ */
+export function resolutionKey(command: string, opts: ResolveCommandOptions): string {
+  return command.includes('/') ? path.resolve(opts.cwd, command) : lookup(command, opts).key;
+}
+
+/**
  * The absolute path of the executable regular file that `command` names, or undefined when there is none.
  *
  * - A name containing `/` is taken as a path, relative to `cwd`; PATH plays no part.

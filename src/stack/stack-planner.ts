@@ -59,6 +59,8 @@ export class StackPlanner {
    */
   readonly #planned: Map<KappModel, Partial<Record<Phase, readonly PlannedStep[]>>> | undefined;
   #placeholderViews: Map<string, GoMap> | undefined;
+  /** Whether each kapp's run units hold a template: asked each time one of its phases is planned. */
+  readonly #templated = new Map<string, boolean>();
 
   constructor(model: StackModel, vars: StackVariables, init: PlannerInit) {
     this.#model = model;
@@ -70,7 +72,12 @@ export class StackPlanner {
 
   /** Whether planning a kapp's steps reads variables at all (its run units hold templates). */
   #planNeedsVariables(kapp: KappModel): boolean {
-    return containsTemplate(kapp.descriptor.run_units ?? []);
+    let templated = this.#templated.get(kapp.id);
+    if (templated === undefined) {
+      templated = containsTemplate(kapp.descriptor.run_units ?? []);
+      this.#templated.set(kapp.id, templated);
+    }
+    return templated;
   }
 
   /** The kapp's run units rendered as `planPhase` renders them (`phase` matters only to kapps that read `.sugarkube`). */
