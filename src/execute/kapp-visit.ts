@@ -318,6 +318,12 @@ class KappVisit {
 
   /** Render the kapp's templates (a dry run says once where each would be written). */
   async #renderTemplates(): Promise<void> {
+    // A kapp without templates renders none: it does not need its variables (and, as generate and preview, does not
+    // fail on a variable nothing reads that cannot be rendered).
+    if (!this.#kapp.descriptor.templates?.length) {
+      this.#renderedTemplates = new Map();
+      return;
+    }
     const { stack } = this.#ctx;
     const rendered = await renderKappTemplates(stack, this.#kapp, stack.variables(this.#kapp, this.#runtime()), {
       dryRun: this.#dryRun,

@@ -106,6 +106,23 @@ describe('the spec holds what the steps do not show', () => {
     ]);
   });
 
+  it('a stack variable that cannot be rendered and that nothing reads: preview, install and the next preview agree', async () => {
+    const backend = await freshBackend('file');
+    const p = makeProject('shop', backend, [{ id: 'api', descriptor: fakeKapp({ apply: '--tag apply-api' }) }]);
+    writeFileSync(
+      p.stackFile,
+      'dev:\n  provider: local\n  vars:\n    broken: \'{{ fail "boom" }}\'\n  manifests:\n    - uri: manifests/web.yaml\n',
+    );
+    const before = await previewJson(p);
+    expect(before.kapps.map((k) => [k.id, k.action])).toEqual([['web:api', 'Create']]);
+    // The kapp has no template and no variable of its own: its visit renders none, as preview did not.
+    const r = await install(p);
+    expect(r.stderr).not.toContain('boom');
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('1 succeeded, 0 failed');
+    expect((await preview(p)).stdout).toBe('No changes: the 1 kapp(s) match release 1.\n');
+  });
+
   it('a file of a file source changed in place: Update with the source named; kapps clean changes nothing', async () => {
     const backend = await freshBackend('file');
     const p = makeProject('shop', backend, [{ id: 'api', descriptor: fakeKapp({ apply: '--tag apply-api' }) }]);
