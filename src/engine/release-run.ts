@@ -242,6 +242,10 @@ async function openRun(
     await target.store.close();
     throw e;
   }
+  // The lock is taken: the spec key (made on a store's first record) is read while the workspace is filled and the
+  // steps are planned for the spec, rather than after. A store keeps the key once read; a failure here is met again
+  // when the spec is recorded.
+  target.store.specKey({ create: true }).catch(() => undefined);
   const logWriter = new ReleaseLogWriter(target.store, target.project, stack.config.name, recorder.revision, {
     ...(ctx.logLimits ? { limits: ctx.logLimits } : {}),
     onError: (error) =>

@@ -81,6 +81,11 @@ export class FileReleaseStore implements ReleaseStore {
   #specText: { spec: object; text: string } | undefined;
   /** The YAML of each state entry written, indented under `state:`. */
   readonly #entryText = new WeakMap<object, { id: string; text: string }>();
+  /**
+   * The spec key's read, kept once it found the key (made once, it never changes): a run starts reading it when it
+   * takes the lock, and finds it read when it records its spec.
+   */
+  #keyRead: Promise<Buffer | undefined> | undefined;
 
   readonly #report: ReturnType<typeof damageReport>;
 
@@ -92,6 +97,28 @@ export class FileReleaseStore implements ReleaseStore {
   }
 
   async specKey(options: { create?: boolean } = {}): Promise<Buffer | undefined> {
+    const create = options.create !== false;
+    const kept = this.#keyRead;
+    if (kept) {
+      const found = await kept;
+      // A copy: the caller may not change the key kept.
+      if (found) return Buffer.from(found);
+      if (!create) return undefined;
+    }
+    // One read (or creation) at a time: a second caller waits for the first rather than making a key of its own.
+    const pending = this.#loadKey(create);
+    this.#keyRead = pending;
+    let found: Buffer | undefined;
+    try {
+      found = await pending;
+    } finally {
+      // Not there (a read that may not create), or a failure: read again next time.
+      if (!found && this.#keyRead === pending) this.#keyRead = undefined;
+    }
+    return found ? Buffer.from(found) : undefined;
+  }
+
+  async #loadKey(create: boolean): Promise<Buffer | undefined> {
     const file = join(this.#root, 'spec-key');
     const read = async (): Promise<Buffer | undefined> => {
       try {
@@ -103,7 +130,7 @@ export class FileReleaseStore implements ReleaseStore {
       }
     };
     const found = await read();
-    if (found || options.create === false) return found;
+    if (found || !create) return found;
     await this.#io(`cannot create ${this.#root}`, () => mkdir(this.#root, { recursive: true, mode: 0o700 }));
     // Written whole under a temporary name, then linked: two first runs agree on the one key that got there first.
     const temp = join(this.#root, `.spec-key.${process.pid}.${randomBytes(4).toString('hex')}`);

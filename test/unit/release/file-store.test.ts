@@ -10,6 +10,23 @@ import { cleanupTempDirs, makeRelease, tempDir } from './helpers.js';
 afterAll(() => cleanupTempDirs());
 
 describe('file release store', () => {
+  it('makes its spec key once: callers at the same time get the one key, a read that may not create finds it', async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    expect(await store.specKey({ create: false })).toBeUndefined();
+    expect(readdirSync(root)).toEqual([]);
+    const keys = await Promise.all([store.specKey({ create: true }), store.specKey({ create: true }), store.specKey()]);
+    const hex = keys.map((k) => k?.toString('hex'));
+    expect(hex[0]).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Set(hex).size).toBe(1);
+    expect(readdirSync(root)).toEqual(['spec-key']);
+    expect(readFileSync(join(root, 'spec-key'), 'utf8')).toBe(`${hex[0]}\n`);
+    // Kept once read: a copy each time, and another store reads the same.
+    (keys[0] as Buffer).fill(0);
+    expect((await store.specKey({ create: false }))?.toString('hex')).toBe(hex[0]);
+    expect((await new FileReleaseStore(root).specKey({ create: false }))?.toString('hex')).toBe(hex[0]);
+  });
+
   it('keeps each release as readable YAML in releases/<project>/<stack>/<revision>.yaml', async () => {
     const root = tempDir();
     const store = new FileReleaseStore(root);
