@@ -41,7 +41,7 @@ async function generateInContext(
     { planning: true, ...(options.signal ? { signal: options.signal } : {}) },
     ctx,
   );
-  const { redactKappSpec, redactStackSpec } = await import('../release/spec-diff.js');
+  const { redactPlannedKapp } = await import('../release/spec-diff.js');
   const specOptions = options.phases?.length ? { phases: [...options.phases] } : {};
   if (options.format === 'json') {
     // Each kapp written as it is planned, so that a big stack's specs are not all held at once; the pieces (`{` and
@@ -52,14 +52,15 @@ async function generateInContext(
       pieces.push(pieces.length === 1 ? '\n' : ',\n');
       // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them. Written two lists
       // deep, a kapp is indented as in the document: `[\n  [\n` and `\n  ]\n]` are cut off.
-      pieces.push(JSON.stringify([[redactKappSpec(kapp)]], null, 2).slice(6, -6));
+      pieces.push(JSON.stringify([[redactPlannedKapp(kapp)]], null, 2).slice(6, -6));
     });
     flushWarnings(stack, ctx);
     pieces.push(pieces.length === 1 ? ']\n}\n' : '\n  ]\n}\n');
     return pieces;
   }
   // Values named as secrets (`DB_PASSWORD`, `--token …`) are masked as the preview masks them.
-  const spec = redactStackSpec(stack.spec(specOptions));
+  const planned = stack.spec(specOptions);
+  const spec = { ...planned, kapps: planned.kapps.map(redactPlannedKapp) };
   flushWarnings(stack, ctx);
   const { stringifyData } = await import('../yaml/stringify.js');
   return [stringifyData(spec)];

@@ -123,6 +123,18 @@ export function redactStep(step: SpecStep, other?: SpecStep): SpecStep {
 
 /** The spec of a kapp with every sensitive value masked (`other`: the old spec, to mark changed values). */
 export function redactKappSpec(kapp: SpecKapp, other?: SpecKapp | null): SpecKapp {
+  return showMasks(redactedSteps(kapp, other), other ? () => canonicalJson(other) : null);
+}
+
+/**
+ * As `redactKappSpec`, for a kapp planned now (`kapps generate`) rather than read from a record: such a spec holds
+ * no keyed mask to show, so it is not searched for one.
+ */
+export function redactPlannedKapp(kapp: SpecKapp): SpecKapp {
+  return redactedSteps(kapp, undefined);
+}
+
+function redactedSteps(kapp: SpecKapp, other: SpecKapp | null | undefined): SpecKapp {
   const phases = {} as SpecKapp['phases'];
   for (const phase of PHASES) {
     const olds = other ? keyedSteps(other.phases[phase] ?? []) : undefined;
@@ -130,7 +142,7 @@ export function redactKappSpec(kapp: SpecKapp, other?: SpecKapp | null): SpecKap
       redactStep(step, olds?.get(key) ?? undefined),
     );
   }
-  return showMasks({ ...kapp, dependsOn: [...kapp.dependsOn], phases }, other ? () => canonicalJson(other) : null);
+  return { ...kapp, dependsOn: [...kapp.dependsOn], phases };
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   diffOutputValues,
   formatChange,
   redactKappSpec,
+  redactPlannedKapp,
 } from '../../../src/release/spec-diff.js';
 
 function step(name: string, over: Partial<SpecStep> = {}): SpecStep {
@@ -85,6 +86,18 @@ describe('diffKappSpecs', () => {
       DB_PASSWORD: SENSITIVE_CHANGED,
       MODE: 'a',
     });
+  });
+
+  it('masks a planned kapp as a recorded one, but shows its text as written (a planned spec holds no keyed mask)', () => {
+    const planned = kapp([
+      step('s', { args: ['--token', 'tok-1', 'note (sensitive#0123abcd)'], env: { DB_PASSWORD: 'pw-1', MODE: 'a' } }),
+    ]);
+    const shown = redactPlannedKapp(planned);
+    expect(shown.phases.apply_install[0]?.args).toEqual(['--token', SENSITIVE, 'note (sensitive#0123abcd)']);
+    expect(shown.phases.apply_install[0]?.env).toEqual({ DB_PASSWORD: SENSITIVE, MODE: 'a' });
+    // A recorded spec's keyed masks are shown as `(sensitive)`.
+    expect(redactKappSpec(planned).phases.apply_install[0]?.args[2]).toBe(`note ${SENSITIVE}`);
+    expect(planned.phases.apply_install[0]?.env.DB_PASSWORD).toBe('pw-1');
   });
 
   it('does not report a secret as changed when the old side holds only a mask', () => {
