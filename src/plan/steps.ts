@@ -57,18 +57,29 @@ interface PreparedUnits {
  */
 export class PreparedUnitsCache {
   last: { units: readonly RunUnitConfig[]; prepared: PreparedUnits } | undefined = undefined;
+  /**
+   * With `keepAll`, every kapp's prepared units, for as long as its units live: an apply plans each kapp several
+   * times (its checks, its spec, its visit), a kapp after all the others.
+   */
+  readonly all: WeakMap<readonly RunUnitConfig[], PreparedUnits> | undefined;
+  constructor(options: { keepAll?: boolean } = {}) {
+    this.all = options.keepAll ? new WeakMap() : undefined;
+  }
 }
 
 function prepare(units: readonly RunUnitConfig[], context: StepPlanContext): PreparedUnits {
   const locate = context.locate ?? locationOf;
   const cache = context.prepared;
-  const cached = cache?.last?.units === units ? cache.last.prepared : undefined;
+  const cached = cache?.last?.units === units ? cache.last.prepared : cache?.all?.get(units);
   if (cached && cached.kappId === context.kappId && cached.locate === locate) return cached;
   const index = indexRunUnits(units);
   const problems = checkRunUnits(index, context.kappId, locate);
   const enabled = unitsEnabled(units, context, problems);
   const result = { kappId: context.kappId, locate, index, problems, enabled };
-  if (cache) cache.last = { units, prepared: result };
+  if (cache) {
+    cache.last = { units, prepared: result };
+    cache.all?.set(units, result);
+  }
   return result;
 }
 

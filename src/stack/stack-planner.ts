@@ -48,7 +48,7 @@ export class StackPlanner {
   readonly #applyNoValue: boolean;
   readonly #noValueSeen = new Set<string>();
   /** The run units of the kapp planned last, checked once for all its phases. */
-  readonly #prepared = new PreparedUnitsCache();
+  readonly #prepared: PreparedUnitsCache;
   /** Rendered run units per variable map. */
   readonly #unitsFor = new WeakMap<GoMap, RunUnitConfig[]>();
   /**
@@ -68,6 +68,7 @@ export class StackPlanner {
     this.#strictVars = init.strict;
     this.#applyNoValue = init.applyNoValue ?? false;
     if (this.#applyNoValue) this.#planned = new Map();
+    this.#prepared = new PreparedUnitsCache({ keepAll: this.#applyNoValue });
   }
 
   /** Whether planning a kapp's steps reads variables at all (its run units hold templates). */
