@@ -215,7 +215,11 @@ function withoutUnusedRequire(text) {
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { kapps: 'src/cli/main.ts', 'process-server': 'src/process/process-server.ts' },
+  entryPoints: {
+    kapps: 'src/cli/main.ts',
+    'process-server': 'src/process/process-server.ts',
+    'durable-writer': 'src/log/durable-writer.ts',
+  },
   outdir,
   bundle: true,
   splitting: true,
