@@ -215,11 +215,7 @@ function withoutUnusedRequire(text) {
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
-  entryPoints: {
-    kapps: 'src/cli/main.ts',
-    'process-server': 'src/process/process-server.ts',
-    'durable-writer': 'src/log/durable-writer.ts',
-  },
+  entryPoints: { kapps: 'src/cli/main.ts', 'process-server': 'src/process/process-server.ts' },
   outdir,
   bundle: true,
   splitting: true,

@@ -9,7 +9,6 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { KappsError, UsageError } from '../diagnostics/errors.js';
-import { startDurableWriters } from '../log/durable.js';
 import { describeBackend, kappsHome, openReleaseStore, resolveBackend } from '../release/index.js';
 import type { BackendSpec } from '../release/store.js';
 import type { ReleaseStore } from '../release/store-types.js';
@@ -344,10 +343,6 @@ function announce(say: (text: string) => void, setup: ServerSetup): void {
 
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const setup = resolveSetup(options);
-  // The server's durable writes (runs, releases, drift, notices on a file backend) each go to a worker thread as
-  // one request, rather than as a chain of thread-pool calls, each waiting for this event loop. Idle, they keep
-  // nothing alive; they last as long as the process.
-  await startDurableWriters();
   const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const backends = await openBackends(setup, options, instance);
   const { store, releases, outbox, deliverer, drift } = backends;

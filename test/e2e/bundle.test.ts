@@ -45,15 +45,14 @@ function origins(files: Iterable<string>): Set<string> {
 }
 
 describe('the bundled CLI', () => {
-  it('is flat in dist/bin: the three entries and their chunks, no sub-folder', () => {
+  it('is flat in dist/bin: the two entries and their chunks, no sub-folder', () => {
     const files = readdirSync(BIN);
     expect(files).toContain('kapps.js');
     expect(files).toContain('process-server.js');
-    expect(files).toContain('durable-writer.js');
     expect(files.filter((f) => statSync(path.join(BIN, f)).isDirectory())).toEqual([]);
-    expect(
-      files.filter((f) => f.endsWith('.js') && !/^(kapps|process-server|durable-writer|chunk-[A-Z0-9]+)\.js$/.test(f)),
-    ).toEqual([]);
+    expect(files.filter((f) => f.endsWith('.js') && !/^(kapps|process-server|chunk-[A-Z0-9]+)\.js$/.test(f))).toEqual(
+      [],
+    );
     expect(readFileSync(CLI, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env node');
   });
 

@@ -53,8 +53,6 @@ const ALLOWED: Record<string, string> = {
   'process/process-runner.ts:watchdog': PROCESS_POOL,
   'process/process-runner.ts:watchdogReady': PROCESS_POOL,
   'process/process-groups.ts:liveGroups': PROCESS_POOL,
-  'log/durable.ts:writers': "the process's durable writers (worker threads), shared by every run's writes on purpose",
-  'log/durable.ts:nextRequest': "the ids of the durable writers' requests, shared by every run's writes",
   'process/process-server.ts:running': 'the steps of the process server (a process of its own)',
   'process/process-server.ts:outbox':
     'the messages the process server (a process of its own) sends at the end of this turn',
