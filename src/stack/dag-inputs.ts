@@ -25,36 +25,38 @@ function at(location: SourceLocation | undefined): { location?: SourceLocation }
   return location ? { location } : {};
 }
 
-/*
- * A kapp and each of its dependencies as the DAG takes them, their locations looked up only when a diagnostic reads
- * them: a big stack has tens of thousands of dependencies, and a run reads none of their locations.
+/**
+ * A kapp or one of its dependencies as the DAG takes them, its location looked up only when a diagnostic reads it: a
+ * big stack has tens of thousands of dependencies, and a run reads none of their locations.
  */
-class DependencyInput implements DagDependencyInput {
-  readonly #entry: DependsOnConfig;
+abstract class LocatedInput {
+  readonly #from: object;
+  constructor(from: object) {
+    this.#from = from;
+  }
+  get location(): SourceLocation | undefined {
+    return locationOf(this.#from);
+  }
+}
+
+class DependencyInput extends LocatedInput implements DagDependencyInput {
   constructor(
     readonly id: string,
     readonly conditionsOk: boolean,
     entry: DependsOnConfig,
   ) {
-    this.#entry = entry;
-  }
-  get location(): SourceLocation | undefined {
-    return locationOf(this.#entry);
+    super(entry);
   }
 }
 
-class KappInput implements DagKappInput {
-  readonly #entry: object;
+class KappInput extends LocatedInput implements DagKappInput {
   constructor(
     readonly kappId: string,
     readonly conditionsOk: boolean,
     readonly dependsOn: readonly DagDependencyInput[],
     entry: object,
   ) {
-    this.#entry = entry;
-  }
-  get location(): SourceLocation | undefined {
-    return locationOf(this.#entry);
+    super(entry);
   }
 }
 
