@@ -36,6 +36,14 @@ async function previewJson(p: TestProject): Promise<PreviewJson> {
   return JSON.parse(r.stdout) as PreviewJson;
 }
 
+/** A project with the one kapp `web:api` on a file backend, its stack `dev` given `settings` (YAML lines). */
+async function apiWithStack(settings: string): Promise<TestProject> {
+  const backend = await freshBackend('file');
+  const p = makeProject('shop', backend, [{ id: 'api', descriptor: fakeKapp({ apply: '--tag apply-api' }) }]);
+  writeFileSync(p.stackFile, `dev:\n  provider: local\n${settings}  manifests:\n    - uri: manifests/web.yaml\n`);
+  return p;
+}
+
 /** Install, then check that a preview finds nothing to do. */
 async function installed(p: TestProject, ...args: string[]): Promise<void> {
   const r = await install(p, ...args);
@@ -88,12 +96,7 @@ describe('the spec holds what the steps do not show', () => {
   });
 
   it('a kapp variable read from a kapp vars file (kapp_vars_dirs) alone: Update with vars.replicas: 2 → 3', async () => {
-    const backend = await freshBackend('file');
-    const p = makeProject('shop', backend, [{ id: 'api', descriptor: fakeKapp({ apply: '--tag apply-api' }) }]);
-    writeFileSync(
-      p.stackFile,
-      'dev:\n  provider: local\n  kapp_vars_dirs:\n    - kapp-vars\n  manifests:\n    - uri: manifests/web.yaml\n',
-    );
+    const p = await apiWithStack('  kapp_vars_dirs:\n    - kapp-vars\n');
     mkdirSync(join(p.dir, 'kapp-vars'));
     writeFileSync(join(p.dir, 'kapp-vars', 'api.yaml'), 'replicas: 2\n');
     await installed(p);
@@ -107,12 +110,7 @@ describe('the spec holds what the steps do not show', () => {
   });
 
   it('a stack variable that cannot be rendered and that nothing reads: preview, install and the next preview agree', async () => {
-    const backend = await freshBackend('file');
-    const p = makeProject('shop', backend, [{ id: 'api', descriptor: fakeKapp({ apply: '--tag apply-api' }) }]);
-    writeFileSync(
-      p.stackFile,
-      'dev:\n  provider: local\n  vars:\n    broken: \'{{ fail "boom" }}\'\n  manifests:\n    - uri: manifests/web.yaml\n',
-    );
+    const p = await apiWithStack('  vars:\n    broken: \'{{ fail "boom" }}\'\n');
     const before = await previewJson(p);
     expect(before.kapps.map((k) => [k.id, k.action])).toEqual([['web:api', 'Create']]);
     // The kapp has no template and no variable of its own: its visit renders none, as preview did not.
