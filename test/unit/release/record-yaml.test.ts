@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { data, tricky } from './record-arbitraries.js';
 import { parse, stringify } from 'yaml';
-import { recordYaml } from '../../../src/release/record-yaml.js';
+import { recordYaml, recordYamlEntry } from '../../../src/release/record-yaml.js';
 
 const read = (text: string, version: '1.1' | '1.2') => parse(text, { version, uniqueKeys: true }) as unknown;
 
@@ -75,5 +75,18 @@ describe('recordYaml', () => {
     expect(recordYaml(7)).toBe('7\n');
     expect(recordYaml({})).toBe('{}\n');
     expect(recordYaml([])).toBe('[]\n');
+  });
+
+  it('writes one entry indented as the entry written alone and then indented', () => {
+    fc.assert(
+      fc.property(fc.string(), data, (key, value) => {
+        const alone = recordYaml({ [key]: value }).replace(/^(?=.)/gm, '    ');
+        expect(recordYamlEntry(key, value, '    ')).toBe(alone);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(recordYamlEntry('web:db', { notes: 'one\n\nthree\n', steps: [] }, '  ')).toBe(
+      '  web:db:\n    notes: |\n      one\n\n      three\n    steps: []\n',
+    );
   });
 });
