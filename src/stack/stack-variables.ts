@@ -12,9 +12,36 @@ import { evaluateConditions } from '../plan/go-bool.js';
 import { isTemplate } from '../template/index.js';
 import { isGoMap, newGoMap, type GoMap, type GoValue } from '../go-value/value.js';
 import { mergeMaps } from '../vars/merge.js';
-import { renderOnce, renderVariables, type RenderContext } from '../vars/render.js';
+import { renderOnce, renderVariables, type RenderContext, type VariableSite } from '../vars/render.js';
 import { assembleVariables, stackVariables, type StepExtras } from '../vars/variables.js';
 import type { KappModel } from './kapp-model.js';
+
+/** The value at `keys` inside `root` (maps and lists), with the container holding it. */
+function leafAt(
+  root: unknown,
+  keys: readonly (string | number)[],
+): { container: object; key: string | number; value: unknown } | undefined {
+  let container: unknown = root;
+  for (let i = 0; i < keys.length; i++) {
+    if (container === null || typeof container !== 'object') return undefined;
+    const key = keys[i] as string | number;
+    const value: unknown = Array.isArray(container)
+      ? typeof key === 'number'
+        ? container[key]
+        : undefined
+      : Object.hasOwn(container, key)
+        ? (container as Record<string, unknown>)[key]
+        : undefined;
+    if (i === keys.length - 1) return value === undefined ? undefined : { container, key, value };
+    container = value;
+  }
+  return undefined;
+}
+
+/** `prefix` followed by `keys` as a field path: `dev.vars.db.hosts[1]`. */
+function fieldPath(prefix: string, keys: readonly (string | number)[]): string {
+  return keys.reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : `${p}.${k}`), prefix);
+}
 
 /** How many rendered variable maps per kapp are kept for reuse. */
 const VARS_MEMO_SIZE = 4;
@@ -99,7 +126,37 @@ export class StackVariables {
   /** Where a kapp's rendering errors point: the kapp and its manifest entry. */
   context(kapp: KappModel, planOnly = false): RenderContext {
     const location = locationOf(kapp.entry);
-    return { subject: `kapp '${kapp.id}'`, ...(location ? { location } : {}), ...(planOnly ? { planOnly } : {}) };
+    return {
+      subject: `kapp '${kapp.id}'`,
+      ...(location ? { location } : {}),
+      ...(planOnly ? { planOnly } : {}),
+      locateVariable: (keys, text) => this.#variableSite(kapp, keys, text),
+    };
+  }
+
+  /**
+   * Where a variable of `kapp`'s map is written, found by its keys and its text in the layers it may come from,
+   * highest first: `.kapp.vars` in the kapp's manifest entry, its descriptor (sugarkube.yaml, defaults) and its vars
+   * files; anything else in the stack's `vars` and the provider vars files. Undefined when no layer records where.
+   */
+  #variableSite(kapp: KappModel, keys: readonly (string | number)[], text: string): VariableSite | undefined {
+    const inKapp = keys[0] === 'kapp' && keys[1] === 'vars';
+    const rest = inKapp ? keys.slice(2) : keys;
+    const entry = kapp.manifest.kapps.indexOf(kapp.entry);
+    const layers: { root: unknown; path?: string }[] = inKapp
+      ? [
+          { root: kapp.entry.vars, ...(entry >= 0 ? { path: `kapps[${entry}].vars` } : {}) },
+          { root: kapp.descriptor.vars },
+          { root: kapp.kappVarsFromFiles },
+        ]
+      : [{ root: this.#config.vars, path: `${this.#config.name}.vars` }, { root: this.#providerVars }];
+    for (const layer of layers) {
+      const found = leafAt(layer.root, rest);
+      if (found?.value !== text) continue;
+      const location = locationOf(found.container, found.key);
+      if (location) return { location, ...(layer.path !== undefined ? { path: fieldPath(layer.path, rest) } : {}) };
+    }
+    return undefined;
   }
 
   /** `.kapp.templates`: each template's source, dest, sensitive flag and rendered path ('' until rendered). */

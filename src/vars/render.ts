@@ -19,6 +19,10 @@ interface Leaf {
   readonly container: GoMap | GoValue[];
   readonly key: string | number;
   readonly path: string;
+  /** The keys from the top of the map to the leaf. */
+  readonly keys: readonly (string | number)[];
+  /** Its text as the map gave it (before any pass). */
+  readonly written: string;
 }
 
 /**
@@ -46,14 +50,21 @@ function hasTemplates(value: GoValue): boolean {
  * Copy the maps and lists that contain template strings (so rendering can write leaves in place) and collect those
  * leaves; containers without templates, and the paths in `skip`, are shared with the input as they are.
  */
-function cloneWithLeaves(value: GoValue, path: string, skip: ReadonlySet<string>, out: Leaf[]): GoValue {
+function cloneWithLeaves(
+  value: GoValue,
+  path: string,
+  keys: readonly (string | number)[],
+  skip: ReadonlySet<string>,
+  out: Leaf[],
+): GoValue {
   if (Array.isArray(value)) {
     if (!hasTemplates(value)) return value;
     const list = value.slice();
     list.forEach((item, i) => {
       if (typeof item === 'string') {
-        if (isTemplate(item)) out.push({ container: list, key: i, path: `${path}[${i}]` });
-      } else list[i] = cloneWithLeaves(item, `${path}[${i}]`, skip, out);
+        if (isTemplate(item))
+          out.push({ container: list, key: i, path: `${path}[${i}]`, keys: [...keys, i], written: item });
+      } else list[i] = cloneWithLeaves(item, `${path}[${i}]`, [...keys, i], skip, out);
     });
     return list;
   }
@@ -70,9 +81,9 @@ function cloneWithLeaves(value: GoValue, path: string, skip: ReadonlySet<string>
     if (typeof item === 'string') {
       if (!isTemplate(item)) continue;
       copy ??= copyMap(value);
-      out.push({ container: copy, key, path: p });
+      out.push({ container: copy, key, path: p, keys: [...keys, key], written: item });
     } else if (item !== null && typeof item === 'object') {
-      const cloned = cloneWithLeaves(item, p, skip, out);
+      const cloned = cloneWithLeaves(item, p, [...keys, key], skip, out);
       if (cloned !== item) {
         copy ??= copyMap(value);
         copy[key] = cloned;
@@ -105,6 +116,11 @@ export interface RenderContext {
   readonly subject: string;
   /** Where the stack (or kapp) is defined, for diagnostics. */
   readonly location?: SourceLocation;
+  /**
+   * Where a variable is written (`keys` from the top of the variable map; `text` is its template as the map held it),
+   * with its field path in that file when known: the place a variable that cannot be rendered is reported at.
+   */
+  readonly locateVariable?: (keys: readonly (string | number)[], text: string) => VariableSite | undefined;
   /** Go's missingkey=error. */
   readonly strict?: boolean;
   /**
@@ -122,6 +138,29 @@ export interface RenderContext {
 function planFallback(ctx: RenderContext, text: string, error: unknown): string | undefined {
   if (error instanceof TemplateError && error.phase === 'parse') return undefined;
   return ctx.planOnly && /\.outputs\b/.test(text) ? '<no value>' : undefined;
+}
+
+/** Where a variable is written: see `RenderContext.locateVariable`. */
+export interface VariableSite {
+  readonly location: SourceLocation;
+  /** The field path inside the file, e.g. `dev.vars.region`. */
+  readonly path?: string;
+}
+
+/**
+ * A variable that cannot be rendered: reported where it is written when that is known (with the place of what was
+ * being rendered as related information), else at the place of what was being rendered.
+ */
+function variableError(ctx: RenderContext, leaf: Leaf, e: unknown): ConfigError {
+  const site = ctx.locateVariable?.(leaf.keys, leaf.written);
+  if (!site) return renderError(ctx, `variable ${leaf.path}`, e);
+  const detail = e instanceof TemplateError || e instanceof Error ? e.message : String(e);
+  return new ConfigError([
+    diagnosticError(`${ctx.subject}: cannot render variable ${leaf.path}: ${detail}`, site.location, {
+      ...(site.path !== undefined ? { path: site.path } : {}),
+      ...(ctx.location ? { related: [{ message: `${ctx.subject} is defined here`, location: ctx.location }] } : {}),
+    }),
+  ]);
 }
 
 function renderError(ctx: RenderContext, what: string, e: unknown, at?: SourceLocation): ConfigError {
@@ -149,7 +188,7 @@ export function renderVariables(
   skip: ReadonlySet<string> = new Set(['outputs']),
 ): GoMap {
   let active: Leaf[] = [];
-  let map = cloneWithLeaves(vars, '', skip, active) as GoMap;
+  let map = cloneWithLeaves(vars, '', [], skip, active) as GoMap;
   // The top level is always a copy: callers may add to it.
   if (map === vars) map = copyMap(vars);
   const options = { name: 'vars', strict: ctx.strict ?? false };
@@ -161,7 +200,7 @@ export function renderVariables(
       } catch (e) {
         const fallback = planFallback(ctx, read(leaf), e);
         if (fallback !== undefined) return fallback;
-        throw renderError(ctx, `variable ${leaf.path}`, e);
+        throw variableError(ctx, leaf, e);
       }
     });
     const next: Leaf[] = [];

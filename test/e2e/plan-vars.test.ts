@@ -3,6 +3,7 @@
  * the variable map (.stack, .sugarkube, .kapp, .outputs, provider and kapp vars files), rendering to a fixed point
  * and its errors. Includes Sugarkube's stack, vars and merge test cases.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -349,6 +350,53 @@ describe('the variable map', () => {
     expect(k.variables.kapp.vars).toEqual({ url: 'http://hello:8080/k', path: 'k', replicas: 3 });
   });
 
+  it('reports a variable that cannot be rendered where it is written: the stack file, a provider vars file or the manifest', async () => {
+    const dir = project({
+      'stacks.yaml': text`
+        dev:
+          provider: local
+          cluster: c1
+          provider_vars_dirs: [pv]
+          vars:
+            region: eu
+            broken: '{{ fail "boom" }}'
+          manifests:
+            - uri: m.yaml
+      `,
+      'pv/values.yaml': 'db:\n  hosts:\n    - a\n    - "{{ .region | upper }}"\n',
+      'm.yaml': text`
+        kapps:
+          - id: api
+            vars:
+              replicas: 2
+            run_units:
+              main:
+                apply_install: [{name: s, command: echo, args: "{{ .kapp.vars.replicas }}"}]
+      `,
+    });
+    const stack = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
+    expect(stack.code).toBe(1);
+    expect(stack.stderr).toContain(text`
+      stacks.yaml:7:13: error: kapp 'm:api': cannot render variable broken: template: vars:1:3: executing "vars" at <fail "boom">: error calling fail: boom (at dev.vars.broken)
+        |
+      7 |     broken: '{{ fail "boom" }}'
+        |             ^^^^^^^^^^^^^^^^^^^
+        m.yaml:2:5: kapp 'm:api' is defined here
+    `);
+
+    // A provider vars file: its file and line (no field path: the file is the map itself).
+    writeFileSync(
+      path.join(dir, 'stacks.yaml'),
+      readFileSync(path.join(dir, 'stacks.yaml'), 'utf8').replace(/ {4}broken.*\n/, ''),
+    );
+    writeFileSync(path.join(dir, 'pv', 'values.yaml'), 'db:\n  hosts:\n    - a\n    - "{{ .nosuch | upper }}"\n');
+    const provider = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
+    expect(provider.code).toBe(1);
+    expect(provider.stderr).toMatch(
+      /^pv\/values\.yaml:4:7: error: kapp 'm:api': cannot render variable db\.hosts\[1\]: /,
+    );
+  });
+
   it('reports variables that never stop changing, and template errors, naming the kapp and the variable', async () => {
     const dir = project({
       'stacks.yaml': 'dev:\n  provider: local\n  cluster: c1\n  manifests:\n    - uri: m.yaml\n',
@@ -377,10 +425,11 @@ describe('the variable map', () => {
       2 |   - id: loop
         |     ^^^^^^^^
 
-      m.yaml:9:5: error: kapp 'm:broken': cannot render variable kapp.vars.bad: template: vars:1: function "nosuchfunc" not defined
-        |
-      9 |   - id: broken
-        |     ^^^^^^^^^^
+      m.yaml:11:12: error: kapp 'm:broken': cannot render variable kapp.vars.bad: template: vars:1: function "nosuchfunc" not defined (at kapps[1].vars.bad)
+         |
+      11 |       bad: "{{ .kapp.vars.a | nosuchfunc }}"
+         |            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        m.yaml:9:5: kapp 'm:broken' is defined here
 
       2 errors
       "
