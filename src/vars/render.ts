@@ -175,8 +175,28 @@ function notConverging(ctx: RenderContext, active: readonly Leaf[]): ConfigError
     names.length === 0
       ? `variable ${last} still changes after ${MAX_PASSES} rendering passes: it refers to itself, directly or through other variables`
       : `variables ${names.join(', ')} and ${last} still change after ${MAX_PASSES} rendering passes: they refer to themselves, directly or through other variables`;
-  return new ConfigError([diagnosticError(`${ctx.subject}: ${message}`, ctx.location)]);
+  // Reported where the first of them is written, the others (a few) and the kapp as related places.
+  const sites = active
+    .slice(0, MAX_RELATED + 1)
+    .map((leaf) => ({ leaf, site: ctx.locateVariable?.(leaf.keys, leaf.written) }));
+  const first = sites.find((s) => s.site !== undefined);
+  if (!first?.site) return new ConfigError([diagnosticError(`${ctx.subject}: ${message}`, ctx.location)]);
+  const related = [
+    ...sites.flatMap(({ leaf, site }) =>
+      site && leaf !== first.leaf ? [{ message: `${leaf.path} is written here`, location: site.location }] : [],
+    ),
+    ...(ctx.location ? [{ message: `${ctx.subject} is defined here`, location: ctx.location }] : []),
+  ];
+  return new ConfigError([
+    diagnosticError(`${ctx.subject}: ${message}`, first.site.location, {
+      ...(first.site.path !== undefined ? { path: first.site.path } : {}),
+      related,
+    }),
+  ]);
 }
+
+/** How many other variables a report of variables that never stop changing points at. */
+const MAX_RELATED = 5;
 
 /**
  * Render every template string of a variable map to a fixed point. Paths in `skip` (dotted, e.g. `outputs`) are

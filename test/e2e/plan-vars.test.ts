@@ -420,10 +420,12 @@ describe('the variable map', () => {
     const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatchInlineSnapshot(`
-      "m.yaml:2:5: error: kapp 'm:loop': variables kapp.vars.a and kapp.vars.b still change after 20 rendering passes: they refer to themselves, directly or through other variables
+      "m.yaml:4:10: error: kapp 'm:loop': variables kapp.vars.a and kapp.vars.b still change after 20 rendering passes: they refer to themselves, directly or through other variables (at kapps[0].vars.a)
         |
-      2 |   - id: loop
-        |     ^^^^^^^^
+      4 |       a: "{{ .kapp.vars.b }}x"
+        |          ^^^^^^^^^^^^^^^^^^^^^
+        m.yaml:5:10: kapp.vars.b is written here
+        m.yaml:2:5: kapp 'm:loop' is defined here
 
       m.yaml:11:12: error: kapp 'm:broken': cannot render variable kapp.vars.bad: template: vars:1: function "nosuchfunc" not defined (at kapps[1].vars.bad)
          |
