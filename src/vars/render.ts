@@ -7,7 +7,7 @@
  */
 import { copyLocations, locationOf } from '../config/locations.js';
 import { ConfigError } from '../diagnostics/errors.js';
-import { error as diagnosticError, type SourceLocation } from '../diagnostics/diagnostic.js';
+import { error as diagnosticError, type Diagnostic, type SourceLocation } from '../diagnostics/diagnostic.js';
 import { TemplateError } from '../template/errors.js';
 import { isTemplate, renderTemplate } from '../template/index.js';
 import { GoIfaceMap, isGoMap, newGoMap, type GoMap, type GoValue } from '../go-value/value.js';
@@ -154,18 +154,23 @@ export interface VariableSite {
 function variableError(ctx: RenderContext, leaf: Leaf, e: unknown): ConfigError {
   const site = ctx.locateVariable?.(leaf.keys, leaf.written);
   if (!site) return renderError(ctx, `variable ${leaf.path}`, e);
-  const detail = e instanceof TemplateError || e instanceof Error ? e.message : String(e);
-  return new ConfigError([
-    diagnosticError(`${ctx.subject}: cannot render variable ${leaf.path}: ${detail}`, site.location, {
-      ...(site.path !== undefined ? { path: site.path } : {}),
-      ...(ctx.location ? { related: [{ message: `${ctx.subject} is defined here`, location: ctx.location }] } : {}),
-    }),
-  ]);
+  return renderError(ctx, `variable ${leaf.path}`, e, site.location, {
+    ...(site.path !== undefined ? { path: site.path } : {}),
+    ...(ctx.location ? { related: [{ message: `${ctx.subject} is defined here`, location: ctx.location }] } : {}),
+  });
 }
 
-function renderError(ctx: RenderContext, what: string, e: unknown, at?: SourceLocation): ConfigError {
+function renderError(
+  ctx: RenderContext,
+  what: string,
+  e: unknown,
+  at?: SourceLocation,
+  extra?: Pick<Diagnostic, 'path' | 'related'>,
+): ConfigError {
   const detail = e instanceof TemplateError || e instanceof Error ? e.message : String(e);
-  return new ConfigError([diagnosticError(`${ctx.subject}: cannot render ${what}: ${detail}`, at ?? ctx.location)]);
+  return new ConfigError([
+    diagnosticError(`${ctx.subject}: cannot render ${what}: ${detail}`, at ?? ctx.location, extra),
+  ]);
 }
 
 function notConverging(ctx: RenderContext, active: readonly Leaf[]): ConfigError {

@@ -350,7 +350,7 @@ describe('the variable map', () => {
     expect(k.variables.kapp.vars).toEqual({ url: 'http://hello:8080/k', path: 'k', replicas: 3 });
   });
 
-  it('reports a variable that cannot be rendered where it is written: the stack file, a provider vars file or the manifest', async () => {
+  it('reports a variable that cannot be rendered where it is written: in the stack file, then in a provider vars file', async () => {
     const dir = project({
       'stacks.yaml': text`
         dev:
