@@ -16,7 +16,7 @@ import {
 } from '../config/index.js';
 import type { StackOverrides } from '../config/index.js';
 import type { SourceSubstitution } from '../config/source-substitution.js';
-import { locationOf } from '../config/locations.js';
+import { copyLocations, locationOf } from '../config/locations.js';
 import type { ManifestConfig, ProjectConfig, StackConfig } from '../config/types.js';
 import { parseSelector } from '../plan/select.js';
 import { error as diagnosticError, warning as diagnosticWarning, type Diagnostic } from '../diagnostics/diagnostic.js';
@@ -315,7 +315,17 @@ function kappVarsFiles(loading: KappLoading, kappId: string, sources: readonly R
     stack,
     sources.map((s) => ({ id: s.id, ...(s.kind === 'git' ? { fqId: s.fqId } : {}) })),
   );
-  return mergeAll(stack.kapp_vars_dirs.flatMap((d) => walker.walk(d, names)).map((f) => files.load(f)));
+  return mergeVarsFiles(stack.kapp_vars_dirs.flatMap((d) => walker.walk(d, names)).map((f) => files.load(f)));
+}
+
+/**
+ * Vars files merged in order (later wins). The merged map's keys are located where the last file that sets each one
+ * writes it: the files' locations are given to it, the last file's first (a key found in a later file wins).
+ */
+function mergeVarsFiles(maps: readonly GoMap[]): GoMap {
+  const merged = mergeAll(maps);
+  for (let i = maps.length - 1; i >= 0; i--) copyLocations(maps[i] as GoMap, merged);
+  return merged;
 }
 
 /** One kapp of a manifest: its layered descriptor (with its sugarkube.yaml, when found), sources and vars files. */
@@ -433,7 +443,7 @@ function openLoaded(request: OpenStackRequest, warnings: Diagnostic[]): Stack {
   };
   problems.push(...missingVarsDirs(stack, dirs));
   const providerNames = providerVarNames(stack);
-  const providerVars = mergeAll(
+  const providerVars = mergeVarsFiles(
     stack.provider_vars_dirs.flatMap((d) => loading.walker.walk(d, providerNames)).map((f) => loading.files.load(f)),
   );
   const refById = new Map(stack.manifests.map((m) => [m.id, m] as const));

@@ -350,13 +350,14 @@ describe('the variable map', () => {
     expect(k.variables.kapp.vars).toEqual({ url: 'http://hello:8080/k', path: 'k', replicas: 3 });
   });
 
-  it('reports a variable that cannot be rendered where it is written: in the stack file, then in a provider vars file', async () => {
+  it('reports a variable that cannot be rendered where it is written: the stack file, provider and kapp vars files', async () => {
     const dir = project({
       'stacks.yaml': text`
         dev:
           provider: local
           cluster: c1
           provider_vars_dirs: [pv]
+          kapp_vars_dirs: [kv]
           vars:
             region: eu
             broken: '{{ fail "boom" }}'
@@ -364,6 +365,8 @@ describe('the variable map', () => {
             - uri: m.yaml
       `,
       'pv/values.yaml': 'db:\n  hosts:\n    - a\n    - "{{ .region | upper }}"\n',
+      'pv/more.yaml': 'zone: a\n',
+      'kv/api.yaml': 'size: small\n',
       'm.yaml': text`
         kapps:
           - id: api
@@ -377,23 +380,40 @@ describe('the variable map', () => {
     const stack = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
     expect(stack.code).toBe(1);
     expect(stack.stderr).toContain(text`
-      stacks.yaml:7:13: error: kapp 'm:api': cannot render variable broken: template: vars:1:3: executing "vars" at <fail "boom">: error calling fail: boom (at dev.vars.broken)
+      stacks.yaml:8:13: error: kapp 'm:api': cannot render variable broken: template: vars:1:3: executing "vars" at <fail "boom">: error calling fail: boom (at dev.vars.broken)
         |
-      7 |     broken: '{{ fail "boom" }}'
+      8 |     broken: '{{ fail "boom" }}'
         |             ^^^^^^^^^^^^^^^^^^^
         m.yaml:2:5: kapp 'm:api' is defined here
     `);
 
-    // A provider vars file: its file and line (no field path: the file is the map itself).
+    // A vars file: its file and line (no field path: the file is the map itself), inside a map and at the top of
+    // the files merged together.
+    const fails = async (file: string, content: string, expected: RegExp): Promise<void> => {
+      writeFileSync(path.join(dir, file), content);
+      const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
+      expect(r.code, file).toBe(1);
+      expect(r.stderr, file).toMatch(expected);
+    };
     writeFileSync(
       path.join(dir, 'stacks.yaml'),
       readFileSync(path.join(dir, 'stacks.yaml'), 'utf8').replace(/ {4}broken.*\n/, ''),
     );
-    writeFileSync(path.join(dir, 'pv', 'values.yaml'), 'db:\n  hosts:\n    - a\n    - "{{ .nosuch | upper }}"\n');
-    const provider = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
-    expect(provider.code).toBe(1);
-    expect(provider.stderr).toMatch(
+    await fails(
+      'pv/values.yaml',
+      'db:\n  hosts:\n    - a\n    - "{{ .nosuch | upper }}"\n',
       /^pv\/values\.yaml:4:7: error: kapp 'm:api': cannot render variable db\.hosts\[1\]: /,
+    );
+    await fails(
+      'pv/values.yaml',
+      'zone: "{{ nosuchfunc }}"\n',
+      /^pv\/values\.yaml:1:7: error: kapp 'm:api': cannot render variable zone: /,
+    );
+    writeFileSync(path.join(dir, 'pv', 'values.yaml'), 'db: {}\n');
+    await fails(
+      'kv/api.yaml',
+      'size: small\nbad: "{{ nosuchfunc }}"\n',
+      /^kv\/api\.yaml:2:6: error: kapp 'm:api': cannot render variable kapp\.vars\.bad: /,
     );
   });
 
