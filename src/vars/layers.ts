@@ -20,7 +20,7 @@ import type {
 import { PHASES } from '../vocabulary.js';
 import { copyLocations } from '../config/locations.js';
 import { mergeMaps } from './merge.js';
-import { newGoMap } from '../go-value/value.js';
+import { newGoMap, type GoMap } from '../go-value/value.js';
 
 /** Name of the global run unit from sugarkube-conf.yaml, as Sugarkube calls it. */
 export const GLOBAL_UNIT_NAME = 'sugarkube_config_file';
@@ -144,12 +144,26 @@ export function mergeDescriptor(lower: KappDescriptor, higher: KappDescriptor): 
   ] as const) {
     set(key, replaceList<ActionConfig>(lower[key], higher[key]));
   }
-  if (lower.vars || higher.vars) out.vars = mergeMaps(lower.vars ?? newGoMap(), higher.vars ?? newGoMap());
+  const vars = mergeVars(lower.vars, higher.vars);
+  if (vars) out.vars = vars;
   if (lower.metadata || higher.metadata) {
     out.metadata = mergeMaps(lower.metadata ?? newGoMap(), higher.metadata ?? newGoMap());
   }
   set('ignore_global_defaults', higher.ignore_global_defaults ?? lower.ignore_global_defaults);
   return out;
+}
+
+/**
+ * The `vars` of two layers merged. Each key of the result is located where the layer it comes from writes it (the
+ * higher layer's locations first), so that a variable that cannot be rendered is reported at its own line. A lower
+ * layer's map alone is kept as it is (the merge would copy it unchanged; like every merged part, it is read-only).
+ */
+function mergeVars(lower: GoMap | undefined, higher: GoMap | undefined): GoMap | undefined {
+  if (higher === undefined) return lower;
+  const merged = mergeMaps(lower ?? newGoMap(), higher);
+  copyLocations(higher, merged);
+  if (lower) copyLocations(lower, merged);
+  return merged;
 }
 
 function isEmptyLayer(d: KappDescriptor): boolean {

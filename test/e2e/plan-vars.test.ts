@@ -417,6 +417,32 @@ describe('the variable map', () => {
     );
   });
 
+  it("reports a variable of a kapp's sugarkube.yaml at its line, its other layers' variables merged in", async () => {
+    const dir = project({
+      'stacks.yaml': 'dev:\n  provider: local\n  cluster: c1\n  manifests:\n    - uri: m.yaml\n',
+      'm.yaml': text`
+        defaults:
+          vars:
+            region: eu
+        kapps:
+          - id: api
+            sources:
+              - {id: src, uri: ./api-src}
+            vars:
+              replicas: 2
+            run_units:
+              main:
+                apply_install: [{name: s, command: echo, args: "{{ .kapp.vars.replicas }}"}]
+      `,
+      'api-src/sugarkube.yaml': 'vars:\n  size: small\n  bad: "{{ nosuchfunc }}"\n',
+    });
+    const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^api-src\/sugarkube\.yaml:3:8: error: kapp 'm:api': cannot render variable kapp\.vars\.bad: .*\n(?:.*\n){3} {2}m\.yaml:5:5: kapp 'm:api' is defined here\n/,
+    );
+  });
+
   it('reports variables that never stop changing, and template errors, naming the kapp and the variable', async () => {
     const dir = project({
       'stacks.yaml': 'dev:\n  provider: local\n  cluster: c1\n  manifests:\n    - uri: m.yaml\n',
