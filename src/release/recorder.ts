@@ -144,10 +144,20 @@ export async function beginRelease(options: BeginReleaseOptions): Promise<Releas
  */
 export const WRITE_INTERVAL_MS = 100;
 
+/**
+ * What a change touches: one kapp's state entry, the heartbeat (both fit the journal), or anything else (the spec,
+ * the finish), which needs the whole record written.
+ */
+type ChangeScope = { readonly kapp: string } | 'heartbeat' | 'record';
+
 /** Changes waiting for the next write, and the callers waiting for them to be saved. */
 interface PendingBatch {
   readonly changes: ((release: Release) => void)[];
   readonly waiters: { resolve: () => void; reject: (error: unknown) => void }[];
+  /** The kapps whose state entries the changes replace. */
+  readonly kapps: Set<string>;
+  /** A change needs the whole record written (not only journal entries). */
+  whole: boolean;
 }
 
 /**
@@ -180,7 +190,7 @@ export class ReleaseRecorder {
     this.#desired = structuredClone(release);
     this.#persisted = release.modifiedAt;
     this.#timer = setInterval(() => {
-      this.#write((r) => {
+      this.#write('heartbeat', (r) => {
         r.heartbeatAt = this.#now().toISOString();
       }).catch(() => {
         // A missed heartbeat only makes the owner look older; a conflict is kept in #lost by #write.
@@ -211,7 +221,7 @@ export class ReleaseRecorder {
     // A JSON round trip turns null-prototype maps into plain objects and detaches the caller's data.
     const copy = JSON.parse(JSON.stringify(outputs)) as JsonValue;
     const steps = structuredClone(entry.steps ?? []);
-    return this.#write((r) => {
+    return this.#write({ kapp: id }, (r) => {
       // Looked up only when the caller gives no digest (a search of the whole spec for each kapp otherwise).
       const inSpec = entry.specDigest === undefined ? r.spec.kapps.find((k) => k.id === id) : undefined;
       const previous = Object.hasOwn(r.state, id) ? r.state[id] : undefined;
@@ -240,7 +250,7 @@ export class ReleaseRecorder {
     if (this.#finishing) {
       return Promise.reject(new InternalError(`release ${this.revision} is finished; cannot change its spec`));
     }
-    return this.#write((r) => {
+    return this.#write('record', (r) => {
       r.spec = spec;
     });
   }
@@ -266,7 +276,7 @@ export class ReleaseRecorder {
     clearInterval(this.#timer);
     this.#timer = undefined;
     const finishing = (async () => {
-      await this.#write((r) => {
+      await this.#write('record', (r) => {
         const own = Object.values(r.state).filter((entry) => entry.revision === r.revision);
         const time = this.#now().toISOString();
         r.phase = worsePhase(phase, phaseFor(own.map((entry) => entry.status)));
@@ -292,17 +302,19 @@ export class ReleaseRecorder {
    * write is in flight are written together by the next write (each caller's promise still resolves only once its
    * change is on disk), so a burst of kapps finishing at once costs one write, not one each.
    */
-  #write(change: (release: Release) => void): Promise<void> {
+  #write(scope: ChangeScope, change: (release: Release) => void): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let batch = this.#pending;
       if (!batch) {
-        const created: PendingBatch = { changes: [], waiters: [] };
+        const created: PendingBatch = { changes: [], waiters: [], kapps: new Set(), whole: false };
         batch = created;
         this.#pending = created;
         this.#queue = this.#queue.then(() => this.#flush(created));
       }
       batch.changes.push(change);
       batch.waiters.push({ resolve, reject });
+      if (scope === 'record') batch.whole = true;
+      else if (scope !== 'heartbeat') batch.kapps.add(scope.kapp);
     });
   }
 
@@ -323,25 +335,30 @@ export class ReleaseRecorder {
     // From here on, new changes start the next batch.
     if (this.#pending === batch) this.#pending = undefined;
     try {
-      await this.#writeNow(batch.changes);
+      await this.#writeNow(batch);
       for (const w of batch.waiters) w.resolve();
     } catch (error) {
       for (const w of batch.waiters) w.reject(error);
     }
   }
 
-  async #writeNow(changes: readonly ((release: Release) => void)[]): Promise<void> {
+  async #writeNow(batch: PendingBatch): Promise<void> {
     if (this.#lost) throw this.#lost;
-    const before: Release = { ...this.#desired, state: { ...this.#desired.state } };
-    for (const change of changes) change(this.#desired);
-    // A snapshot for the store: changes replace the state's entries and the spec rather than mutating them, so a
-    // copy of the top level and of the state map is enough (and keeps entries shared, which the store caches on).
-    const next: Release = { ...this.#desired, state: { ...this.#desired.state }, modifiedAt: this.#stamp() };
-    const journal = this.#store.appendState ? journalChange(before, next) : undefined;
+    const heartbeatBefore = this.#desired.heartbeatAt;
+    for (const change of batch.changes) change(this.#desired);
+    const modifiedAt = this.#stamp();
     try {
-      if (journal && this.#store.appendState) {
-        await this.#store.appendState(next, journal, { ifModifiedAt: this.#persisted });
+      if (!batch.whole && this.#store.appendState) {
+        // Only what the batch touched: its cost follows the batch, not the kapps recorded so far.
+        await this.#store.appendState(
+          { project: this.#desired.project, stack: this.#desired.stack, revision: this.#desired.revision },
+          journalChange(this.#desired, batch.kapps, modifiedAt, heartbeatBefore),
+          { ifModifiedAt: this.#persisted },
+        );
       } else {
+        // A snapshot for the store: changes replace the state's entries and the spec rather than mutating them, so
+        // a copy of the top level and of the state map is enough (and keeps entries shared, which the store caches on).
+        const next: Release = { ...this.#desired, state: { ...this.#desired.state }, modifiedAt };
         await this.#store.update(next, { ifModifiedAt: this.#persisted });
       }
     } catch (error) {
@@ -352,8 +369,8 @@ export class ReleaseRecorder {
       }
       throw error;
     }
-    this.#persisted = next.modifiedAt;
-    this.#desired.modifiedAt = next.modifiedAt;
+    this.#persisted = modifiedAt;
+    this.#desired.modifiedAt = modifiedAt;
   }
 
   /** A modification time strictly after the last one written, so each write is told apart from the others. */
@@ -364,24 +381,18 @@ export class ReleaseRecorder {
   }
 }
 
-/**
- * What `next` changes of `before` as a journal entry, when that is all it changes: kapp state entries (replaced or
- * added) and the heartbeat. Anything else (the phase, the spec, an error, an entry removed) needs the whole record
- * written: undefined.
- */
-function journalChange(before: Release, next: Release): StateChange | undefined {
-  for (const key of new Set([...Object.keys(before), ...Object.keys(next)]) as Set<keyof Release>) {
-    if (key === 'state' || key === 'modifiedAt' || key === 'heartbeatAt') continue;
-    if (before[key] !== next[key]) return undefined;
-  }
+/** The journal entry of a batch of kapp states and heartbeats: the entries of `kapps` as they are now. */
+function journalChange(
+  release: Release,
+  kapps: ReadonlySet<string>,
+  modifiedAt: string,
+  heartbeatBefore: string,
+): StateChange {
   const state: Record<string, KappState> = {};
-  for (const id of Object.keys(before.state)) if (!Object.hasOwn(next.state, id)) return undefined;
-  for (const [id, entry] of Object.entries(next.state)) {
-    if (!Object.hasOwn(before.state, id) || before.state[id] !== entry) state[id] = entry;
-  }
+  for (const id of kapps) state[id] = release.state[id] as KappState;
   return {
-    modifiedAt: next.modifiedAt,
-    ...(next.heartbeatAt !== before.heartbeatAt ? { heartbeatAt: next.heartbeatAt } : {}),
+    modifiedAt,
+    ...(release.heartbeatAt !== heartbeatBefore ? { heartbeatAt: release.heartbeatAt } : {}),
     state,
   };
 }

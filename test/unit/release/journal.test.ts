@@ -90,6 +90,39 @@ describe.each(backends)('release journal ($name backend)', (backend) => {
   }, 60_000);
 });
 
+describe('a save of kapp states (file backend)', () => {
+  it("hands the store the release's key and the batch's entries only, not the record so far", async () => {
+    const inner = new FileReleaseStore(backends[0]?.location() ?? '');
+    const calls: { release: string[]; kapps: string[] }[] = [];
+    const store: ReleaseStore = {
+      ...counting(inner).store,
+      appendState: (release, change, options) => {
+        calls.push({ release: Object.keys(release).sort(), kapps: Object.keys(change.state) });
+        return inner.appendState(release, change, options);
+      },
+    };
+    const ids = Array.from({ length: 300 }, (_, i) => `m${Math.floor(i / 100)}:k${i}`);
+    const recorder = await beginRelease({
+      store,
+      project: uniqueProject('scope'),
+      stack: 'dev',
+      operation: 'install',
+      spec: stackSpec(ids),
+      command: ['kapps', 'install', '-y'],
+      selectors: { include: [], exclude: [] },
+      kappsVersion: 'test',
+    });
+    const batches = [];
+    for (let i = 0; i < ids.length; i += 50) batches.push(ids.slice(i, i + 50));
+    for (const batch of batches) await Promise.all(batch.map((id) => recorder.recordKapp(id, { status: 'installed' })));
+    const release = await recorder.finish('succeeded');
+    expect(calls.map((c) => c.release)).toEqual(batches.map(() => ['project', 'revision', 'stack']));
+    expect(calls.map((c) => c.kapps)).toEqual(batches);
+    expect(Object.keys(release.state)).toHaveLength(300);
+    await inner.close();
+  });
+});
+
 describe('heartbeats (file backend)', () => {
   it('move the heartbeat through the journal, leaving the record file as it was written', async () => {
     const store = new FileReleaseStore(backends[0]?.location() ?? '');
