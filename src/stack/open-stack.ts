@@ -16,13 +16,13 @@ import {
 } from '../config/index.js';
 import type { StackOverrides } from '../config/index.js';
 import type { SourceSubstitution } from '../config/source-substitution.js';
-import { copyLocations, locationOf } from '../config/locations.js';
+import { locationOf } from '../config/locations.js';
 import type { ManifestConfig, ProjectConfig, StackConfig } from '../config/types.js';
 import { parseSelector } from '../plan/select.js';
 import { error as diagnosticError, warning as diagnosticWarning, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { ConfigError } from '../diagnostics/errors.js';
 import { newGoMap, type GoMap } from '../go-value/value.js';
-import { layerKapp } from '../vars/layers.js';
+import { layerKapp, locateMerged } from '../vars/layers.js';
 import { mergeAll } from '../vars/merge.js';
 import { kappVarNames, providerVarNames, VarFileWalker } from '../vars/var-files.js';
 import { findKappConfig, sourceDir, type ResolvedSource } from '../workspace/workspace.js';
@@ -324,7 +324,7 @@ function kappVarsFiles(loading: KappLoading, kappId: string, sources: readonly R
  */
 function mergeVarsFiles(maps: readonly GoMap[]): GoMap {
   const merged = mergeAll(maps);
-  for (let i = maps.length - 1; i >= 0; i--) copyLocations(maps[i] as GoMap, merged);
+  locateMerged(merged, maps);
   return merged;
 }
 

@@ -18,7 +18,7 @@ import type {
   TemplateConfig,
 } from '../config/types.js';
 import { PHASES } from '../vocabulary.js';
-import { copyLocations } from '../config/locations.js';
+import { copyLocations, locationOf, setLocation } from '../config/locations.js';
 import { mergeMaps } from './merge.js';
 import { newGoMap, type GoMap } from '../go-value/value.js';
 
@@ -154,16 +154,41 @@ export function mergeDescriptor(lower: KappDescriptor, higher: KappDescriptor): 
 }
 
 /**
- * The `vars` of two layers merged. Each key of the result is located where the layer it comes from writes it (the
- * higher layer's locations first), so that a variable that cannot be rendered is reported at its own line. A lower
+ * The `vars` of two layers merged. Each key of the result is located where the layer its value comes from writes it
+ * (`locateMerged`), so that a variable that cannot be rendered is reported at its own line. A lower
  * layer's map alone is kept as it is (the merge would copy it unchanged; like every merged part, it is read-only).
  */
 function mergeVars(lower: GoMap | undefined, higher: GoMap | undefined): GoMap | undefined {
   if (higher === undefined) return lower;
   const merged = mergeMaps(lower ?? newGoMap(), higher);
-  copyLocations(higher, merged);
-  if (lower) copyLocations(lower, merged);
+  locateMerged(merged, [lower, higher]);
   return merged;
+}
+
+/**
+ * Locate each key of `merged`, the merge of `maps` (lowest first), where the map its value comes from writes it:
+ * the highest map that sets the key, unless the merge kept a lower one's value (above it a `null`, or a map over a
+ * value that is not empty: Sugarkube's merge keeps the lower value in both cases). A key whose maps were merged
+ * together is located in the highest.
+ */
+export function locateMerged(merged: GoMap, maps: readonly (GoMap | undefined)[]): void {
+  for (let i = maps.length - 1; i >= 0; i--) {
+    const map = maps[i];
+    if (map) copyLocations(map, merged);
+  }
+  for (const key in merged) {
+    const value = merged[key];
+    let highest = -1;
+    for (let i = maps.length - 1; i >= 0; i--) {
+      const map = maps[i];
+      if (!map || !Object.hasOwn(map, key)) continue;
+      if (highest < 0) highest = i;
+      if (map[key] !== value) continue;
+      const at = i === highest ? undefined : locationOf(map, key);
+      if (at) setLocation(merged, at, key);
+      break;
+    }
+  }
 }
 
 function isEmptyLayer(d: KappDescriptor): boolean {

@@ -3,7 +3,7 @@
  * the variable map (.stack, .sugarkube, .kapp, .outputs, provider and kapp vars files), rendering to a fixed point
  * and its errors. Includes Sugarkube's stack, vars and merge test cases.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -415,6 +415,21 @@ describe('the variable map', () => {
       'size: small\nbad: "{{ nosuchfunc }}"\n',
       /^kv\/api\.yaml:2:6: error: kapp 'm:api': cannot render variable kapp\.vars\.bad: /,
     );
+    // A later vars file that sets `bad` without replacing it (a map over a value that is not empty, then a null):
+    // the value is still the first file's, and so is the line reported.
+    writeFileSync(
+      path.join(dir, 'stacks.yaml'),
+      readFileSync(path.join(dir, 'stacks.yaml'), 'utf8').replace('kapp_vars_dirs: [kv]', 'kapp_vars_dirs: [kv, kv2]'),
+    );
+    mkdirSync(path.join(dir, 'kv2'));
+    for (const later of ['bad:\n  a: 1\n', 'bad: null\n']) {
+      writeFileSync(path.join(dir, 'kv2', 'api.yaml'), later);
+      const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
+      expect(r.code, later).toBe(1);
+      expect(r.stderr, later).toMatch(
+        /^kv\/api\.yaml:2:6: error: kapp 'm:api': cannot render variable kapp\.vars\.bad: /,
+      );
+    }
   });
 
   it("reports a variable of a kapp's sugarkube.yaml at its line, its other layers' variables merged in", async () => {
@@ -438,9 +453,25 @@ describe('the variable map', () => {
     });
     const r = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(
-      /^api-src\/sugarkube\.yaml:3:8: error: kapp 'm:api': cannot render variable kapp\.vars\.bad: .*\n(?:.*\n){3} {2}m\.yaml:5:5: kapp 'm:api' is defined here\n/,
+    // The error at the sugarkube.yaml's line, then the kapp's line in the manifest.
+    const atKappFile = (kappLine: number): RegExp =>
+      new RegExp(
+        `^api-src/sugarkube\\.yaml:3:8: error: kapp 'm:api': cannot render variable kapp\\.vars\\.bad: .*\\n(?:.*\\n){3} {2}m\\.yaml:${kappLine}:5: kapp 'm:api' is defined here\\n`,
+      );
+    expect(r.stderr).toMatch(atKappFile(5));
+
+    // Higher layers that set `bad` without replacing it (a null in the manifest's defaults, a map in the kapp's
+    // entry over a value that is not empty): the value is still the sugarkube.yaml's, and so is the line reported.
+    const manifest = readFileSync(path.join(dir, 'm.yaml'), 'utf8');
+    writeFileSync(
+      path.join(dir, 'm.yaml'),
+      manifest
+        .replace('region: eu', 'region: eu\n    bad: null')
+        .replace('replicas: 2', 'replicas: 2\n      bad: {x: 1}'),
     );
+    const kept = await kapps(dir, ['generate', 'stacks.yaml', 'dev']);
+    expect(kept.code).toBe(1);
+    expect(kept.stderr).toMatch(atKappFile(6));
   });
 
   it('reports variables that never stop changing, and template errors, naming the kapp and the variable', async () => {
