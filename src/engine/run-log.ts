@@ -10,13 +10,26 @@ import type { LogLine } from '../log/line.js';
 
 export type { LogLine };
 
-/** Splits written text into whole lines; a line longer than `max` characters is passed on in pieces. */
+/**
+ * Splits written text into whole lines; a line longer than `max` characters is passed on in pieces. Only the text
+ * written now is searched for line ends: a long line written in many chunks (a step printing megabytes without a
+ * newline) costs its length once, not once per chunk.
+ */
 class Lines {
   #partial = '';
   constructor(private readonly max = Infinity) {}
   push(text: string): string[] {
-    const parts = (this.#partial + text).split(/\r?\n/);
-    this.#partial = parts.pop() ?? '';
+    const nl = text.indexOf('\n');
+    let parts: string[];
+    if (nl < 0) {
+      this.#partial += text;
+      parts = [];
+    } else {
+      // The line the partial one ends (a `\r\n` may straddle the two writes), then the lines of the rest.
+      const first = this.#partial + text.slice(0, nl);
+      parts = [first.endsWith('\r') ? first.slice(0, -1) : first, ...text.slice(nl + 1).split(/\r?\n/)];
+      this.#partial = parts.pop() ?? '';
+    }
     while (this.#partial.length > this.max) {
       parts.push(this.#partial.slice(0, this.max));
       this.#partial = this.#partial.slice(this.max);

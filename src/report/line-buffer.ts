@@ -17,8 +17,15 @@ export class LineBuffer {
   /** Add a chunk; returns the lines it completed (a trailing `\r` is dropped from each). */
   push(kapp: string, stream: 'stdout' | 'stderr', chunk: string): OutputLine[] {
     const key = `${kapp}\u0000${stream}`;
-    const text = (this.#partial.get(key)?.text ?? '') + chunk;
-    const pieces = text.split('\n');
+    const before = this.#partial.get(key)?.text ?? '';
+    // Only the chunk is searched for line ends: a long line in many chunks costs its length once.
+    const nl = chunk.indexOf('\n');
+    if (nl < 0) {
+      if (chunk !== '') this.#partial.set(key, { kapp, stream, text: before + chunk });
+      return [];
+    }
+    const pieces = chunk.slice(nl + 1).split('\n');
+    pieces.unshift(before + chunk.slice(0, nl));
     const rest = pieces.pop() ?? '';
     if (rest === '') this.#partial.delete(key);
     else this.#partial.set(key, { kapp, stream, text: rest });

@@ -91,4 +91,41 @@ describe('the run log', () => {
     expect(kapps.join('\n')).toMatch(/1 succeeded/);
     expect(lines.every((l) => !l.text.includes('\n'))).toBe(true);
   });
+
+  it('cuts step output into lines across writes, a long line written in many pieces searched once', async () => {
+    const lines: LogLine[] = [];
+    const log = createRunLog((l) => lines.push(l), { maxLineLength: 10 });
+    const output = (text: string): RunEvent => ({
+      type: 'step-output',
+      time,
+      kapp: 'web:api',
+      phase: 'apply_install',
+      step: 'dump',
+      stream: 'stdout',
+      text,
+    });
+    // A \r\n split between two writes ends one line; a line longer than 10 characters comes in pieces.
+    for (const text of ['a\r', '\nb\r\r\nc', 'd\n', '0123456789abcd', 'ef\n']) log.onEvent(output(text));
+    await log.close();
+    expect(lines.map((l) => l.text)).toEqual(['a', 'b\r', 'cd', '0123456789', 'abcdef']);
+
+    // 2,000 writes of 100 characters without a line end, with no limit on a line's length (the CLI's release log):
+    // what is searched for line ends is what was written, not all that came before it each time.
+    const long: LogLine[] = [];
+    const unlimited = createRunLog((l) => long.push(l));
+    const split = Object.getOwnPropertyDescriptor(String.prototype, 'split')?.value as typeof String.prototype.split;
+    let searched = 0;
+    String.prototype.split = function (this: string, ...args: Parameters<typeof split>) {
+      searched += this.length;
+      return split.apply(this, args);
+    } as typeof split;
+    try {
+      for (let i = 0; i < 2000; i++) unlimited.onEvent(output('x'.repeat(100)));
+    } finally {
+      String.prototype.split = split;
+    }
+    await unlimited.close();
+    expect(searched).toBeLessThanOrEqual(2000 * 100);
+    expect(long.filter((l) => l.stream === 'stdout').map((l) => l.text)).toEqual(['x'.repeat(200_000)]);
+  });
 });
