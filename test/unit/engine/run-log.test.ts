@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRunLog, type LogLine } from '../../../src/engine/run-log.js';
 import type { RunEvent } from '../../../src/report/events.js';
+import { charactersSplit } from '../../support/split-count.js';
 
 const time = '2026-11-25T10:00:00.000Z';
 
@@ -113,17 +114,9 @@ describe('the run log', () => {
     // what is searched for line ends is what was written, not all that came before it each time.
     const long: LogLine[] = [];
     const unlimited = createRunLog((l) => long.push(l));
-    const split = Object.getOwnPropertyDescriptor(String.prototype, 'split')?.value as typeof String.prototype.split;
-    let searched = 0;
-    String.prototype.split = function (this: string, ...args: Parameters<typeof split>) {
-      searched += this.length;
-      return split.apply(this, args);
-    } as typeof split;
-    try {
+    const searched = charactersSplit(() => {
       for (let i = 0; i < 2000; i++) unlimited.onEvent(output('x'.repeat(100)));
-    } finally {
-      String.prototype.split = split;
-    }
+    });
     await unlimited.close();
     expect(searched).toBeLessThanOrEqual(2000 * 100);
     expect(long.filter((l) => l.stream === 'stdout').map((l) => l.text)).toEqual(['x'.repeat(200_000)]);

@@ -53,12 +53,16 @@ function counting(store: ReleaseStore): { store: ReleaseStore; bytes: () => numb
   return { store: wrapped, bytes: () => bytes };
 }
 
-/** Record `n` kapps the way a run does (batches finishing together, each batch saved before the next), then finish. */
-async function recordRun(store: ReleaseStore, n: number): Promise<void> {
-  const ids = Array.from({ length: n }, (_, i) => `m${Math.floor(i / 100)}:k${i}`);
-  const recorder = await beginRelease({
+/** `n` kapp ids spread over manifests of 100. */
+function kappIds(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `m${Math.floor(i / 100)}:k${i}`);
+}
+
+/** Begin an install of the kapps `ids` in a new project. */
+function beginInstall(store: ReleaseStore, project: string, ids: readonly string[]) {
+  return beginRelease({
     store,
-    project: uniqueProject('bytes'),
+    project: uniqueProject(project),
     stack: 'dev',
     operation: 'install',
     spec: stackSpec(ids),
@@ -66,6 +70,12 @@ async function recordRun(store: ReleaseStore, n: number): Promise<void> {
     selectors: { include: [], exclude: [] },
     kappsVersion: 'test',
   });
+}
+
+/** Record `n` kapps the way a run does (batches finishing together, each batch saved before the next), then finish. */
+async function recordRun(store: ReleaseStore, n: number): Promise<void> {
+  const ids = kappIds(n);
+  const recorder = await beginInstall(store, 'bytes', ids);
   for (let i = 0; i < n; i += 50) {
     await Promise.all(
       ids.slice(i, i + 50).map((id, j) => recorder.recordKapp(id, { status: 'installed', outputs: { n: i + j } })),
@@ -101,17 +111,8 @@ describe('a save of kapp states (file backend)', () => {
         return inner.appendState(release, change, options);
       },
     };
-    const ids = Array.from({ length: 300 }, (_, i) => `m${Math.floor(i / 100)}:k${i}`);
-    const recorder = await beginRelease({
-      store,
-      project: uniqueProject('scope'),
-      stack: 'dev',
-      operation: 'install',
-      spec: stackSpec(ids),
-      command: ['kapps', 'install', '-y'],
-      selectors: { include: [], exclude: [] },
-      kappsVersion: 'test',
-    });
+    const ids = kappIds(300);
+    const recorder = await beginInstall(store, 'scope', ids);
     const batches = [];
     for (let i = 0; i < ids.length; i += 50) batches.push(ids.slice(i, i + 50));
     for (const batch of batches) await Promise.all(batch.map((id) => recorder.recordKapp(id, { status: 'installed' })));

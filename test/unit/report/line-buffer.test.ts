@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LineBuffer } from '../../../src/report/line-buffer.js';
+import { charactersSplit } from '../../support/split-count.js';
 
 describe('the line buffer of shown output', () => {
   it('completes lines across chunks per kapp and stream, and searches a long line written in pieces once', () => {
@@ -12,17 +13,9 @@ describe('the line buffer of shown output', () => {
     expect(texts(buffer.flush('a'))).toEqual(['thr']);
 
     // 2,000 chunks of 100 characters without a line end: what is searched is what was written, not all of it each time.
-    const split = Object.getOwnPropertyDescriptor(String.prototype, 'split')?.value as typeof String.prototype.split;
-    let searched = 0;
-    String.prototype.split = function (this: string, ...args: Parameters<typeof split>) {
-      searched += this.length;
-      return split.apply(this, args);
-    } as typeof split;
-    try {
+    const searched = charactersSplit(() => {
       for (let i = 0; i < 2000; i++) buffer.push('a', 'stdout', 'x'.repeat(100));
-    } finally {
-      String.prototype.split = split;
-    }
+    });
     expect(searched).toBeLessThanOrEqual(2000 * 100);
     expect(texts(buffer.push('a', 'stdout', 'y\n'))).toEqual([`${'x'.repeat(200_000)}y`]);
     expect(texts(buffer.flushAll())).toEqual(['other']);
