@@ -76,7 +76,7 @@ function secretFlag(arg: string | undefined): boolean {
 
 /** Mask one argument list; with `markChanges`, `other` is the old list (compared position by position). */
 function maskArgs(args: readonly string[], other: readonly string[] | undefined, markChanges: boolean): string[] {
-  return args.map((arg, i) => {
+  const masked = args.map((arg, i) => {
     const before = other?.[i];
     const assign = /^(-{0,2}[^=\s]+)=([\s\S]*)$/.exec(arg);
     const name = assign?.[1];
@@ -89,6 +89,8 @@ function maskArgs(args: readonly string[], other: readonly string[] | undefined,
     }
     return maskText(arg, false, before, markChanges);
   });
+  // Nothing masked: the list given (most steps' arguments hold no secret, and a big stack has many steps).
+  return masked.every((arg, i) => arg === args[i]) ? (args as string[]) : masked;
 }
 
 function maskEnv(
@@ -96,12 +98,16 @@ function maskEnv(
   other: Readonly<Record<string, string>> | undefined,
   markChanges: boolean,
 ): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
+  let out: Record<string, string> | undefined;
+  for (const name in env) {
+    if (!Object.hasOwn(env, name)) continue;
+    const value = env[name] as string;
     const before = other && Object.hasOwn(other, name) ? other[name] : undefined;
-    out[name] = maskText(value, isSecretName(name), before, markChanges);
+    const masked = maskText(value, isSecretName(name), before, markChanges);
+    if (masked !== value) (out ??= { ...env })[name] = masked;
   }
-  return out;
+  // Nothing masked: the map given.
+  return out ?? env;
 }
 
 /**
@@ -137,10 +143,14 @@ export function redactPlannedKapp(kapp: SpecKapp): SpecKapp {
 function redactedSteps(kapp: SpecKapp, other: SpecKapp | null | undefined): SpecKapp {
   const phases = {} as SpecKapp['phases'];
   for (const phase of PHASES) {
-    const olds = other ? keyedSteps(other.phases[phase] ?? []) : undefined;
-    phases[phase] = [...keyedSteps(kapp.phases[phase] ?? [])].map(([key, step]) =>
-      redactStep(step, olds?.get(key) ?? undefined),
-    );
+    const steps = kapp.phases[phase] ?? [];
+    if (!other || steps.length === 0) {
+      // Nothing to match a step with: each masked on its own (a big stack has tens of thousands of steps).
+      phases[phase] = steps.map((step) => redactStep(step));
+      continue;
+    }
+    const olds = keyedSteps(other.phases[phase] ?? []);
+    phases[phase] = [...keyedSteps(steps)].map(([key, step]) => redactStep(step, olds.get(key) ?? undefined));
   }
   return { ...kapp, dependsOn: [...kapp.dependsOn], phases };
 }
@@ -191,14 +201,20 @@ export function redactStackSpec<T extends { kapps: SpecKapp[] }>(spec: T): T {
   return { ...spec, kapps: spec.kapps.map((k) => redactKappSpec(k)) };
 }
 
-/** Steps by key: the name, `name#2`, `name#3`, … for repeated names. */
+/**
+ * Steps by key: the name, `name#2`, `name#3`, … for repeated names. A key already taken (a step may be named `a#2`
+ * itself, in another run unit than two steps named `a`) moves the repeat on to the next free number: every step keeps
+ * a key of its own.
+ */
 function keyedSteps(steps: readonly SpecStep[]): Map<string, SpecStep> {
   const out = new Map<string, SpecStep>();
   const seen = new Map<string, number>();
   for (const step of steps) {
-    const n = (seen.get(step.name) ?? 0) + 1;
+    let n = (seen.get(step.name) ?? 0) + 1;
+    let key = n === 1 ? step.name : `${step.name}#${n}`;
+    while (out.has(key)) key = `${step.name}#${++n}`;
     seen.set(step.name, n);
-    out.set(n === 1 ? step.name : `${step.name}#${n}`, step);
+    out.set(key, step);
   }
   return out;
 }

@@ -94,8 +94,24 @@ function siteOf(node: YamlNode): NodeSite {
   return new NodeSite('map', positions, node.start, -1, fields, otherKeys);
 }
 
-/** The site(s) each object was read from, in the order they were linked. */
-const nodeTable = new WeakMap<object, NodeSite | NodeSite[]>();
+/**
+ * The site(s) each object was read from, in the order they were linked: kept on the object itself, under a symbol
+ * no other module holds, as a property that is not enumerable (spread, `Object.keys`, JSON and structured clones
+ * never see it). A weak map did the same at several times the cost: a big stack links hundreds of thousands of
+ * objects, and every one was an ephemeron the collector had to trace.
+ */
+const SITES = Symbol('kapps.yaml.sites');
+
+type Linked = { [SITES]?: NodeSite | NodeSite[] };
+
+function sitesOf(obj: object): NodeSite | NodeSite[] | undefined {
+  return (obj as Linked)[SITES];
+}
+
+function setSites(obj: object, sites: NodeSite | NodeSite[]): void {
+  if (Object.prototype.hasOwnProperty.call(obj, SITES)) (obj as Linked)[SITES] = sites;
+  else Object.defineProperty(obj, SITES, { value: sites, writable: true, configurable: true, enumerable: false });
+}
 
 /**
  * Record that `obj` was read from `node`: the object is where the node is, a field `k` is where the node's entry
@@ -108,20 +124,20 @@ export function setLocationNode(obj: object, node: YamlNode): void {
 
 /** Record that `obj` is where `site` is (a site another object was linked to). */
 export function linkSite(obj: object, site: NodeSite): void {
-  const cur = nodeTable.get(obj);
-  if (cur === undefined) nodeTable.set(obj, site);
+  const cur = Object.prototype.hasOwnProperty.call(obj, SITES) ? sitesOf(obj) : undefined;
+  if (cur === undefined) setSites(obj, site);
   else if (Array.isArray(cur)) {
     if (!cur.some((s) => s.same(site))) cur.push(site);
-  } else if (!cur.same(site)) nodeTable.set(obj, [cur, site]);
+  } else if (!cur.same(site)) setSites(obj, [cur, site]);
 }
 
 /** The sites `obj` was linked to, in the order they were linked. */
 export function linkedSites(obj: object): readonly NodeSite[] {
-  const linked = nodeTable.get(obj);
+  const linked = Object.prototype.hasOwnProperty.call(obj, SITES) ? sitesOf(obj) : undefined;
   return linked === undefined ? [] : Array.isArray(linked) ? linked : [linked];
 }
 
 /** The site `obj` was linked to, or its sites (several); undefined when it has none. No list is built. */
 export function linkedSiteOrSites(obj: object): NodeSite | readonly NodeSite[] | undefined {
-  return nodeTable.get(obj);
+  return Object.prototype.hasOwnProperty.call(obj, SITES) ? sitesOf(obj) : undefined;
 }

@@ -311,6 +311,45 @@ describe.each(BACKENDS)('field-level preview (%s backend)', (kind) => {
   });
 });
 
+it('shows the change of a step named like the repeat of another (`a`, `a#2`, and `a` in a second run unit)', async () => {
+  const backend = await freshBackend('file');
+  const descriptor = (middle: string): string =>
+    [
+      'run_units:',
+      '  first:',
+      '    apply_install:',
+      '      - {name: a, command: kapps-fake, args: --tag a-one}',
+      `      - {name: "a#2", command: kapps-fake, args: --tag ${middle}}`,
+      '  second:',
+      '    apply_install:',
+      '      - {name: a, command: kapps-fake, args: --tag a-two}',
+      '',
+    ].join('\n');
+  const p = makeProject('shop', backend, [{ id: 'api', descriptor: descriptor('a2-old') }]);
+  const created = await p.run(['preview', 'stacks.yaml', 'dev']);
+  expect(created.stdout).toContain(
+    [
+      '    + apply_install/a: kapps-fake --tag a-one',
+      '    + apply_install/a#2: kapps-fake --tag a2-old',
+      '    + apply_install/a#3: kapps-fake --tag a-two',
+    ].join('\n'),
+  );
+  expect((await p.run(['install', 'stacks.yaml', 'dev', '-y'])).code).toBe(0);
+  p.writeKapps([{ id: 'api', descriptor: descriptor('a2-new') }]);
+  const changed = await p.run(['preview', 'stacks.yaml', 'dev']);
+  expect(changed.code, changed.stderr).toBe(0);
+  expect(changed.stdout).toContain(
+    '~ web:api (Update)\n    ~ apply_install/a#2 args: "--tag a2-old" → "--tag a2-new"\n',
+  );
+  const generated = await p.run(['generate', 'stacks.yaml', 'dev', '-o', 'json']);
+  const doc = JSON.parse(generated.stdout) as { kapps: { phases: { apply_install: { args: string[] }[] } }[] };
+  expect(doc.kapps[0]?.phases.apply_install.map((s) => s.args.join(' '))).toEqual([
+    '--tag a-one',
+    '--tag a2-new',
+    '--tag a-two',
+  ]);
+});
+
 describe('preview --refresh (live state)', () => {
   it('reports Drifted and Unknown, changes nothing, and --changed-only --refresh reinstalls exactly the drifted kapp', async () => {
     const backend = await freshBackend('file');

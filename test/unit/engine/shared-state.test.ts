@@ -36,7 +36,6 @@ const ALLOWED: Record<string, string> = {
   'template/scope.ts:contexts': "the per-run store itself: each run's render context travels with its async flow",
   'config/locations.ts:selfTable': OBJECT_FACTS,
   'config/locations.ts:fieldTable': OBJECT_FACTS,
-  'yaml/node-links.ts:nodeTable': OBJECT_FACTS,
   'go-value/value.ts:typeTags': OBJECT_FACTS,
   'vars/render.ts:templateFree': OBJECT_FACTS,
   'vars/render.ts:containsCache': OBJECT_FACTS,

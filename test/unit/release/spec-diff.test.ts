@@ -49,6 +49,15 @@ describe('diffKappSpecs', () => {
     expect(diffKappSpecs(a, b)).toEqual([{ path: ['apply_install', 'x#2', 'args'], from: ['2'], to: ['3'] }]);
   });
 
+  it('keeps every step when a name is also the key of a repeat (`a`, `a#2` and `a` again, from two run units)', () => {
+    const a = kapp([step('a', { args: ['one'] }), step('a#2', { args: ['three'] }), step('a', { args: ['two'] })]);
+    const b = kapp([step('a', { args: ['one'] }), step('a#2', { args: ['four'] }), step('a', { args: ['two'] })]);
+    expect(diffKappSpecs(a, b)).toEqual([{ path: ['apply_install', 'a#2', 'args'], from: ['three'], to: ['four'] }]);
+    for (const shown of [redactKappSpec(b, a), redactKappSpec(b), redactPlannedKapp(b)]) {
+      expect(shown.phases.apply_install.map((s) => s.args)).toEqual([['one'], ['four'], ['two']]);
+    }
+  });
+
   it('masks secret env values, secret options and URL passwords, marking the changed ones', () => {
     const a = kapp([
       step('s', {
@@ -98,6 +107,7 @@ describe('diffKappSpecs', () => {
     // A recorded spec's keyed masks are shown as `(sensitive)`.
     expect(redactKappSpec(planned).phases.apply_install[0]?.args[2]).toBe(`note ${SENSITIVE}`);
     expect(planned.phases.apply_install[0]?.env.DB_PASSWORD).toBe('pw-1');
+    expect(planned.phases.apply_install[0]?.args[1]).toBe('tok-1');
   });
 
   it('does not report a secret as changed when the old side holds only a mask', () => {
