@@ -46,19 +46,47 @@ export function parseLogLine(raw: string): LogLine {
   return checkLogLine(data);
 }
 
-const UNSTORABLE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\0/g;
-
 /**
- * Text made storable by every store: a lone UTF-16 surrogate (a name or text that was never valid Unicode) and NUL
- * become U+FFFD, so no line is ever refused (PostgreSQL's jsonb refuses both) and every backend keeps the same bytes.
+ * Whether text is storable by every store as it is: no lone UTF-16 surrogate (a name or text that was never valid
+ * Unicode) and no NUL (PostgreSQL's jsonb refuses both).
  */
-export function storableText(text: string): string {
-  UNSTORABLE.lastIndex = 0;
-  return UNSTORABLE.test(text) ? text.replace(UNSTORABLE, '\uFFFD') : text;
+function isStorableText(text: string): boolean {
+  return text.isWellFormed() && !text.includes('\0');
 }
 
-/** `JSON.stringify` of `value` with every string and key made storable. */
+/**
+ * Text made storable by every store: a lone UTF-16 surrogate and NUL become U+FFFD, so no line is ever refused and
+ * every backend keeps the same bytes.
+ */
+export function storableText(text: string): string {
+  return isStorableText(text) ? text : text.toWellFormed().replaceAll('\0', '\uFFFD');
+}
+
+/**
+ * Whether every string and key of plain data is storable as it is (see `storableText`). False also for what is not
+ * plain data (an object with `toJSON`, or nested very deeply): such a value takes the slow path, which handles it.
+ */
+function isStorableData(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return isStorableText(value);
+  if (typeof value !== 'object' || value === null) return true;
+  if (depth > 64 || typeof (value as { toJSON?: unknown }).toJSON === 'function') return false;
+  if (Array.isArray(value)) {
+    for (const item of value as unknown[]) if (!isStorableData(item, depth + 1)) return false;
+    return true;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (!isStorableText(key) || !isStorableData((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
+ * `JSON.stringify` of `value` with every string and key made storable. Data that is storable already (nearly all:
+ * every line of a step's output passes here) is written as it is, without a replacer, which costs several times more.
+ */
 export function storableJson(value: unknown): string {
+  if (isStorableData(value, 0)) return JSON.stringify(value);
   return JSON.stringify(value, (_key, inner: unknown) => {
     if (typeof inner === 'string') return storableText(inner);
     if (typeof inner === 'object' && inner !== null && !Array.isArray(inner)) {
@@ -68,6 +96,26 @@ export function storableJson(value: unknown): string {
     }
     return inner;
   });
+}
+
+/** Text that JSON writes between its quotes as it is: no quote, backslash or control character. */
+// eslint-disable-next-line no-control-regex
+const JSON_PLAIN = /^[^"\\\u0000-\u001f]*$/;
+
+function jsonString(text: string): string {
+  return JSON_PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
+/**
+ * A log line's stored JSON: its fields in the schema's order, each text made storable (see `storableText`). The same
+ * data as `storableJson(line)`, written field by field, at half its cost: a step's output passes here line by line.
+ */
+export function logLineJson(line: LogLine): string {
+  let out = `{"time":${jsonString(storableText(line.time))},"stream":${jsonString(storableText(line.stream))}`;
+  if (line.kapp !== undefined) out += `,"kapp":${jsonString(storableText(line.kapp))}`;
+  if (line.phase !== undefined) out += `,"phase":${jsonString(storableText(line.phase))}`;
+  if (line.step !== undefined) out += `,"step":${jsonString(storableText(line.step))}`;
+  return `${out},"text":${jsonString(storableText(line.text))}}`;
 }
 
 /**

@@ -13,7 +13,7 @@
  */
 import { constants as fsConstants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { checkLogLine, DamagedLineError, parseLogLine, storableJson, type LogLine } from './line.js';
+import { checkLogLine, DamagedLineError, logLineJson, parseLogLine, type LogLine } from './line.js';
 
 /** One stored line: where it starts and ends (after its newline) in the NDJSON form, and its JSON or parsed value. */
 export interface StoredLine {
@@ -150,19 +150,24 @@ export async function readLogFile(
   }
 }
 
-/** Lines as stored: each one's JSON (made storable: see `storableJson`) and its place from byte `start` on. */
-export function encodeLines(lines: readonly LogLine[], start = 0): { text: string; lines: StoredLine[] } {
-  let at = start;
+/** Lines as a log file stores them: each one's JSON (made storable: see `logLineJson`) on a line of its own. */
+export function encodeText(lines: readonly LogLine[]): string {
   let text = '';
+  for (const line of lines) text += `${logLineJson(line)}\n`;
+  return text;
+}
+
+/** Lines as stored in rows: each one's JSON (made storable: see `logLineJson`) and its place from byte `start` on. */
+export function encodeLines(lines: readonly LogLine[], start = 0): StoredLine[] {
+  let at = start;
   const stored: StoredLine[] = [];
   for (const line of lines) {
-    const json = storableJson(line);
+    const json = logLineJson(line);
     const end = at + Buffer.byteLength(json) + 1;
     stored.push({ offset: at, end, data: json });
-    text += `${json}\n`;
     at = end;
   }
-  return { text, lines: stored };
+  return stored;
 }
 
 /**

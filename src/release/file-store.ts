@@ -40,7 +40,7 @@ import { parseRecordWithLazySpec, parseReleaseRecord } from './record-schema.js'
 import { orderKappState, orderRelease } from './record-order.js';
 import { readRecordYaml } from './record-read.js';
 import { recordYaml, recordYamlEntry } from './record-yaml.js';
-import { damageReport, encodeLines, readLogFile, type LogChunk, type LogStoreOptions } from '../log/ndjson.js';
+import { damageReport, encodeText, readLogFile, type LogChunk, type LogStoreOptions } from '../log/ndjson.js';
 import type { LogLine } from '../log/line.js';
 import { appendNdjson, appendSynced, syncDirectory, tempNameFor, writeSynced } from '../log/durable.js';
 import type { ReleaseKey, ReleaseStore, StateChange, UpdateOptions } from './store-types.js';
@@ -346,9 +346,16 @@ export class FileReleaseStore implements ReleaseStore {
   async appendLog(project: string, stack: string, revision: number, lines: readonly LogLine[]): Promise<void> {
     if (lines.length === 0) return;
     const file = this.logFileOf(project, stack, revision);
+    const text = encodeText(lines);
     await this.#io(`cannot write ${file}`, async () => {
-      await mkdir(this.directoryOf(project, stack), { recursive: true, mode: 0o700 });
-      await appendNdjson(file, encodeLines(lines).text);
+      try {
+        await appendNdjson(file, text);
+      } catch (error) {
+        // The stack's directory is there once its release is: made here only when it is not (one call less a batch).
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        await mkdir(this.directoryOf(project, stack), { recursive: true, mode: 0o700 });
+        await appendNdjson(file, text);
+      }
     });
   }
 

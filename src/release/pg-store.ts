@@ -286,7 +286,7 @@ export class PgReleaseStore implements ReleaseStore {
           `SELECT max(byte_end) AS end FROM kapps_release_logs WHERE project = $1 AND stack = $2 AND revision = $3`,
           [project, stack, revision],
         );
-        const stored = encodeLines(lines, last.rows[0]?.end == null ? 0 : toInt(last.rows[0].end)).lines;
+        const stored = encodeLines(lines, last.rows[0]?.end == null ? 0 : toInt(last.rows[0].end));
         await client.query(
           `INSERT INTO kapps_release_logs (project, stack, revision, byte_offset, byte_end, line)
            SELECT $1, $2, $3, s, e, l FROM unnest($4::bigint[], $5::bigint[], $6::text[]) AS t(s, e, l)`,

@@ -36,7 +36,7 @@ import { storableJson } from '../../log/line.js';
 import { appendNdjson, replaceDurably } from '../../log/durable.js';
 import {
   damageReport,
-  encodeLines,
+  encodeText,
   fileLines,
   readLogFile,
   type LogChunk,
@@ -279,7 +279,7 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     for (const entry of await this.#entries(slot, 0, slot.feedOffsets.length)) {
       if (entry.item.kind === 'log') lines.push(entry.item.data);
     }
-    const expected = encodeLines(lines).text;
+    const expected = encodeText(lines);
     const file = join(dir, 'log.ndjson');
     const actual = await readFile(file, 'utf8').catch(() => '');
     if (actual !== expected) await replaceDurably(file, expected);
@@ -837,7 +837,7 @@ export class FileRunStore extends RunStorePolicy implements RunStore {
     // the feed at start-up.
     await this.#write(slot, async () => {
       await appendNdjson(join(dir, 'feed.ndjson'), feed);
-      if (logLines.length > 0) await appendNdjson(join(dir, 'log.ndjson'), encodeLines(logLines).text);
+      if (logLines.length > 0) await appendNdjson(join(dir, 'log.ndjson'), encodeText(logLines));
     });
     this.#notify({ type: 'feed', runId: id, seq: last });
     return last;

@@ -5,6 +5,9 @@
  *
  * The first write that fails stops the writing: nothing the run prints may be dropped while it goes on, so the
  * feed says so (`onWriteError`) and the run is stopped.
+ *
+ * One batch is written at a time; the items that come meanwhile wait, and the next batch takes all of them (up to
+ * `MAX_BATCH`): a step that prints fast makes a few large appends rather than a queue of small ones behind the run.
  */
 import type { LogLine } from '../../api/index.js';
 import { LogBudget, splitLongLine, type LogLimits } from '../../release/log-budget.js';
@@ -26,11 +29,16 @@ export interface RunFeedOptions {
 
 const time = (): string => new Date().toISOString();
 
+/** The most items one append takes. */
+const MAX_BATCH = 10_000;
+
 export class RunFeed {
   readonly #o: RunFeedOptions;
   readonly #budget: LogBudget<LogLine> | undefined;
   #pending: FeedItem[] = [];
   #writing: Promise<unknown> = Promise.resolve();
+  /** A batch is queued on `#writing` that has not started: it will take the items waiting when it does. */
+  #queued = false;
   #timer: NodeJS.Timeout | undefined;
   #writeError: string | undefined;
 
@@ -75,6 +83,7 @@ export class RunFeed {
 
   #push(item: FeedItem): void {
     this.#pending.push(item);
+    if (this.#queued) return;
     if (this.#pending.length >= this.#o.flushItems) void this.#flush();
     else this.#timer ??= setTimeout(() => void this.#flush(), this.#o.flushMs);
   }
@@ -82,18 +91,26 @@ export class RunFeed {
   #flush(): Promise<unknown> {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#pending.length > 0) {
-      const batch = this.#pending;
-      this.#pending = [];
-      const { store, runId, owner } = this.#o;
-      this.#writing = this.#writing
-        .then(() => (this.#writeError === undefined ? store.appendFeed(runId, batch, owner) : undefined))
-        .catch((error: unknown) => {
-          if (this.#writeError !== undefined) return;
-          this.#writeError = oneLine(error);
-          this.#o.onWriteError(error, this.#writeError);
-        });
-    }
+    if (this.#queued || this.#pending.length === 0) return this.#writing;
+    this.#queued = true;
+    this.#writing = this.#writing.then(() => this.#writeWaiting());
     return this.#writing;
+  }
+
+  /** Append the items waiting now, in batches of at most `MAX_BATCH`, one after the other; stops at a failure. */
+  async #writeWaiting(): Promise<void> {
+    this.#queued = false;
+    const waiting = this.#pending;
+    this.#pending = [];
+    const { store, runId, owner } = this.#o;
+    for (let at = 0; at < waiting.length && this.#writeError === undefined; at += MAX_BATCH) {
+      const batch = waiting.length <= MAX_BATCH ? waiting : waiting.slice(at, at + MAX_BATCH);
+      try {
+        await store.appendFeed(runId, batch, owner);
+      } catch (error) {
+        this.#writeError = oneLine(error);
+        this.#o.onWriteError(error, this.#writeError);
+      }
+    }
   }
 }

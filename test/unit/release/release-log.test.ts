@@ -111,6 +111,15 @@ describe('release logs in files', () => {
     expect((await store.readLog(project, 'dev', 1, 3, 1000)).lines.map((l) => l.text)).toEqual(['two']);
   });
 
+  it("makes the stack's directory (mode 0700) when a log is written before any record", async () => {
+    const root = tempDir();
+    const store = new FileReleaseStore(root);
+    const project = uniqueProject();
+    await store.appendLog(project, 'dev', 1, [line('early')]);
+    expect(statSync(store.directoryOf(project, 'dev')).mode & 0o777).toBe(0o700);
+    expect(readFileSync(store.logFileOf(project, 'dev', 1), 'utf8')).toBe(`${JSON.stringify(line('early'))}\n`);
+  });
+
   it('leaves a last line still being written for the next read', async () => {
     const root = tempDir();
     const store = new FileReleaseStore(root);
@@ -168,10 +177,33 @@ describe('the batching log writer', () => {
       maxLines: 1,
       onError: (e) => errors.push((e as Error).message),
     });
-    for (const text of ['a', 'b', 'c', 'd']) writer.write(line(text));
+    for (const text of ['a', 'b']) {
+      writer.write(line(text));
+      await writer.flush();
+    }
+    for (const text of ['c', 'd']) writer.write(line(text));
     await writer.close();
     expect(errors).toEqual(['disk full 1']);
     expect(stored).toEqual(['c', 'd']);
+  });
+
+  it('while one batch is stored, the lines that come wait and go in the next ones, at most maxBatch a batch', async () => {
+    const batches: string[][] = [];
+    const store = {
+      appendLog: async (_p: string, _s: string, _r: number, lines: readonly LogLine[]) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        batches.push(lines.map((l) => l.text));
+      },
+    } as unknown as ReleaseStore;
+    const writer = new ReleaseLogWriter(store, 'p', 's', 1, { maxLines: 10, maxBatch: 300 });
+    const texts = Array.from({ length: 1000 }, (_, i) => `line ${i}`);
+    for (const text of texts.slice(0, 10)) writer.write(line(text));
+    // The first ten lines' batch is being stored: the next lines wait for it.
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    for (const text of texts.slice(10)) writer.write(line(text));
+    await writer.close();
+    expect(batches.map((b) => b.length)).toEqual([10, 300, 300, 300, 90]);
+    expect(batches.flat()).toEqual(texts);
   });
 });
 
