@@ -4,8 +4,8 @@
 // absolute times on a shared machine are noise. At the end, the rows of the speed targets the suites measured
 // (bench/targets.mjs), each with its ratio, its baseline and the machine's load.
 //
-//   node bench/run.mjs [--only startup,template,generate,preview,workloads,breakdown,spawn,process-server,release-bytes,yaml,server,web,web-page,web-releases]
-//                      [--rounds N]   (passed to the suites that take it: preview, workloads, breakdown, server)
+//   node bench/run.mjs [--only startup,template,generate,preview,workloads,breakdown,spawn,process-server,release-bytes,output,yaml,server,web,web-page,web-releases]
+//                      [--rounds N]   (passed to the suites that take it: preview, workloads, breakdown, output, server)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -50,6 +50,12 @@ const suites = [
     name: 'release-bytes',
     file: 'release-bytes.mjs',
     what: 'bytes written recording a release of 1,000 and 10,000 kapps',
+  },
+  {
+    name: 'output',
+    file: 'output.mjs',
+    what: 'a step printing 2,000,000 lines, recorded, against a bare Node reader of the same output',
+    rounds: true,
   },
   { name: 'yaml', file: 'yaml.mjs', what: 'the fast YAML reader and the record writer vs the yaml package' },
   {

@@ -58,7 +58,12 @@ export function nodeTimer(dir) {
           const wall = performance.now() - t0;
           if (!okCodes.includes(code)) return reject(new Error(`node ${args.join(' ')} exited ${code}:\n${stderr}`));
           const usage = JSON.parse(readFileSync(rusageFile, 'utf8'));
-          resolve({ wall, cpu: (usage.userCPUTime + usage.systemCPUTime) / 1000, stdout });
+          resolve({
+            wall,
+            cpu: (usage.userCPUTime + usage.systemCPUTime) / 1000,
+            maxRssMb: usage.maxRSS / 1024,
+            stdout,
+          });
         });
       });
     },
