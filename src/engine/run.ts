@@ -326,11 +326,12 @@ class Operation {
     const log = this.#lock;
     if (!log) return undefined;
     const { createRunLog } = await import('./run-log.js');
+    const { DEFAULT_MAX_LINE_LENGTH } = await import('../release/log-budget.js');
     const { logLimits } = this.#hooks.ctx;
     return createRunLog((line) => log.log(line), {
       verbose: this.#params.verbose,
       command: this.#plan.command,
-      ...(logLimits ? { maxLineLength: logLimits.maxLineLength } : {}),
+      maxLineLength: logLimits?.maxLineLength ?? DEFAULT_MAX_LINE_LENGTH,
     });
   }
 

@@ -15,6 +15,13 @@ export interface LogLimits {
   readonly maxLineLength: number;
 }
 
+/**
+ * Characters per line of a log when nothing else is configured (a server's `max_line_length`, a CLI run's release
+ * log, the output a reporter shows): a longer line is cut into pieces of this length, so a step printing megabytes
+ * without a newline (a binary, a minified file, a progress meter that only returns the carriage) is never held whole.
+ */
+export const DEFAULT_MAX_LINE_LENGTH = 16_384;
+
 /** `line` cut into pieces of at most `max` characters (one piece when it is short enough). */
 export function splitLongLine<T extends BudgetLine>(line: T, max: number): T[] {
   if (line.text.length <= max) return [line];

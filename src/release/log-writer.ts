@@ -4,13 +4,17 @@
  * the other, in order; `close()` returns once every line given before it is stored, so a run that ends (normally or
  * on Ctrl-C) closes its writer before it writes its release's final phase and loses nothing.
  *
- * One batch is written at a time. While it is, the lines that come wait, and the next batch takes all of them (up to
- * `maxBatch`, 10,000): a step that prints fast makes a few large appends, not one small one for every 200 lines,
- * whose writes then queue up behind the run (2,000,000 lines were 10,000 appends, stored seconds after the run).
+ * One batch is written at a time. While it is, the lines that come wait, and the next batch takes all of them (in
+ * appends of at most `maxBatch` lines, 10,000, and about 1 MiB of text): a step that prints fast makes a few large
+ * appends, not one small one for every 200 lines, whose writes then queue up behind the run (2,000,000 lines were
+ * 10,000 appends, stored seconds after the run).
  */
 import { LogBudget, splitLongLine, type LogLimits } from './log-budget.js';
 import type { LogLine } from '../log/line.js';
 import type { ReleaseStore } from './store-types.js';
+
+/** About how much text one append takes (long lines make few lines a lot of text). */
+const BATCH_CHARS = 1 << 20;
 
 export interface LogWriterOptions {
   readonly intervalMs?: number;
@@ -81,14 +85,21 @@ export class ReleaseLogWriter {
     return this.#chain;
   }
 
-  /** Append the lines waiting now, in batches of at most `maxBatch`, one after the other. */
+  /** Append the lines waiting now, in batches of at most `maxBatch` lines and about 1 MiB of text, one after another. */
   async #writeWaiting(): Promise<void> {
     this.#queued = false;
     const waiting = this.#pending;
     this.#pending = [];
     const [project, stack, revision] = this.#key;
-    for (let at = 0; at < waiting.length; at += this.#maxBatch) {
-      const batch = waiting.length <= this.#maxBatch ? waiting : waiting.slice(at, at + this.#maxBatch);
+    for (let at = 0; at < waiting.length;) {
+      let end = at;
+      let chars = 0;
+      while (end < waiting.length && end - at < this.#maxBatch && chars < BATCH_CHARS) {
+        chars += (waiting[end] as LogLine).text.length;
+        end++;
+      }
+      const batch = at === 0 && end === waiting.length ? waiting : waiting.slice(at, end);
+      at = end;
       await this.#store.appendLog(project, stack, revision, batch).catch((error: unknown) => {
         if (this.#failed) return;
         this.#failed = true;

@@ -2,6 +2,7 @@
  * Turns chunks of child output into whole lines, per kapp and stream. A chunk may end in the middle of a line; the
  * rest is kept until the next chunk, or until the step or kapp finishes (then it is flushed as a line of its own).
  */
+import { DEFAULT_MAX_LINE_LENGTH } from '../release/log-budget.js';
 
 /** One complete line of output for a kapp. */
 export interface OutputLine {
@@ -14,22 +15,35 @@ export interface OutputLine {
 export class LineBuffer {
   readonly #partial = new Map<string, { kapp: string; stream: 'stdout' | 'stderr'; text: string }>();
 
+  /** `max`: the longest unfinished line held; past it, the line is passed on in pieces of that length. */
+  constructor(private readonly max = DEFAULT_MAX_LINE_LENGTH) {}
+
   /** Add a chunk; returns the lines it completed (a trailing `\r` is dropped from each). */
   push(kapp: string, stream: 'stdout' | 'stderr', chunk: string): OutputLine[] {
     const key = `${kapp}\u0000${stream}`;
     const before = this.#partial.get(key)?.text ?? '';
     // Only the chunk is searched for line ends: a long line in many chunks costs its length once.
     const nl = chunk.indexOf('\n');
+    let pieces: string[];
+    let rest: string;
     if (nl < 0) {
-      if (chunk !== '') this.#partial.set(key, { kapp, stream, text: before + chunk });
-      return [];
+      pieces = [];
+      rest = before + chunk;
+    } else {
+      pieces = chunk.slice(nl + 1).split('\n');
+      pieces.unshift(before + chunk.slice(0, nl));
+      rest = pieces.pop() ?? '';
+      pieces = pieces.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line));
     }
-    const pieces = chunk.slice(nl + 1).split('\n');
-    pieces.unshift(before + chunk.slice(0, nl));
-    const rest = pieces.pop() ?? '';
+    // A line without its end that grows past the limit is passed on in pieces: memory stays bounded whatever a
+    // step prints without a newline.
+    while (rest.length > this.max) {
+      pieces.push(rest.slice(0, this.max));
+      rest = rest.slice(this.max);
+    }
     if (rest === '') this.#partial.delete(key);
     else this.#partial.set(key, { kapp, stream, text: rest });
-    return pieces.map((line) => ({ kapp, stream, text: line.endsWith('\r') ? line.slice(0, -1) : line }));
+    return pieces.map((text) => ({ kapp, stream, text }));
   }
 
   /** The unfinished lines of one kapp (both streams), removed from the buffer. */

@@ -15,6 +15,7 @@ import { redactCredentials } from '../diagnostics/redact.js';
 import { sortByLocation, validateTree } from '../config/validate.js';
 import { parseYamlTree, type YamlNode } from '../yaml/read.js';
 import { stackNames } from '../config/stack.js';
+import { DEFAULT_MAX_LINE_LENGTH } from '../release/log-budget.js';
 import { durationSchema, durationSeconds, envNameSchema } from './config-values.js';
 import { gateFields, resolveGate, stackGatesSchema, type ProjectGate } from './gate-config.js';
 import { NOTIFICATION_EVENTS, nameSchema, ROLES, type NotificationEvent, type Role } from '../api/index.js';
@@ -276,7 +277,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   graceSeconds: 30,
   leaseSeconds: 30,
   maxLogBytes: 64 * 1024 * 1024,
-  maxLineLength: 16_384,
+  maxLineLength: DEFAULT_MAX_LINE_LENGTH,
   maxLogAnswerBytes: 256 * 1024,
   maxSelectors: 100,
   maxSelectorLength: 200,

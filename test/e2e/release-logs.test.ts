@@ -144,6 +144,50 @@ describe.each(BACKENDS)('kapps release logs (%s backend)', (kind) => {
 });
 
 describe('release logs and secrets, Ctrl-C and files', () => {
+  it('a step printing one 30 MB line without a newline: kept whole in the log, in pieces of 16,384 characters', async () => {
+    const printer = [
+      "const chunk = Buffer.alloc(1024 * 1024, 'y');",
+      "process.stdout.write('first-line\\n');",
+      'let written = 0;',
+      'function more() {',
+      '  while (written < 30) {',
+      '    written++;',
+      "    if (!process.stdout.write(chunk)) return process.stdout.once('drain', more);",
+      '  }',
+      "  process.stdout.write('-end-of-the-long-line');",
+      '}',
+      'more();',
+      '',
+    ].join('\n');
+    const p = fixtureProject({ files: { 'print.mjs': printer }, manifests: { web: { kapps: [] } } });
+    p.write('manifests/web.yaml', {
+      kapps: [
+        kapp('noisy', {
+          apply_install: [{ name: 'print', command: process.execPath, args: p.path('print.mjs') }],
+          apply_delete: [],
+        }),
+      ],
+    });
+    const installed = await p.run('install', ['-y', '--reporter', 'plain']);
+    expect(installed.code, installed.stdout + installed.stderr).toBe(0);
+    const logFile = join(p.kappsHome, 'releases', 'project', 'dev', '1.log.ndjson');
+    const printed = readFileSync(logFile, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { step?: string; text: string })
+      .filter((l) => l.step === 'print')
+      .map((l) => l.text);
+    expect(printed[0]).toBe('first-line');
+    const long = printed.slice(1);
+    expect(long.join('')).toBe(`${'y'.repeat(30 * 1024 * 1024)}-end-of-the-long-line`);
+    expect(long.slice(0, -1).every((t) => t.length === 16_384)).toBe(true);
+    const shown = await p.run('release', ['logs', p.stackFile, 'dev', '--kapp', 'web:noisy'], { bare: true });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout.split('\n').filter((l) => l.startsWith('[web:noisy apply_install/print] y')).length).toBe(
+      long.length - 1,
+    );
+  });
+
   it('--follow stops with an error when the run that owns the release died (kill -9)', async () => {
     const marker = uniqueMarker('kapps-log-dead');
     const p = shop(['--fork-sleep', '60', marker, '--hang']);

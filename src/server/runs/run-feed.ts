@@ -6,8 +6,9 @@
  * The first write that fails stops the writing: nothing the run prints may be dropped while it goes on, so the
  * feed says so (`onWriteError`) and the run is stopped.
  *
- * One batch is written at a time; the items that come meanwhile wait, and the next batch takes all of them (up to
- * `MAX_BATCH`): a step that prints fast makes a few large appends rather than a queue of small ones behind the run.
+ * One batch is written at a time; the items that come meanwhile wait, and the next batch takes all of them (in
+ * appends of at most `MAX_BATCH` items and about 1 MiB of text): a step that prints fast makes a few large appends
+ * rather than a queue of small ones behind the run.
  */
 import type { LogLine } from '../../api/index.js';
 import { LogBudget, splitLongLine, type LogLimits } from '../../release/log-budget.js';
@@ -29,8 +30,16 @@ export interface RunFeedOptions {
 
 const time = (): string => new Date().toISOString();
 
-/** The most items one append takes. */
+/** The most items one append takes, and about how much text (long lines make few items a lot of text). */
 const MAX_BATCH = 10_000;
+const BATCH_CHARS = 1 << 20;
+
+/** About how much text an item holds: a log line's, a step's output; other items are small. */
+function textLength(item: FeedItem): number {
+  if (item.kind === 'log') return item.data.text.length;
+  if (item.kind === 'run-event' && item.data.type === 'step-output') return item.data.text.length;
+  return 0;
+}
 
 export class RunFeed {
   readonly #o: RunFeedOptions;
@@ -97,14 +106,21 @@ export class RunFeed {
     return this.#writing;
   }
 
-  /** Append the items waiting now, in batches of at most `MAX_BATCH`, one after the other; stops at a failure. */
+  /** Append the items waiting now, in batches of at most `MAX_BATCH` items and about 1 MiB of text; stops at a failure. */
   async #writeWaiting(): Promise<void> {
     this.#queued = false;
     const waiting = this.#pending;
     this.#pending = [];
     const { store, runId, owner } = this.#o;
-    for (let at = 0; at < waiting.length && this.#writeError === undefined; at += MAX_BATCH) {
-      const batch = waiting.length <= MAX_BATCH ? waiting : waiting.slice(at, at + MAX_BATCH);
+    for (let at = 0; at < waiting.length && this.#writeError === undefined;) {
+      let end = at;
+      let chars = 0;
+      while (end < waiting.length && end - at < MAX_BATCH && chars < BATCH_CHARS) {
+        chars += textLength(waiting[end] as FeedItem);
+        end++;
+      }
+      const batch = at === 0 && end === waiting.length ? waiting : waiting.slice(at, end);
+      at = end;
       try {
         await store.appendFeed(runId, batch, owner);
       } catch (error) {
