@@ -6,11 +6,12 @@
  * The first write that fails stops the writing: nothing the run prints may be dropped while it goes on, so the
  * feed says so (`onWriteError`) and the run is stopped.
  *
- * One batch is written at a time; the items that come meanwhile wait, and the next batch takes all of them (in
- * appends of at most `MAX_BATCH` items and about 1 MiB of text): a step that prints fast makes a few large appends
- * rather than a queue of small ones behind the run.
+ * One batch is written at a time (`AppendQueue`, src/log/append-queue.ts); the items that come meanwhile wait, and the
+ * next batch takes all of them (in appends of at most 10,000 items and about 1 MiB of text): a step that prints fast
+ * makes a few large appends rather than a queue of small ones behind the run.
  */
 import type { LogLine } from '../../api/index.js';
+import { AppendQueue } from '../../log/append-queue.js';
 import { LogBudget, splitLongLine, type LogLimits } from '../../release/log-budget.js';
 import type { RunEvent } from '../../report/events.js';
 import type { FeedItem, RunOwner, RunStore } from '../queue/run-store.js';
@@ -30,10 +31,6 @@ export interface RunFeedOptions {
 
 const time = (): string => new Date().toISOString();
 
-/** The most items one append takes, and about how much text (long lines make few items a lot of text). */
-const MAX_BATCH = 10_000;
-const BATCH_CHARS = 1 << 20;
-
 /** About how much text an item holds: a log line's, a step's output; other items are small. */
 function textLength(item: FeedItem): number {
   if (item.kind === 'log') return item.data.text.length;
@@ -44,16 +41,27 @@ function textLength(item: FeedItem): number {
 export class RunFeed {
   readonly #o: RunFeedOptions;
   readonly #budget: LogBudget<LogLine> | undefined;
-  #pending: FeedItem[] = [];
-  #writing: Promise<unknown> = Promise.resolve();
-  /** A batch is queued on `#writing` that has not started: it will take the items waiting when it does. */
-  #queued = false;
+  readonly #queue: AppendQueue<FeedItem>;
   #timer: NodeJS.Timeout | undefined;
   #writeError: string | undefined;
 
   constructor(options: RunFeedOptions) {
     this.#o = options;
     this.#budget = options.logLimits ? new LogBudget<LogLine>(options.logLimits) : undefined;
+    this.#queue = new AppendQueue<FeedItem>({
+      append: async (batch) => {
+        // The first failure stops the writing: nothing after it is stored.
+        if (this.#writeError !== undefined) return;
+        try {
+          await options.store.appendFeed(options.runId, batch, options.owner);
+        } catch (error) {
+          this.#writeError = oneLine(error);
+          options.onWriteError(error, this.#writeError);
+        }
+      },
+      maxItems: 10_000,
+      chars: textLength,
+    });
   }
 
   /** Why the feed could not be written, once a write failed. */
@@ -91,42 +99,16 @@ export class RunFeed {
   }
 
   #push(item: FeedItem): void {
-    this.#pending.push(item);
-    if (this.#queued) return;
-    if (this.#pending.length >= this.#o.flushItems) void this.#flush();
+    const queue = this.#queue;
+    queue.push(item);
+    if (queue.queued) return;
+    if (queue.waiting >= this.#o.flushItems) void this.#flush();
     else this.#timer ??= setTimeout(() => void this.#flush(), this.#o.flushMs);
   }
 
   #flush(): Promise<unknown> {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#queued || this.#pending.length === 0) return this.#writing;
-    this.#queued = true;
-    this.#writing = this.#writing.then(() => this.#writeWaiting());
-    return this.#writing;
-  }
-
-  /** Append the items waiting now, in batches of at most `MAX_BATCH` items and about 1 MiB of text; stops at a failure. */
-  async #writeWaiting(): Promise<void> {
-    this.#queued = false;
-    const waiting = this.#pending;
-    this.#pending = [];
-    const { store, runId, owner } = this.#o;
-    for (let at = 0; at < waiting.length && this.#writeError === undefined;) {
-      let end = at;
-      let chars = 0;
-      while (end < waiting.length && end - at < MAX_BATCH && chars < BATCH_CHARS) {
-        chars += textLength(waiting[end] as FeedItem);
-        end++;
-      }
-      const batch = at === 0 && end === waiting.length ? waiting : waiting.slice(at, end);
-      at = end;
-      try {
-        await store.appendFeed(runId, batch, owner);
-      } catch (error) {
-        this.#writeError = oneLine(error);
-        this.#o.onWriteError(error, this.#writeError);
-      }
-    }
+    return this.#queue.flush();
   }
 }
