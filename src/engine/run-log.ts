@@ -5,6 +5,7 @@
  */
 import type { Reporter, RunEvent } from '../report/events.js';
 import { PlainReporter } from '../report/plain-reporter.js';
+import { cutUnfinished } from '../release/log-budget.js';
 
 import type { LogLine } from '../log/line.js';
 
@@ -30,9 +31,10 @@ class Lines {
       parts = [first.endsWith('\r') ? first.slice(0, -1) : first, ...text.slice(nl + 1).split(/\r?\n/)];
       this.#partial = parts.pop() ?? '';
     }
-    while (this.#partial.length > this.max) {
-      parts.push(this.#partial.slice(0, this.max));
-      this.#partial = this.#partial.slice(this.max);
+    if (this.#partial.length > this.max) {
+      const { pieces, rest } = cutUnfinished(this.#partial, this.max);
+      parts.push(...pieces);
+      this.#partial = rest;
     }
     return parts;
   }

@@ -2,7 +2,7 @@
  * Turns chunks of child output into whole lines, per kapp and stream. A chunk may end in the middle of a line; the
  * rest is kept until the next chunk, or until the step or kapp finishes (then it is flushed as a line of its own).
  */
-import { DEFAULT_MAX_LINE_LENGTH } from '../release/log-budget.js';
+import { cutUnfinished, DEFAULT_MAX_LINE_LENGTH } from '../release/log-budget.js';
 
 /** One complete line of output for a kapp. */
 export interface OutputLine {
@@ -37,9 +37,10 @@ export class LineBuffer {
     }
     // A line without its end that grows past the limit is passed on in pieces: memory stays bounded whatever a
     // step prints without a newline.
-    while (rest.length > this.max) {
-      pieces.push(rest.slice(0, this.max));
-      rest = rest.slice(this.max);
+    if (rest.length > this.max) {
+      const cut = cutUnfinished(rest, this.max);
+      pieces.push(...cut.pieces);
+      rest = cut.rest;
     }
     if (rest === '') this.#partial.delete(key);
     else this.#partial.set(key, { kapp, stream, text: rest });

@@ -104,8 +104,9 @@ const SITES = Symbol('kapps.yaml.sites');
 
 type Linked = { [SITES]?: NodeSite | NodeSite[] };
 
+/** The object's own sites (never one it inherits from a prototype that was linked). */
 function sitesOf(obj: object): NodeSite | NodeSite[] | undefined {
-  return (obj as Linked)[SITES];
+  return Object.prototype.hasOwnProperty.call(obj, SITES) ? (obj as Linked)[SITES] : undefined;
 }
 
 function setSites(obj: object, sites: NodeSite | NodeSite[]): void {
@@ -124,7 +125,7 @@ export function setLocationNode(obj: object, node: YamlNode): void {
 
 /** Record that `obj` is where `site` is (a site another object was linked to). */
 export function linkSite(obj: object, site: NodeSite): void {
-  const cur = Object.prototype.hasOwnProperty.call(obj, SITES) ? sitesOf(obj) : undefined;
+  const cur = sitesOf(obj);
   if (cur === undefined) setSites(obj, site);
   else if (Array.isArray(cur)) {
     if (!cur.some((s) => s.same(site))) cur.push(site);
@@ -133,11 +134,11 @@ export function linkSite(obj: object, site: NodeSite): void {
 
 /** The sites `obj` was linked to, in the order they were linked. */
 export function linkedSites(obj: object): readonly NodeSite[] {
-  const linked = Object.prototype.hasOwnProperty.call(obj, SITES) ? sitesOf(obj) : undefined;
+  const linked = sitesOf(obj);
   return linked === undefined ? [] : Array.isArray(linked) ? linked : [linked];
 }
 
 /** The site `obj` was linked to, or its sites (several); undefined when it has none. No list is built. */
 export function linkedSiteOrSites(obj: object): NodeSite | readonly NodeSite[] | undefined {
-  return Object.prototype.hasOwnProperty.call(obj, SITES) ? sitesOf(obj) : undefined;
+  return sitesOf(obj);
 }

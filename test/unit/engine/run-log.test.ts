@@ -110,7 +110,7 @@ describe('the run log', () => {
     await log.close();
     expect(lines.map((l) => l.text)).toEqual(['a', 'b\r', 'cd', '0123456789', 'abcdef']);
 
-    // 2,000 writes of 100 characters without a line end, with no limit on a line's length (the CLI's release log):
+    // 2,000 writes of 100 characters without a line end, with no limit on a line's length given:
     // what is searched for line ends is what was written, not all that came before it each time.
     const long: LogLine[] = [];
     const unlimited = createRunLog((l) => long.push(l));
@@ -120,5 +120,24 @@ describe('the run log', () => {
     await unlimited.close();
     expect(searched).toBeLessThanOrEqual(2000 * 100);
     expect(long.filter((l) => l.stream === 'stdout').map((l) => l.text)).toEqual(['x'.repeat(200_000)]);
+  });
+
+  it('never cuts a character written as a surrogate pair when it cuts a long line into pieces', async () => {
+    const lines: LogLine[] = [];
+    const log = createRunLog((l) => lines.push(l), { maxLineLength: 10 });
+    const output = (text: string): RunEvent => ({
+      type: 'step-output',
+      time,
+      kapp: 'web:api',
+      phase: 'apply_install',
+      step: 'dump',
+      stream: 'stdout',
+      text,
+    });
+    for (const text of ['012345678\u{1F600}xy', '\n']) log.onEvent(output(text));
+    await log.close();
+    const texts = lines.filter((l) => l.stream === 'stdout').map((l) => l.text);
+    expect(texts).toEqual(['012345678', '\u{1F600}xy']);
+    expect(texts.every((t) => t.isWellFormed())).toBe(true);
   });
 });

@@ -32,5 +32,8 @@ describe('the line buffer of shown output', () => {
     expect(texts(buffer.push('a', 'stdout', 'yyyyyyy'))).toEqual(['xxxxxyyyyy']);
     expect(texts(buffer.push('a', 'stdout', 'z\nshort\n'))).toEqual(['yyz', 'short']);
     expect(texts(buffer.flush('a'))).toEqual([]);
+    // A character written as a surrogate pair is never cut in two.
+    expect(texts(buffer.push('a', 'stdout', `${'x'.repeat(9)}\u{1F600}y`))).toEqual(['x'.repeat(9)]);
+    expect(texts(buffer.flush('a'))).toEqual(['\u{1F600}y']);
   });
 });
