@@ -5,6 +5,17 @@ import { charactersSplit } from '../../support/split-count.js';
 
 const time = '2026-11-25T10:00:00.000Z';
 
+/** What the step `dump` of web:api printed to stdout in one write. */
+const output = (text: string): RunEvent => ({
+  type: 'step-output',
+  time,
+  kapp: 'web:api',
+  phase: 'apply_install',
+  step: 'dump',
+  stream: 'stdout',
+  text,
+});
+
 describe('the run log', () => {
   it('keeps the plain lines of the run and each step line tagged with its kapp, phase, step and stream', async () => {
     const lines: LogLine[] = [];
@@ -96,15 +107,6 @@ describe('the run log', () => {
   it('cuts step output into lines across writes, a long line written in many pieces searched once', async () => {
     const lines: LogLine[] = [];
     const log = createRunLog((l) => lines.push(l), { maxLineLength: 10 });
-    const output = (text: string): RunEvent => ({
-      type: 'step-output',
-      time,
-      kapp: 'web:api',
-      phase: 'apply_install',
-      step: 'dump',
-      stream: 'stdout',
-      text,
-    });
     // A \r\n split between two writes ends one line; a line longer than 10 characters comes in pieces.
     for (const text of ['a\r', '\nb\r\r\nc', 'd\n', '0123456789abcd', 'ef\n']) log.onEvent(output(text));
     await log.close();
@@ -125,15 +127,6 @@ describe('the run log', () => {
   it('never cuts a character written as a surrogate pair when it cuts a long line into pieces', async () => {
     const lines: LogLine[] = [];
     const log = createRunLog((l) => lines.push(l), { maxLineLength: 10 });
-    const output = (text: string): RunEvent => ({
-      type: 'step-output',
-      time,
-      kapp: 'web:api',
-      phase: 'apply_install',
-      step: 'dump',
-      stream: 'stdout',
-      text,
-    });
     for (const text of ['012345678\u{1F600}xy', '\n']) log.onEvent(output(text));
     await log.close();
     const texts = lines.filter((l) => l.stream === 'stdout').map((l) => l.text);
