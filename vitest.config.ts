@@ -36,7 +36,10 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          // Pure modules, imported from src/: neither the build nor PostgreSQL (`npm run test:unit`).
+          // Pure modules, imported from src/: neither the build nor PostgreSQL (`npm run test:unit`). The files of a
+          // worker share its process and the modules it has imported (half the time of a process per file); they
+          // pass in any order (`--sequence.shuffle.files`).
+          isolate: false,
           include: ['test/unit/**/*.test.ts'],
           exclude: needsBuildOrPostgres,
         },

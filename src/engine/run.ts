@@ -256,12 +256,14 @@ class Operation {
     const checked = stack;
     if (this.#plan.fillsWorkspace) {
       stack = await timed(t, 'workspace', () => this.#fillWorkspace(stack));
+    }
+    const options = this.#runOptions(stack);
+    if (this.#plan.fillsWorkspace) {
       // Steps will run: the process servers start while the release is begun (which mostly waits for the disk)
-      // rather than delaying the first steps.
-      warmProcessServers();
+      // rather than delaying the first steps; as many as the kapps that can run at once need.
+      warmProcessServers(Math.min(options.workers, stack.kapps.length));
     }
     if (signal.aborted) throw new CancelledError('interrupted');
-    const options = this.#runOptions(stack);
     // Checked again only when filling the workspace opened the stack anew (its sources changed what it says).
     if (this.#plan.applyNoValue && stack !== checked) {
       await timed(t, 'no-value-check', () => noValueCheck(stack, options));

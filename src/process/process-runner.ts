@@ -20,18 +20,24 @@ interface Pending {
   callbackError?: unknown;
 }
 
-/** A process server, the number of requests it is running, and the runs to send it at the end of this turn. */
+/**
+ * A process server, whether it has said it listens, the number of requests it is running, and the runs to send it at
+ * the end of this turn.
+ */
 interface Server {
   readonly child: ChildProcess;
+  ready: boolean;
   load: number;
   outbox: ServerRequest[] | undefined;
 }
 
 /**
- * The servers, started as the load needs them: a request goes to the least loaded server, and a new one starts
- * while every server is busy and there are fewer than `maxServers()`. One spawn blocks its server's event loop
- * until the new process has exec'd (about 2 ms), so on a machine with several cores a few servers start steps
- * faster than one.
+ * The servers, started as the load needs them: a request goes to the least loaded server that listens (to a starting
+ * one only while none listens yet), and one more starts, for the requests that follow, once every server runs
+ * `STEPS_PER_SERVER` requests and there are fewer than `maxServers()`. One spawn blocks its server's event loop until
+ * the new process has exec'd (2 to 7 ms), so on a machine with several cores a few servers start many steps faster
+ * than one; a server costs a Node process's start (about 0.1 s of a core), which a run of a few kapps does not win
+ * back.
  */
 const servers: Server[] = [];
 let serverFailed = false;
@@ -53,6 +59,14 @@ function usable(): boolean {
 /** At most one server per core, and at most 4. */
 function maxServers(): number {
   return Math.max(1, Math.min(4, availableParallelism()));
+}
+
+/** The requests a server runs before another one is started beside it. */
+const STEPS_PER_SERVER = 4;
+
+/** The servers worth starting for `concurrent` steps at once: one per `STEPS_PER_SERVER`, at most `maxServers()`. */
+function serversFor(concurrent: number): number {
+  return Math.max(1, Math.min(maxServers(), Math.ceil(concurrent / STEPS_PER_SERVER)));
 }
 
 /** A Buffer over the same memory (a Buffer arrives through the channel as a plain Uint8Array). */
@@ -93,9 +107,12 @@ function failAll(server: Server, reason: string): void {
 
 function startServer(): Server {
   const child = forkProcessServer(serverModule.pathname);
-  const server: Server = { child, load: 0, outbox: undefined };
+  const server: Server = { child, ready: false, load: 0, outbox: undefined };
   onServerMessage(child, (m) => {
-    if (m.type === 'ready') return;
+    if (m.type === 'ready') {
+      server.ready = true;
+      return;
+    }
     const p = pending.get(m.id);
     if (!p) return;
     switch (m.type) {
@@ -138,9 +155,14 @@ function startServer(): Server {
 
 function pickServer(): Server {
   let best: Server | undefined;
-  for (const s of servers) if (!best || s.load < best.load) best = s;
-  if (best && (best.load === 0 || servers.length >= maxServers())) return best;
-  return startServer();
+  let busy = true;
+  for (const s of servers) {
+    if (s.load < STEPS_PER_SERVER) busy = false;
+    if (!best || (s.ready && !best.ready) || (s.ready === best.ready && s.load < best.load)) best = s;
+  }
+  if (!best) return startServer();
+  if (busy && servers.length < maxServers()) setRef(startServer());
+  return best;
 }
 
 /**
@@ -236,17 +258,19 @@ async function spawnWatched(req: SpawnRequest): Promise<SpawnResult> {
 }
 
 /**
- * Start the process servers now, if none runs yet, so that their start (a Node process, tens of milliseconds) overlaps
- * what a run does before its first step (reading the stack, taking the lock) instead of delaying the first steps.
- * Idle, they keep nothing alive. With KAPPS_INPROCESS_SPAWN=1 the watchdog is started instead.
+ * Start the process servers a run of `concurrent` steps at once needs (`serversFor`), those not running yet, so that
+ * their start (a Node process, tens of milliseconds) overlaps what a run does before its first step (reading the
+ * stack, taking the lock) instead of delaying the first steps. Idle, they keep nothing alive. With
+ * KAPPS_INPROCESS_SPAWN=1 the watchdog is started instead.
  */
-export function warmProcessServers(): void {
+export function warmProcessServers(concurrent: number): void {
   if (process.env.KAPPS_INPROCESS_SPAWN === '1') {
     void startWatchdog();
     return;
   }
   if (!usable()) return;
-  while (servers.length < maxServers()) setRef(startServer());
+  const wanted = serversFor(concurrent);
+  while (servers.length < wanted) setRef(startServer());
 }
 
 /** Run a process; see `spawnStep` for the contract. */

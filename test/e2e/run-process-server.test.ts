@@ -2,7 +2,7 @@
  * Steps are started by kapps' small process server (forking from a process that holds a whole stack in memory
  * costs more per step), or in kapps' own process with KAPPS_INPROCESS_SPAWN=1. Both run the same steps.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -35,30 +35,47 @@ describe('the process server', () => {
     expect(parent).not.toContain('process-server.js');
   });
 
-  it.runIf(availableParallelism() >= 2)(
-    'starts a second server while the first is busy (on a machine with two cores or more)',
-    async () => {
-      const p = fixtureProject({ manifests: { web: { kapps: [kapp('a', {}), kapp('b', {})] } } });
-      const started = path.join(p.workspace, 'web', 'b', 'started');
-      // a keeps its server busy until b has started.
-      const a = {
-        name: 'a',
-        command: 'sh',
-        args: `-c 'echo $PPID > ppid; tr "\\000" " " < /proc/$PPID/cmdline > parent.txt; i=0; while [ ! -f ${started} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done'`,
-      };
-      const b = {
-        name: 'b',
-        command: 'sh',
-        args: `-c 'echo $PPID > ppid; tr "\\000" " " < /proc/$PPID/cmdline > parent.txt; touch started'`,
-      };
-      p.write('manifests/web.yaml', { kapps: [kapp('a', { apply_install: [a] }), kapp('b', { apply_install: [b] })] });
-      const r = await p.run('install', ['-y', '--workers', '2']);
-      expect(r.code, r.stderr).toBe(0);
-      const ppid = (k: string) => readFileSync(path.join(p.workspace, 'web', k, 'ppid'), 'utf8').trim();
-      expect(ppid('a')).not.toBe(ppid('b'));
-      for (const k of ['a', 'b']) {
-        expect(readFileSync(path.join(p.workspace, 'web', k, 'parent.txt'), 'utf8')).toContain('process-server.js');
-      }
-    },
-  );
+  /**
+   * Kapps that wait until all of them have started, so that they all run at once; each writes the pid of the server
+   * that started it, and the number of process servers its kapps has (children of kapps running process-server.js).
+   */
+  function together(ids: readonly string[], dir: string) {
+    const all = ids.map((id) => path.join(dir, `started-${id}`)).join(' ');
+    const count =
+      `ks=$(cut -d" " -f4 /proc/$PPID/stat); n=0; for s in /proc/[0-9]*/stat; do ` +
+      `read -r pid comm state pp rest < $s 2>/dev/null || continue; ` +
+      `[ "$pp" = "$ks" ] && grep -q process-server.js /proc/$pid/cmdline 2>/dev/null && n=$((n+1)); done; echo $n > servers`;
+    return ids.map((id) =>
+      kapp(id, {
+        apply_install: [
+          {
+            name: 'meet',
+            command: 'sh',
+            args: `-c '${count}; echo $PPID > ppid; touch ${path.join(dir, `started-${id}`)}; i=0; while [ $i -lt 200 ]; do ok=1; for f in ${all}; do [ -f $f ] || ok=0; done; [ $ok = 1 ] && break; sleep 0.05; i=$((i+1)); done; [ $ok = 1 ]'`,
+          },
+        ],
+      }),
+    );
+  }
+
+  it('starts one server for a few kapps at once, and one per four kapps that can run at once, at most one per core', async () => {
+    const p = fixtureProject({ manifests: { web: { kapps: [kapp('a', {})] } } });
+    const read = (k: string, file: string) => readFileSync(path.join(p.workspace, 'web', k, file), 'utf8').trim();
+
+    // Two kapps running at once: one server starts both (a server costs a Node process's start).
+    p.write('manifests/web.yaml', { kapps: together(['a', 'b'], p.root) });
+    const two = await p.run('install', ['-y', '--workers', '2']);
+    expect(two.code, two.stderr).toBe(0);
+    expect(read('a', 'ppid')).toBe(read('b', 'ppid'));
+    expect([read('a', 'servers'), read('b', 'servers')]).toEqual(['1', '1']);
+
+    // Six at once: two servers (one per four, at most one per core).
+    const six = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'];
+    p.write('manifests/web.yaml', { kapps: together(six, path.join(p.root, 'six')) });
+    mkdirSync(path.join(p.root, 'six'));
+    const r = await p.run('install', ['-y', '--workers', '6']);
+    expect(r.code, r.stderr).toBe(0);
+    const servers = Math.min(2, availableParallelism());
+    expect(six.map((k) => read(k, 'servers'))).toEqual(six.map(() => String(servers)));
+  });
 });
