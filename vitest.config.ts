@@ -48,6 +48,9 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'e2e',
+          // The files of a worker share its process, as the unit files do: what they start (CLIs, servers,
+          // PostgreSQL databases, browsers) is their own, and nothing they import keeps state between files.
+          isolate: false,
           // The built CLI, real servers, PostgreSQL, git and Chromium (`npm test` builds first).
           include: ['test/e2e/**/*.test.ts', ...needsBuildOrPostgres],
           globalSetup: ['test/support/global-setup.ts'],

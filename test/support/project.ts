@@ -59,7 +59,7 @@ export interface ProjectSpec {
 
 /** A line of the fakes' trace: `<ns> <pid> start|end <args…>`. */
 export interface TraceLine {
-  /** CLOCK_MONOTONIC in nanoseconds. */
+  /** The wall clock in nanoseconds (`date +%s%N`). */
   readonly ns: bigint;
   readonly pid: number;
   readonly event: 'start' | 'end';
