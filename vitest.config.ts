@@ -49,7 +49,8 @@ export default defineConfig({
         test: {
           name: 'e2e',
           // The files of a worker share its process, as the unit files do: what they start (CLIs, servers,
-          // PostgreSQL databases, browsers) is their own, and nothing they import keeps state between files.
+          // PostgreSQL databases, browsers) is their own, and each file cleans up what the support modules keep for
+          // it (live servers, temporary projects) when it ends.
           isolate: false,
           // The built CLI, real servers, PostgreSQL, git and Chromium (`npm test` builds first).
           include: ['test/e2e/**/*.test.ts', ...needsBuildOrPostgres],
