@@ -5,7 +5,7 @@
  */
 import type { Reporter, RunEvent } from '../report/events.js';
 import { PlainReporter } from '../report/plain-reporter.js';
-import { cutUnfinished } from '../release/log-budget.js';
+import { cutUnfinished } from '../log/line-cut.js';
 
 import type { LogLine } from '../log/line.js';
 

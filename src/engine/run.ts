@@ -10,6 +10,7 @@ import type { Reporter, RunEvent } from '../report/events.js';
 import type { Stack } from '../stack/stack.js';
 import type { ReleaseApproval, ReleaseBreakGlass, ReleaseSource } from '../release/types.js';
 import { urlSecrets } from '../diagnostics/redact.js';
+import { DEFAULT_MAX_LINE_LENGTH } from '../log/line-cut.js';
 import { warmProcessServers } from '../process/process-runner.js';
 import { timed, type Timings } from '../diagnostics/timings.js';
 import type { EngineContext, StackParams } from './context.js';
@@ -328,7 +329,6 @@ class Operation {
     const log = this.#lock;
     if (!log) return undefined;
     const { createRunLog } = await import('./run-log.js');
-    const { DEFAULT_MAX_LINE_LENGTH } = await import('../release/log-budget.js');
     const { logLimits } = this.#hooks.ctx;
     return createRunLog((line) => log.log(line), {
       verbose: this.#params.verbose,

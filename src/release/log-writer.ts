@@ -9,7 +9,8 @@
  * that prints fast makes a few large appends, not one small one for every 200 lines, whose writes then queue up
  * behind the run (2,000,000 lines were 10,000 appends, stored seconds after the run).
  */
-import { LogBudget, splitLongLine, type LogLimits } from './log-budget.js';
+import { LogBudget, type LogLimits } from './log-budget.js';
+import { splitLongLine } from '../log/line-cut.js';
 import { AppendQueue } from '../log/append-queue.js';
 import type { LogLine } from '../log/line.js';
 import type { ReleaseStore } from './store-types.js';

@@ -2,7 +2,7 @@
  * Turns chunks of child output into whole lines, per kapp and stream. A chunk may end in the middle of a line; the
  * rest is kept until the next chunk, or until the step or kapp finishes (then it is flushed as a line of its own).
  */
-import { cutUnfinished, DEFAULT_MAX_LINE_LENGTH } from '../release/log-budget.js';
+import { cutUnfinished, DEFAULT_MAX_LINE_LENGTH } from '../log/line-cut.js';
 
 /** One complete line of output for a kapp. */
 export interface OutputLine {

@@ -15,7 +15,7 @@ import { redactCredentials } from '../diagnostics/redact.js';
 import { sortByLocation, validateTree } from '../config/validate.js';
 import { parseYamlTree, type YamlNode } from '../yaml/read.js';
 import { stackNames } from '../config/stack.js';
-import { DEFAULT_MAX_LINE_LENGTH } from '../release/log-budget.js';
+import { DEFAULT_MAX_LINE_LENGTH } from '../log/line-cut.js';
 import { durationSchema, durationSeconds, envNameSchema } from './config-values.js';
 import { gateFields, resolveGate, stackGatesSchema, type ProjectGate } from './gate-config.js';
 import { NOTIFICATION_EVENTS, nameSchema, ROLES, type NotificationEvent, type Role } from '../api/index.js';

@@ -12,7 +12,8 @@
  */
 import type { LogLine } from '../../api/index.js';
 import { AppendQueue } from '../../log/append-queue.js';
-import { LogBudget, splitLongLine, type LogLimits } from '../../release/log-budget.js';
+import { splitLongLine } from '../../log/line-cut.js';
+import { LogBudget, type LogLimits } from '../../release/log-budget.js';
 import type { RunEvent } from '../../report/events.js';
 import type { FeedItem, RunOwner, RunStore } from '../queue/run-store.js';
 import { oneLine } from './errors.js';

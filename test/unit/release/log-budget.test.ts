@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LogBudget, splitLongLine } from '../../../src/release/log-budget.js';
+import { splitLongLine } from '../../../src/log/line-cut.js';
+import { LogBudget } from '../../../src/release/log-budget.js';
 
 const line = (text: string) => ({ time: '2026-11-26T10:00:00.000Z', stream: 'stdout' as const, step: 's', text });
 const stored = (text: string) => Buffer.byteLength(JSON.stringify(line(text))) + 1;
