@@ -12,6 +12,7 @@ import { reportError } from './errors.js';
 import { UsageError } from '../diagnostics/errors.js';
 import { kappsVersion } from '../engine/version.js';
 import { guardOutputStreams } from './output-guard.js';
+import { endAtExit } from './exit-fast.js';
 
 /** `Unknown argument(s): yse, foo` as kapps says it, with the closest known option when one is near. */
 function unknownOptions(list: string, y: Argv, argv: readonly string[]): string {
@@ -103,6 +104,8 @@ function skipHelpCache(parser: Argv): void {
 
 // Output piped into `head`, a closed terminal: stop writing there, and let the command go on to its end.
 guardOutputStreams();
+// Once the command is done, the process ends without tearing Node's environment down.
+endAtExit();
 
 main(hideBin(process.argv)).catch((error: unknown) => {
   process.exitCode = reportError(error);
