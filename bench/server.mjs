@@ -286,6 +286,8 @@ async function w2(work) {
     baseline: `critical-path bound ${bound.toFixed(0)} ms; CLI ${(m.cli / bound).toFixed(2)}×; bare Node spawn loop ${(m.bare / bound).toFixed(2)}×`,
     goal: '≤ 1.1× the bound',
     ok: m.server / bound <= 1.1,
+    goalRatio: 1.1,
+    floors: [['the bare Node spawn loop', m.bare / bound]],
   });
 }
 

@@ -205,5 +205,10 @@ for (const name of ['W2', 'W4']) {
       `bare Node loop ${(m.bare / m.bound).toFixed(2)}×, + node -e 0 ${((m.bare + m.node) / m.bound).toFixed(2)}×`,
     goal: `≤ 1.15× the bound${w2 ? ', per-kapp overhead ≤ W2' : ''}`,
     ok: m.kapps / m.bound <= 1.15 && (w2 ? perKapp(m) <= perKapp(w2) : true),
+    goalRatio: 1.15,
+    floors: [
+      ['make -j', m.make / m.bound],
+      ["a Node command's floor", (m.bare + m.node) / m.bound],
+    ],
   });
 }
