@@ -58,6 +58,8 @@ function trimSeparator(p: string): string {
 /** Converts produced steps, reporting each bad field of each declared step once. */
 export class StepConverter {
   private readonly reported = new Set<string>();
+  /** The kapp's directory (`cacheRoot`) as a working directory, once asked for. */
+  #kappDir: string | undefined;
 
   constructor(
     private readonly kappId: string,
@@ -93,6 +95,8 @@ export class StepConverter {
   /** The absolute working directory of a step, null when outside the kapp's directory (reported). */
   private workingDirOf(ref: StepRef): string | null {
     const written = ref.step.working_dir || ref.unit.working_dir || '.';
+    // Most steps name no directory: the kapp's own, normalised once for all of them.
+    if (written === '.') return (this.#kappDir ??= absolute(this.cacheRoot, '.'));
     const dir = absolute(this.cacheRoot, written);
     const problem = isInside(this.cacheRoot, dir) ? undefined : `is outside the kapp's directory ${this.cacheRoot}`;
     if (!problem) return dir;
