@@ -12,11 +12,12 @@ const load = () =>
     .join(' ');
 
 /**
- * One row: `{ row, figure, baseline, ratio, goal, ok, goalRatio?, floors? }`, all text but `ratio` (a number, or
- * undefined when the row has no baseline), `ok` (whether the goal is met), `goalRatio` (the goal as a ratio to the
- * same baseline) and `floors` (`[name, ratio]` pairs: what other programs reach on the same workload in the same
- * run, such as GNU make or a bare Node loop). A missed row whose goal is below one of its floors says so: the goal
- * asks for less than that program achieves on this machine. Printed at once, and kept for the table at the end.
+ * One row: `{ row, figure, baseline, ratio, goal, ok, goalRatio?, floors?, unit? }`, all text but `ratio` (a number,
+ * or undefined when the row has no baseline), `ok` (whether the goal is met), `goalRatio` (the goal as a number: a
+ * ratio to the same baseline, or an absolute figure in `unit`, e.g. ' ms') and `floors` (`[name, value]` pairs: what
+ * other programs reach on the same workload in the same run, such as GNU make or a bare Node loop, or what the
+ * machine takes for the work a row cannot skip). A missed row whose goal is below one of its floors says so: the goal
+ * asks for less than that reaches on this machine. Printed at once, and kept for the table at the end.
  */
 export function targetRow(row) {
   const r = { ...row, load: load() };
@@ -36,7 +37,9 @@ function verdict(r) {
   if (r.ok) return 'ok';
   const above = (r.floors ?? []).filter(([, ratio]) => r.goalRatio !== undefined && ratio > r.goalRatio);
   if (above.length === 0) return 'MISSED';
-  return `MISSED (the goal is below ${above.map(([name, ratio]) => `${name} ${ratio.toFixed(2)}×`).join(', ')})`;
+  const unit = r.unit ?? '×';
+  const figure = (value) => (unit === '×' ? `${value.toFixed(2)}×` : `${value.toFixed(1)}${unit}`);
+  return `MISSED (the goal is below ${above.map(([name, value]) => `${name} ${figure(value)}`).join(', ')})`;
 }
 
 /** The table of every row collected in `file`. */
