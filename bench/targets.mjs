@@ -31,14 +31,21 @@ function formatRow(r) {
   return `${r.row}: ${ratio}${r.figure}; baseline ${r.baseline}; goal ${r.goal} ${verdict(r)}; load ${r.load}`;
 }
 
-/** `ok`, `MISSED`, or `MISSED (below make 1.17×, …)` when floors measured in the same run are above the goal. */
+/**
+ * `ok`, `MISSED`, or `MISSED (the goal is below make -j 1.20×, …)` when floors measured in the same run are above the
+ * goal (a floor that rounds to the goal is written with one more digit: 1.154×).
+ */
 function verdict(r) {
   if (r.ok === undefined) return '';
   if (r.ok) return 'ok';
-  const above = (r.floors ?? []).filter(([, ratio]) => r.goalRatio !== undefined && ratio > r.goalRatio);
+  const above = (r.floors ?? []).filter(([, value]) => r.goalRatio !== undefined && value > r.goalRatio);
   if (above.length === 0) return 'MISSED';
   const unit = r.unit ?? '×';
-  const figure = (value) => (unit === '×' ? `${value.toFixed(2)}×` : `${value.toFixed(1)}${unit}`);
+  const digits = unit === '×' ? 2 : 1;
+  const figure = (value) => {
+    const shown = Number(value.toFixed(digits)) > r.goalRatio ? value.toFixed(digits) : value.toFixed(digits + 1);
+    return `${shown}${unit}`;
+  };
   return `MISSED (the goal is below ${above.map(([name, value]) => `${name} ${figure(value)}`).join(', ')})`;
 }
 

@@ -7,7 +7,7 @@
  * So the last `exit` listener ends the process at once, with the exit code Node would have used. It does so only
  * when it is the last one: a listener added after it (a logger that flushes on `exit`, a test's hook) runs as
  * before, and the process then ends the ordinary way. `process.reallyExit` is what `process.exit` itself calls
- * after its `exit` event, so whatever Node does there (V8 coverage, for one) is still done.
+ * after its `exit` event, so what Node does there is still done (the profile of `--cpu-prof` is written, for one).
  */
 
 /** The parts of `process` this uses (a test passes its own). */

@@ -84,8 +84,7 @@ onRequest((message) => {
 });
 
 // Once kapps is gone and every step reaped, the process ends at its exit event instead of tearing Node's
-// environment down (its heap unmapped piece by piece: most of what the process did after its last step; see
-// src/cli/exit-fast.ts, which does the same for kapps).
+// environment down (its heap unmapped page by page), as kapps does (src/cli/exit-fast.ts).
 process.on('exit', (code) => (process as unknown as { reallyExit(code: number): void }).reallyExit(code));
 
 // Listening: kapps may start steps that count on this process to stop them should kapps die.
